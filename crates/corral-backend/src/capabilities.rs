@@ -1,0 +1,113 @@
+//! What a backend declares: its optional members and what it can enforce.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BackendError, Result};
+use crate::sandbox::{CreateRequest, Network};
+
+/// The optional members a backend implements. A declared member whose
+/// accessor returns `None` is a defect refused at construction
+/// ([`crate::verify`]); an undeclared member is never called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// `pause` and `resume`.
+    pub pause: bool,
+    /// `snapshot`, `delete_snapshot`, `list_snapshots`, and `create` from a snapshot.
+    pub snapshot: bool,
+    /// `clone_snapshot`.
+    pub snapshot_clone: bool,
+    /// `open_terminal`.
+    pub terminal: bool,
+    /// `start_process`.
+    pub start_process: bool,
+    /// `usage`.
+    pub usage: bool,
+    /// `files.read_range`.
+    pub read_range: bool,
+    /// `read_contained`: physically contained reads.
+    pub contained_read: bool,
+    /// `list_tree`: complete leaf listings.
+    pub list_tree: bool,
+    /// `write_batch`: atomic batch publication.
+    pub write_batch: bool,
+    /// `preview_url` works for the ports asked for at create.
+    pub previews: bool,
+    /// `files.write` creates missing parent directories itself.
+    pub write_creates_parents: bool,
+    /// What `create` can enforce.
+    pub enforces: Enforcement,
+}
+
+/// What `create` can enforce. A request for anything marked `false` fails
+/// with `unsupported` before anything is allocated (the SDK's fail-closed rule).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Enforcement {
+    /// `network: none`.
+    pub network_none: bool,
+    /// `network: allowlist`.
+    pub network_allowlist: bool,
+    /// `size.cpus`.
+    pub cpu: bool,
+    /// `size.memory_bytes`.
+    pub memory: bool,
+    /// `size.disk_bytes`.
+    pub disk: bool,
+    /// `limits.pids`.
+    pub pids: bool,
+    /// `idle_timeout`.
+    pub idle_timeout: bool,
+    /// `timeout` (the sandbox's lifetime).
+    pub timeout: bool,
+}
+
+impl Enforcement {
+    /// Everything enforced.
+    pub const ALL: Enforcement = Enforcement {
+        network_none: true,
+        network_allowlist: true,
+        cpu: true,
+        memory: true,
+        disk: true,
+        pids: true,
+        idle_timeout: true,
+        timeout: true,
+    };
+}
+
+/// The SDK's fail-closed rule for `create`: refuses with `unsupported`,
+/// naming the first request field the backend cannot enforce.
+pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest) -> Result<()> {
+    let e = &caps.enforces;
+    let refuse = |what: &str| Err(BackendError::unsupported(backend, format!("enforce {what}")));
+    match &req.network {
+        Network::Default => {}
+        Network::None if !e.network_none => return refuse("network: none"),
+        Network::Allowlist { .. } if !e.network_allowlist => return refuse("a network allowlist"),
+        Network::None | Network::Allowlist { .. } => {}
+    }
+    if req.size.cpus.is_some() && !e.cpu {
+        return refuse("a CPU limit (size.cpus)");
+    }
+    if req.size.memory_bytes.is_some() && !e.memory {
+        return refuse("a memory limit (size.memory_bytes)");
+    }
+    if req.size.disk_bytes.is_some() && !e.disk {
+        return refuse("a disk limit (size.disk_bytes)");
+    }
+    if req.limits.pids.is_some() && !e.pids {
+        return refuse("a process limit (limits.pids)");
+    }
+    if req.idle_timeout.is_some() && !e.idle_timeout {
+        return refuse("an idle timeout");
+    }
+    if req.timeout.is_some() && !e.timeout {
+        return refuse("a sandbox timeout");
+    }
+    if !req.ports.is_empty() && !caps.previews {
+        return refuse("publish ports (previews)");
+    }
+    if req.snapshot.is_some() && !caps.snapshot {
+        return refuse("restore from a snapshot");
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! The `exec` primitive's request, streamed output and outcome.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{BackendError, Result};
+use crate::sandbox::validate_env;
+
+/// Most arguments one command may have (the contract's bound).
+pub const MAX_ARGS: usize = 256;
+/// Longest one argument may be, in bytes (the contract's bound).
+pub const MAX_ARG_BYTES: usize = 65_536;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// An argument vector; `argv[0]` is looked up on `PATH`.
+    Argv(Vec<String>),
+    /// A POSIX `sh -c` script.
+    Shell(String),
+}
+
+impl Command {
+    /// An argv command from anything string-like.
+    pub fn argv<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Command::Argv(args.into_iter().map(Into::into).collect())
+    }
+
+    /// A shell command.
+    pub fn shell(script: impl Into<String>) -> Self {
+        Command::Shell(script.into())
+    }
+
+    /// The argument vector this command runs as (`sh -c SCRIPT` for a shell command).
+    pub fn to_argv(&self) -> Vec<String> {
+        match self {
+            Command::Argv(v) => v.clone(),
+            Command::Shell(s) => vec!["sh".into(), "-c".into(), s.clone()],
+        }
+    }
+
+    /// Refuses an empty command, too many or too long arguments, and NUL bytes.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Command::Argv(v) => {
+                if v.is_empty() {
+                    return Err(BackendError::invalid("command: argv is empty"));
+                }
+                if v.len() > MAX_ARGS {
+                    return Err(BackendError::invalid(format!(
+                        "command: {} arguments, at most {MAX_ARGS} allowed",
+                        v.len()
+                    )));
+                }
+                for (i, a) in v.iter().enumerate() {
+                    check_arg(i, a)?;
+                }
+                if v[0].is_empty() {
+                    return Err(BackendError::invalid("command: argv[0] is empty"));
+                }
+                Ok(())
+            }
+            Command::Shell(s) => {
+                if s.trim().is_empty() {
+                    return Err(BackendError::invalid("command: shell script is empty"));
+                }
+                check_arg(2, s)
+            }
+        }
+    }
+}
+
+fn check_arg(i: usize, a: &str) -> Result<()> {
+    if a.contains('\0') {
+        return Err(BackendError::invalid(format!(
+            "command: argument {i} contains a NUL byte"
+        )));
+    }
+    if a.len() > MAX_ARG_BYTES {
+        return Err(BackendError::invalid(format!(
+            "command: argument {i} is {} bytes, at most {MAX_ARG_BYTES} allowed",
+            a.len()
+        )));
+    }
+    Ok(())
+}
+
+/// One `exec` call.
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    /// What to run.
+    pub command: Command,
+    /// Working directory inside the sandbox (absolute); `None` = the sandbox's home.
+    pub cwd: Option<String>,
+    /// Variables added to the sandbox's environment for this command.
+    pub env: BTreeMap<String, String>,
+    /// Bytes written to stdin, which is then closed. `None`: stdin is closed at once.
+    pub stdin: Option<Vec<u8>>,
+    /// Kill the whole process group and fail with `timeout` after this long.
+    pub timeout: Option<Duration>,
+    /// Kill the whole process group and fail with `aborted` when cancelled.
+    pub abort: Option<CancellationToken>,
+}
+
+impl ExecRequest {
+    /// A request running `command` with nothing else set.
+    pub fn new(command: Command) -> Self {
+        ExecRequest {
+            command,
+            cwd: None,
+            env: BTreeMap::new(),
+            stdin: None,
+            timeout: None,
+            abort: None,
+        }
+    }
+
+    /// Sets stdin.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, dir: impl Into<String>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Adds an environment variable.
+    pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
+        self.env.insert(k.into(), v.into());
+        self
+    }
+
+    /// Sets the abort token.
+    pub fn abort(mut self, token: CancellationToken) -> Self {
+        self.abort = Some(token);
+        self
+    }
+
+    /// Checks the command, the environment and the working directory.
+    pub fn validate(&self) -> Result<()> {
+        self.command.validate()?;
+        for (k, v) in &self.env {
+            validate_env(k, v)?;
+        }
+        if let Some(cwd) = &self.cwd {
+            crate::path::validate_sandbox_path("cwd", cwd)?;
+        }
+        Ok(())
+    }
+}
+
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamKind {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Receives output chunks in the order they arrived, as they arrive.
+pub trait OutputSink: Send {
+    /// One chunk of one stream.
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]);
+}
+
+impl<F: FnMut(StreamKind, &[u8]) + Send> OutputSink for F {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        self(stream, bytes)
+    }
+}
+
+/// A sink that keeps everything, for callers that want the whole output.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CollectedOutput {
+    /// All stdout bytes.
+    pub stdout: Vec<u8>,
+    /// All stderr bytes.
+    pub stderr: Vec<u8>,
+    /// Every chunk in arrival order.
+    pub chunks: Vec<(StreamKind, Vec<u8>)>,
+}
+
+impl OutputSink for CollectedOutput {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        match stream {
+            StreamKind::Stdout => self.stdout.extend_from_slice(bytes),
+            StreamKind::Stderr => self.stderr.extend_from_slice(bytes),
+        }
+        self.chunks.push((stream, bytes.to_vec()));
+    }
+}
+
+/// How a command ended on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitStatus {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal killed it (`SIGKILL`, `SIGSEGV`, …), named.
+    Signal(String),
+}
+
+impl ExitStatus {
+    /// True for exit code 0.
+    pub fn success(&self) -> bool {
+        matches!(self, ExitStatus::Code(0))
+    }
+
+    /// The code a shell would report: the code, or 128 + the signal number.
+    pub fn shell_code(&self) -> i32 {
+        match self {
+            ExitStatus::Code(c) => *c,
+            ExitStatus::Signal(name) => 128 + crate::signal::number_of(name).unwrap_or(0),
+        }
+    }
+}
+
+/// The settlement of a command that ended on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecOutcome {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Start, epoch milliseconds.
+    pub started_at_ms: u64,
+    /// End, epoch milliseconds (never before the start).
+    pub finished_at_ms: u64,
+}

@@ -1,0 +1,118 @@
+//! The `files` primitives: read, write, list, stat, remove, mkdir, and the
+//! optional ranged read.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// The type of a file system entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileType {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link (never followed by `stat` or `list`).
+    Symlink,
+    /// A named pipe.
+    Fifo,
+    /// A unix socket.
+    Socket,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+}
+
+impl FileType {
+    /// Classifies host metadata (without following symlinks).
+    pub fn from_std(ft: std::fs::FileType) -> Self {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_symlink() {
+            FileType::Symlink
+        } else if ft.is_dir() {
+            FileType::Directory
+        } else if ft.is_fifo() {
+            FileType::Fifo
+        } else if ft.is_socket() {
+            FileType::Socket
+        } else if ft.is_char_device() {
+            FileType::CharDevice
+        } else if ft.is_block_device() {
+            FileType::BlockDevice
+        } else {
+            FileType::File
+        }
+    }
+}
+
+/// What `stat` reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStat {
+    /// The absolute path asked about.
+    pub path: String,
+    /// Its type (a symlink is reported as a symlink, not followed).
+    pub file_type: FileType,
+    /// Size in bytes (a symlink's is the length of its target).
+    pub size: u64,
+    /// Permission bits (`0o7777` mask).
+    pub mode: u32,
+    /// Last modification, epoch milliseconds.
+    pub modified_at_ms: u64,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    /// The entry's name within its directory.
+    pub name: String,
+    /// Its absolute path.
+    pub path: String,
+    /// Its type.
+    pub file_type: FileType,
+    /// Size in bytes.
+    pub size: u64,
+    /// Permission bits.
+    pub mode: u32,
+}
+
+/// The file primitives of one backend. Paths are absolute POSIX paths inside
+/// the sandbox.
+#[async_trait]
+pub trait FileOps: Send + Sync {
+    /// The whole file. `not_found` when it is missing; `invalid_input` for a directory.
+    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>>;
+
+    /// Creates or replaces a file with `bytes`; `mode` sets the permission
+    /// bits (default `0o644`). The parent must exist unless the backend
+    /// declares `write_creates_parents`.
+    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()>;
+
+    /// The entries of a directory, sorted by name.
+    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>>;
+
+    /// Metadata of one entry, without following a final symlink.
+    async fn stat(&self, id: &str, path: &str) -> Result<FileStat>;
+
+    /// Removes a file, a symlink, or (with `recursive`) a directory tree.
+    /// `not_found` when nothing is there.
+    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()>;
+
+    /// Creates a directory (`parents`: and its missing ancestors, and no
+    /// error if it exists).
+    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()>;
+
+    /// The optional ranged read; `Some` exactly when the backend declares `read_range`.
+    fn ranged(&self) -> Option<&dyn RangedRead> {
+        None
+    }
+}
+
+/// The optional ranged read.
+#[async_trait]
+pub trait RangedRead: Send + Sync {
+    /// Up to `len` bytes from `offset`: all of them, unless EOF comes first.
+    async fn read_range(&self, id: &str, path: &str, offset: u64, len: u64) -> Result<Vec<u8>>;
+}

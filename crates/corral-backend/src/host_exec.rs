@@ -1,0 +1,268 @@
+//! Running a command as a host process in its own process group: the
+//! shared engine of backends whose commands are host processes (local, and
+//! the helpers of others).
+//!
+//! The rules it keeps: stdin is closed unless bytes are given; stdout and
+//! stderr chunks reach the sink in the order they are read; when the leader
+//! exits, whatever is left in its process group is killed; on timeout or
+//! abort the whole group is killed and reaped *before* the call settles. A
+//! process that must outlive its command has to leave the group (`setsid`),
+//! which is what background-process managers do on purpose.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::error::{BackendError, ErrorCode, Result};
+use crate::exec::{ExecOutcome, ExitStatus, OutputSink, StreamKind};
+use crate::sandbox::now_ms;
+use crate::signal;
+
+/// How long output is still drained after the group is dead, in case a
+/// process that left the group holds the pipes open.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// A fully resolved host command.
+#[derive(Debug, Clone)]
+pub struct HostCommand {
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    /// Working directory on the host.
+    pub cwd: PathBuf,
+    /// The complete environment (nothing is inherited).
+    pub env: BTreeMap<String, String>,
+    /// Bytes for stdin, then EOF; `None` = stdin closed from the start.
+    pub stdin: Option<Vec<u8>>,
+    /// Deadline.
+    pub timeout: Option<Duration>,
+    /// Cancellation.
+    pub abort: Option<tokio_util::sync::CancellationToken>,
+}
+
+/// Sends `sig` to every process of group `pgid`. A group that is already
+/// gone is not an error.
+pub fn kill_group(pgid: u32, sig: i32) -> Result<()> {
+    let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return Err(BackendError::invalid(format!("process group {pgid} is not valid")));
+    };
+    let Some(signal) = rustix::process::Signal::from_named_raw(sig) else {
+        return Err(BackendError::invalid(format!("signal {sig} is not valid")));
+    };
+    match rustix::process::kill_process_group(pid, signal) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::SRCH) => Ok(()),
+        Err(e) => Err(BackendError::new(
+            ErrorCode::Io,
+            format!("killing process group {pgid}: {e}"),
+        )),
+    }
+}
+
+/// Whether any process of group `pgid` still exists (zombies included).
+pub fn group_alive(pgid: u32) -> bool {
+    let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return false;
+    };
+    rustix::process::test_kill_process_group(pid).is_ok()
+}
+
+/// Converts a std exit status.
+pub fn exit_status_of(status: std::process::ExitStatus) -> ExitStatus {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => ExitStatus::Code(c),
+        (None, Some(s)) => ExitStatus::Signal(signal::name_of(s)),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}
+
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Aborted,
+}
+
+/// Runs `cmd` to completion as described in the module documentation.
+pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutcome> {
+    let Some((program, args)) = cmd.argv.split_first() else {
+        return Err(BackendError::invalid("command: argv is empty"));
+    };
+    let started_at_ms = now_ms();
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(&cmd.cwd)
+        .env_clear()
+        .envs(&cmd.env)
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(|e| spawn_error(program, &e))?;
+    let pgid = child.id().unwrap_or(0);
+    let _guard = GroupGuard(pgid);
+
+    if let (Some(bytes), Some(mut stdin)) = (cmd.stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            // A child that exits without reading its stdin closes the pipe;
+            // that is its business, not an error of the run.
+            let _ = stdin.write_all(&bytes).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut out_buf = vec![0u8; 64 * 1024];
+    let mut err_buf = vec![0u8; 64 * 1024];
+
+    let deadline = cmd.timeout.map(|t| tokio::time::Instant::now() + t);
+    let abort = cmd.abort.clone().unwrap_or_default();
+    let timer = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timer);
+
+    let ending = loop {
+        tokio::select! {
+            biased;
+            _ = abort.cancelled() => break Ending::Aborted,
+            _ = &mut timer => break Ending::TimedOut,
+            n = read_some(&mut stdout, &mut out_buf) => {
+                deliver(&mut stdout, n, &out_buf, StreamKind::Stdout, sink);
+            }
+            n = read_some(&mut stderr, &mut err_buf) => {
+                deliver(&mut stderr, n, &err_buf, StreamKind::Stderr, sink);
+            }
+            status = child.wait() => {
+                let status = status.map_err(|e| BackendError::from_io("waiting for the command", &e))?;
+                break Ending::Exited(status);
+            }
+        }
+    };
+
+    // The leader is done (or must die now): nothing of its group survives.
+    if pgid != 0 {
+        kill_group(pgid, 9)?;
+    }
+    let status = match &ending {
+        Ending::Exited(s) => Some(*s),
+        Ending::TimedOut | Ending::Aborted => child.wait().await.ok(),
+    };
+    wait_group_gone(pgid).await;
+    drain(&mut stdout, &mut stderr, &mut out_buf, &mut err_buf, sink).await;
+    let finished_at_ms = now_ms().max(started_at_ms);
+    match ending {
+        Ending::Exited(_) => Ok(ExecOutcome {
+            status: exit_status_of(status.unwrap_or_default()),
+            started_at_ms,
+            finished_at_ms,
+        }),
+        Ending::TimedOut => Err(BackendError::new(
+            ErrorCode::Timeout,
+            format!(
+                "command timed out after {:?}; its process group was killed",
+                cmd.timeout.unwrap_or_default()
+            ),
+        )),
+        Ending::Aborted => Err(BackendError::new(
+            ErrorCode::Aborted,
+            "command aborted; its process group was killed",
+        )),
+    }
+}
+
+fn spawn_error(program: &str, e: &std::io::Error) -> BackendError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => BackendError::new(
+            ErrorCode::NotFound,
+            format!("command not found: {program:?}"),
+        ),
+        std::io::ErrorKind::PermissionDenied => BackendError::new(
+            ErrorCode::InvalidInput,
+            format!("command is not executable: {program:?}"),
+        ),
+        _ => BackendError::from_io(format!("starting {program:?}"), e),
+    }
+}
+
+async fn read_some<R: tokio::io::AsyncRead + Unpin>(
+    stream: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match stream {
+        Some(s) => s.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn deliver<R>(
+    stream: &mut Option<R>,
+    n: std::io::Result<usize>,
+    buf: &[u8],
+    kind: StreamKind,
+    sink: &mut dyn OutputSink,
+) {
+    match n {
+        Ok(0) | Err(_) => *stream = None,
+        Ok(n) => sink.chunk(kind, &buf[..n]),
+    }
+}
+
+async fn drain<R1, R2>(
+    stdout: &mut Option<R1>,
+    stderr: &mut Option<R2>,
+    out_buf: &mut [u8],
+    err_buf: &mut [u8],
+    sink: &mut dyn OutputSink,
+) where
+    R1: tokio::io::AsyncRead + Unpin,
+    R2: tokio::io::AsyncRead + Unpin,
+{
+    let deadline = tokio::time::sleep(DRAIN_AFTER_EXIT);
+    tokio::pin!(deadline);
+    while stdout.is_some() || stderr.is_some() {
+        tokio::select! {
+            biased;
+            n = read_some(stdout, out_buf) => deliver(stdout, n, out_buf, StreamKind::Stdout, sink),
+            n = read_some(stderr, err_buf) => deliver(stderr, n, err_buf, StreamKind::Stderr, sink),
+            _ = &mut deadline => break,
+        }
+    }
+}
+
+/// Waits (bounded) until no process of the group exists any more. Members
+/// reparented elsewhere are reaped by their new parent; the wait only
+/// observes.
+async fn wait_group_gone(pgid: u32) {
+    if pgid == 0 {
+        return;
+    }
+    for _ in 0..200 {
+        if !group_alive(pgid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Kills the group if the run is dropped half-way (a cancelled future).
+struct GroupGuard(u32);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.0 != 0 {
+            let _ = kill_group(self.0, 9);
+        }
+    }
+}

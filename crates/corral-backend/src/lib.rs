@@ -1,0 +1,54 @@
+//! # corral-backend
+//!
+//! The `Backend` trait — the SDK specification's provider primitives plus the
+//! optional primitives the contract needs — its [`Capabilities`], the closed
+//! [`ErrorCode`]s, and helpers every backend shares: physically contained
+//! reads ([`contained`]), host process groups ([`host_exec`]), and the
+//! backend-rule suite every backend must pass (`rules`, behind the `rules`
+//! feature).
+
+mod backend;
+mod capabilities;
+pub mod contained;
+mod error;
+mod exec;
+mod files;
+pub mod host_exec;
+pub mod path;
+mod process;
+mod sandbox;
+pub mod signal;
+mod snapshot;
+mod tree;
+mod verify;
+
+#[cfg(feature = "rules")]
+pub mod rules;
+
+pub use backend::Backend;
+pub use capabilities::{Capabilities, Enforcement, check_enforceable};
+pub use error::{BackendError, ErrorCode, Result};
+pub use exec::{
+    CollectedOutput, Command, ExecOutcome, ExecRequest, ExitStatus, MAX_ARG_BYTES, MAX_ARGS,
+    OutputSink, StreamKind,
+};
+pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
+pub use process::{
+    LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl, TerminalOps,
+    TerminalSpec,
+};
+pub use sandbox::{
+    CORRAL_LABEL, CreateRequest, DEFAULT_PATH, WORKSPACE_DIR, Destination, KeyMode, Labels, Limits, Network, PreviewUrl,
+    SandboxId, SandboxInfo, SandboxStatus, Size, labels_match, now_ms, validate_env, validate_key,
+    validate_label,
+};
+pub use signal::ControlSignal;
+pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};
+pub use tree::{
+    BatchFile, BatchWriteOps, ContainedReadFailure, ContainedReadOps, TreeEntry, TreeEntryKind,
+    TreeListOps, TreeListing,
+};
+pub use verify::verify;
+
+/// Re-exported so backends and callers share one cancellation type.
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,112 @@
+//! Live processes: the optional `start_process` primitive, and the stdio
+//! shape the contract's `openProcess` is built on.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::error::Result;
+use crate::exec::{Command, ExitStatus};
+use crate::signal::ControlSignal;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// What to run.
+    pub command: Command,
+    /// Working directory (absolute); `None` = the sandbox's home.
+    pub cwd: Option<String>,
+    /// Variables added to the sandbox's environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Control of a live process, shareable between tasks.
+#[async_trait]
+pub trait ProcessControl: Send + Sync {
+    /// The process id as the backend sees it, where it has one.
+    fn pid(&self) -> Option<u32>;
+
+    /// Settles once, when the process has exited; every later call returns
+    /// the same status at once.
+    async fn wait(&self) -> Result<ExitStatus>;
+
+    /// Delivers one control signal to the process's group.
+    async fn signal(&self, signal: ControlSignal) -> Result<()>;
+
+    /// Kills the whole process group and reaps it. Idempotent; bounded.
+    async fn kill(&self) -> Result<()>;
+}
+
+/// A started process: a writable stdin with half-close (`shutdown`), two
+/// readable streams with a real EOF, and its control.
+pub struct LiveProcess {
+    /// Standard input; `shutdown()` closes it (the child sees EOF).
+    pub stdin: Pin<Box<dyn AsyncWrite + Send>>,
+    /// Standard output, ending in EOF when the process and its group closed it.
+    pub stdout: Pin<Box<dyn AsyncRead + Send>>,
+    /// Standard error, likewise.
+    pub stderr: Pin<Box<dyn AsyncRead + Send>>,
+    /// Wait, signal, kill.
+    pub control: Arc<dyn ProcessControl>,
+}
+
+impl std::fmt::Debug for LiveProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveProcess")
+            .field("pid", &self.control.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The optional `start_process` primitive.
+#[async_trait]
+pub trait ProcessOps: Send + Sync {
+    /// Starts `spec` in sandbox `id` with live stdio.
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess>;
+}
+
+/// What to open a terminal on.
+#[derive(Debug, Clone)]
+pub struct TerminalSpec {
+    /// The program; `None` = the sandbox's login shell.
+    pub command: Option<Command>,
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+    /// Variables added to the environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Control of an open terminal.
+#[async_trait]
+pub trait TerminalControl: ProcessControl {
+    /// Changes the window size.
+    async fn resize(&self, cols: u16, rows: u16) -> Result<()>;
+}
+
+/// An interactive terminal: one input, one merged output.
+pub struct Terminal {
+    /// Keystrokes.
+    pub input: Pin<Box<dyn AsyncWrite + Send>>,
+    /// What the terminal shows, ending in EOF when the program exits.
+    pub output: Pin<Box<dyn AsyncRead + Send>>,
+    /// Wait, signal, kill, resize.
+    pub control: Arc<dyn TerminalControl>,
+}
+
+impl std::fmt::Debug for Terminal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Terminal").finish_non_exhaustive()
+    }
+}
+
+/// The optional `terminal` primitive.
+#[async_trait]
+pub trait TerminalOps: Send + Sync {
+    /// Opens an interactive terminal in sandbox `id`.
+    async fn open_terminal(&self, id: &str, spec: TerminalSpec) -> Result<Terminal>;
+}

@@ -1,0 +1,303 @@
+//! What a sandbox is to a backend: the create request and the sandbox record.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BackendError, Result};
+
+/// Labels attached to a sandbox: short keys, short values, used to find
+/// sandboxes again (orphan sweeps, `list`) without any database.
+pub type Labels = BTreeMap<String, String>;
+
+/// The label every sandbox created through corral carries.
+pub const CORRAL_LABEL: &str = "corral";
+
+/// A sandbox's id, as its backend assigned it.
+pub type SandboxId = String;
+
+/// Whether a backend enforces unique keys itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyMode {
+    /// The backend refuses a second sandbox with the same key (`conflict`).
+    Exact,
+    /// The backend cannot refuse duplicates: get-or-create finds then creates,
+    /// and two racing callers may both create.
+    BestEffort,
+}
+
+/// The compute size asked for. Every field left `None` means "the backend's
+/// documented default"; a field set that the backend cannot enforce makes
+/// `create` fail with `unsupported`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Size {
+    /// CPU cores (fractions allowed), enforced as a quota.
+    pub cpus: Option<f64>,
+    /// Memory ceiling in bytes, without swap.
+    pub memory_bytes: Option<u64>,
+    /// Writable disk ceiling in bytes.
+    pub disk_bytes: Option<u64>,
+}
+
+impl Size {
+    /// True when nothing is asked for.
+    pub fn is_unset(&self) -> bool {
+        self.cpus.is_none() && self.memory_bytes.is_none() && self.disk_bytes.is_none()
+    }
+}
+
+/// Limits beyond size.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Maximum number of processes (and threads) alive at once.
+    pub pids: Option<u64>,
+}
+
+impl Limits {
+    /// True when nothing is asked for.
+    pub fn is_unset(&self) -> bool {
+        self.pids.is_none()
+    }
+}
+
+/// A network endpoint a sandbox may reach under an allowlist.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Destination {
+    /// Host name or address.
+    pub host: String,
+    /// TCP/UDP port.
+    pub port: u16,
+}
+
+/// The network a sandbox gets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Network {
+    /// Whatever the backend gives by default (documented per backend). Asks
+    /// for no enforcement.
+    #[default]
+    Default,
+    /// No network at all (loopback only).
+    None,
+    /// Only these destinations are reachable, enforced by the kernel or the platform.
+    Allowlist {
+        /// The reachable destinations.
+        destinations: Vec<Destination>,
+    },
+}
+
+/// Everything `create` may be asked for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CreateRequest {
+    /// Compute size.
+    pub size: Size,
+    /// Environment every command in the sandbox starts with.
+    pub env: BTreeMap<String, String>,
+    /// The network policy.
+    pub network: Network,
+    /// Ports to make reachable through `preview_url`.
+    pub ports: Vec<u16>,
+    /// Limits beyond size.
+    pub limits: Limits,
+    /// Labels to attach.
+    pub labels: Labels,
+    /// Restore from this snapshot instead of starting empty.
+    pub snapshot: Option<String>,
+    /// Destroy the sandbox after this long without any operation.
+    #[serde(with = "opt_duration_ms")]
+    pub idle_timeout: Option<Duration>,
+    /// Destroy the sandbox this long after creation, whatever happens.
+    #[serde(with = "opt_duration_ms")]
+    pub timeout: Option<Duration>,
+    /// A caller-chosen unique name for get-or-create.
+    pub key: Option<String>,
+    /// The image to start from, where the backend has images (`None` = its default).
+    pub image: Option<String>,
+}
+
+impl CreateRequest {
+    /// Checks what every backend must refuse before allocating anything:
+    /// malformed labels, env keys and keys.
+    pub fn validate(&self) -> Result<()> {
+        for (k, v) in &self.labels {
+            validate_label(k, v)?;
+        }
+        for (k, v) in &self.env {
+            validate_env(k, v)?;
+        }
+        if let Some(key) = &self.key {
+            validate_key(key)?;
+        }
+        if let Some(cpus) = self.size.cpus
+            && !(cpus.is_finite() && cpus > 0.0)
+        {
+            return Err(BackendError::invalid(format!(
+                "size.cpus must be a positive number, got {cpus}"
+            )));
+        }
+        for port in &self.ports {
+            if *port == 0 {
+                return Err(BackendError::invalid("ports: port 0 is not a port"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a label that could not round-trip through every backend's label store.
+pub fn validate_label(key: &str, value: &str) -> Result<()> {
+    let key_ok = !key.is_empty()
+        && key.len() <= 128
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+    if !key_ok {
+        return Err(BackendError::invalid(format!(
+            "label key {key:?} must be 1-128 characters of [A-Za-z0-9._/-]"
+        )));
+    }
+    if value.len() > 1024 || value.chars().any(|c| c.is_control()) {
+        return Err(BackendError::invalid(format!(
+            "label {key:?}: value must be at most 1024 bytes with no control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an environment variable a POSIX process could not receive.
+pub fn validate_env(key: &str, value: &str) -> Result<()> {
+    let mut bytes = key.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(BackendError::invalid(format!(
+            "environment key {key:?} does not match ^[A-Za-z_][A-Za-z0-9_]*$"
+        )));
+    }
+    if value.contains('\0') {
+        return Err(BackendError::invalid(format!(
+            "environment variable {key}: value contains a NUL byte"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a get-or-create key that is empty, too long or not printable.
+pub fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > 256 || key.chars().any(|c| c.is_control()) {
+        return Err(BackendError::invalid(format!(
+            "key {key:?} must be 1-256 printable characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a sandbox can run commands right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxStatus {
+    /// Running: commands may be executed.
+    Running,
+    /// Paused: its processes are frozen until `resume`.
+    Paused,
+}
+
+/// What a backend knows of one sandbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// The id, unique within the backend.
+    pub id: SandboxId,
+    /// The backend's name.
+    pub backend: String,
+    /// The get-or-create key, if one was given.
+    pub key: Option<String>,
+    /// The labels.
+    pub labels: Labels,
+    /// Running or paused.
+    pub status: SandboxStatus,
+    /// Creation time, epoch milliseconds.
+    pub created_at_ms: u64,
+    /// When the sandbox will be destroyed by its `timeout`, epoch milliseconds.
+    pub expires_at_ms: Option<u64>,
+}
+
+/// Whether `labels` holds every pair of `wanted`.
+pub fn labels_match(labels: &Labels, wanted: &Labels) -> bool {
+    wanted.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
+/// A URL through which a sandbox's port is reachable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviewUrl {
+    /// The URL.
+    pub url: String,
+    /// Headers a client must send with each request.
+    pub headers: BTreeMap<String, String>,
+    /// When the URL stops working, epoch milliseconds.
+    pub expires_at_ms: Option<u64>,
+}
+
+mod opt_duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_bad_labels_env_and_keys() {
+        assert!(validate_label("a b", "x").is_err());
+        assert!(validate_label("", "x").is_err());
+        assert!(validate_label("ok", "line\nbreak").is_err());
+        assert!(validate_label("corral.dev/owner", "me").is_ok());
+        assert!(validate_env("1A", "x").is_err());
+        assert!(validate_env("A-B", "x").is_err());
+        assert!(validate_env("A", "x\0y").is_err());
+        assert!(validate_env("_A1", "").is_ok());
+        assert!(validate_key("").is_err());
+    }
+
+    #[test]
+    fn labels_match_is_subset() {
+        let mut l = Labels::new();
+        l.insert("a".into(), "1".into());
+        l.insert("b".into(), "2".into());
+        let mut w = Labels::new();
+        assert!(labels_match(&l, &w));
+        w.insert("a".into(), "1".into());
+        assert!(labels_match(&l, &w));
+        w.insert("c".into(), "3".into());
+        assert!(!labels_match(&l, &w));
+    }
+}
+
+/// The directory every backend creates in a new sandbox and runs commands
+/// in when no working directory is given; also `HOME`.
+pub const WORKSPACE_DIR: &str = "/workspace";
+
+/// The `PATH` a command gets when the caller's environment sets none.
+pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
