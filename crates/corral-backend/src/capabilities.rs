@@ -78,7 +78,12 @@ impl Enforcement {
 /// naming the first request field the backend cannot enforce.
 pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest) -> Result<()> {
     let e = &caps.enforces;
-    let refuse = |what: &str| Err(BackendError::unsupported(backend, format!("enforce {what}")));
+    let refuse = |what: &str| {
+        Err(BackendError::unsupported(
+            backend,
+            format!("enforce {what}"),
+        ))
+    };
     match &req.network {
         Network::Default => {}
         Network::None if !e.network_none => return refuse("network: none"),

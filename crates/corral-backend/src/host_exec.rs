@@ -46,8 +46,13 @@ pub struct HostCommand {
 /// Sends `sig` to every process of group `pgid`. A group that is already
 /// gone is not an error.
 pub fn kill_group(pgid: u32, sig: i32) -> Result<()> {
-    let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) else {
-        return Err(BackendError::invalid(format!("process group {pgid} is not valid")));
+    let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return Err(BackendError::invalid(format!(
+            "process group {pgid} is not valid"
+        )));
     };
     let Some(signal) = rustix::process::Signal::from_named_raw(sig) else {
         return Err(BackendError::invalid(format!("signal {sig} is not valid")));
@@ -64,7 +69,10 @@ pub fn kill_group(pgid: u32, sig: i32) -> Result<()> {
 
 /// Whether any process of group `pgid` still exists (zombies included).
 pub fn group_alive(pgid: u32) -> bool {
-    let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) else {
+    let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
     rustix::process::test_kill_process_group(pid).is_ok()

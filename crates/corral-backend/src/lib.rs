@@ -38,9 +38,9 @@ pub use process::{
     TerminalSpec,
 };
 pub use sandbox::{
-    CORRAL_LABEL, CreateRequest, DEFAULT_PATH, WORKSPACE_DIR, Destination, KeyMode, Labels, Limits, Network, PreviewUrl,
-    SandboxId, SandboxInfo, SandboxStatus, Size, labels_match, now_ms, validate_env, validate_key,
-    validate_label,
+    CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Labels, Limits, Network,
+    PreviewUrl, SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,
+    validate_env, validate_key, validate_label,
 };
 pub use signal::ControlSignal;
 pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};

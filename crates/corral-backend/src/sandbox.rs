@@ -264,6 +264,13 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The directory every backend creates in a new sandbox and runs commands
+/// in when no working directory is given; also `HOME`.
+pub const WORKSPACE_DIR: &str = "/workspace";
+
+/// The `PATH` a command gets when the caller's environment sets none.
+pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,10 +301,3 @@ mod tests {
         assert!(!labels_match(&l, &w));
     }
 }
-
-/// The directory every backend creates in a new sandbox and runs commands
-/// in when no working directory is given; also `HOME`.
-pub const WORKSPACE_DIR: &str = "/workspace";
-
-/// The `PATH` a command gets when the caller's environment sets none.
-pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

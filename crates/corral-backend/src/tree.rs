@@ -21,8 +21,11 @@ pub enum ContainedReadFailure {
 /// The optional physically contained read.
 #[async_trait]
 pub trait ContainedReadOps: Send + Sync {
-    /// Reads `path` (absolute in the sandbox) with resolution bound to the
-    /// directory `allowed_root`, at most `max_bytes` bytes.
+    /// Reads `path` with resolution bound to the directory `allowed_root`,
+    /// at most `max_bytes` bytes. Both are absolute sandbox paths; `path`
+    /// must lie lexically under `allowed_root` (otherwise `outside_root`),
+    /// and is then resolved by the kernel relative to a descriptor of
+    /// `allowed_root`, so no symlink or `..` can take it physically outside.
     async fn read_contained(
         &self,
         id: &str,

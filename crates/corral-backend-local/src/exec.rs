@@ -1,0 +1,100 @@
+//! Running commands: host processes in their own process group.
+//!
+//! **Nothing is isolated.** A command is an ordinary host process running as
+//! the calling user, with the host's file system, network and process table.
+//! The sandbox's path namespace applies only to the file primitives and to
+//! the working directory: `cwd: /workspace/src` runs in
+//! `<sandbox>/root/workspace/src`, but an absolute path *inside a command*
+//! (`cat /etc/hosts`, `cd /`) is a host path. `HOME` is the host path of the
+//! sandbox's `/workspace`, so `~` and relative paths stay in the sandbox.
+//!
+//! The environment is cleared and rebuilt from, in order of precedence
+//! (later wins): `PATH` (the shared default), `HOME`, `PWD`, the sandbox's
+//! create-time environment, the request's environment. Nothing of the
+//! calling process's environment leaks in.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use corral_backend::host_exec::{self, HostCommand};
+use corral_backend::{
+    BackendError, DEFAULT_PATH, ErrorCode, ExecOutcome, ExecRequest, OutputSink, Result,
+    WORKSPACE_DIR,
+};
+use rustix::fs::OFlags;
+use rustix::io::Errno;
+
+use crate::files::{Target, sandbox_root};
+use crate::state::{Meta, State, require_meta};
+
+/// A command's working directory and environment, resolved on the host.
+pub(crate) struct Placement {
+    /// Host working directory.
+    pub(crate) cwd: PathBuf,
+    /// The complete environment.
+    pub(crate) env: BTreeMap<String, String>,
+}
+
+/// Resolves `cwd` (default [`WORKSPACE_DIR`]) beneath the sandbox root and
+/// builds the environment. `not_found` for a missing or non-directory
+/// working directory; `invalid_input` for one that resolves outside the
+/// sandbox.
+pub(crate) fn place(
+    state: &State,
+    id: &str,
+    cwd: Option<&str>,
+    extra_env: &BTreeMap<String, String>,
+) -> Result<Placement> {
+    let meta: Meta = require_meta(state, id)?;
+    let t = Target::parse("cwd", cwd.unwrap_or(WORKSPACE_DIR))?;
+    let root = sandbox_root(state, id)?;
+    match root.open_at(&t.comps, OFlags::PATH | OFlags::DIRECTORY, true) {
+        Ok(_) => {}
+        Err(Errno::NOENT | Errno::NOTDIR) => {
+            return Err(BackendError::new(
+                ErrorCode::NotFound,
+                format!("cwd {}: no such directory in sandbox {id}", t.shown),
+            ));
+        }
+        Err(e) => return Err(crate::beneath::fs_error("cwd", &t.shown, e)),
+    }
+    let host_root = state.root_dir(id);
+    let mut host_cwd = host_root.clone();
+    host_cwd.extend(&t.comps);
+    let home = host_root.join(WORKSPACE_DIR.trim_start_matches('/'));
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
+    env.insert("HOME".to_string(), home.to_string_lossy().into_owned());
+    env.insert("PWD".to_string(), host_cwd.to_string_lossy().into_owned());
+    env.extend(meta.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Ok(Placement { cwd: host_cwd, env })
+}
+
+/// `exec`: validates, places, and runs through the shared host runner.
+pub(crate) async fn exec(
+    state: &State,
+    id: &str,
+    req: ExecRequest,
+    sink: &mut dyn OutputSink,
+) -> Result<ExecOutcome> {
+    req.validate()?;
+    let placement = {
+        let (state, id, cwd, env) = (
+            state.clone(),
+            id.to_owned(),
+            req.cwd.clone(),
+            req.env.clone(),
+        );
+        crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
+    };
+    let cmd = HostCommand {
+        argv: req.command.to_argv(),
+        cwd: placement.cwd,
+        env: placement.env,
+        stdin: req.stdin,
+        timeout: req.timeout,
+        abort: req.abort,
+    };
+    host_exec::run(cmd, sink).await
+}

@@ -1,0 +1,334 @@
+//! # corral-backend-local
+//!
+//! The local backend: each sandbox is a directory under a state directory,
+//! and commands run as ordinary host processes.
+//!
+//! **It isolates nothing.** A command runs as the calling user with the
+//! host's file system, network and process table; it can read and change
+//! anything that user can. The backend is honest about it: it declares no
+//! enforcement at all, so `create` refuses `network: none`, an allowlist,
+//! every size and process limit, idle and lifetime timeouts, ports and images
+//! with `unsupported` before anything is allocated.
+//!
+//! What it does provide:
+//!
+//! - **A path namespace for the file primitives.** Sandbox path `/x/y` is
+//!   `<state>/sandboxes/<id>/root/x/y`. Every file primitive resolves its
+//!   path beneath `root/` through descriptors, so no symlink and no `..`
+//!   reaches outside the sandbox directory (reads use the shared
+//!   [`corral_backend::contained`] reads). `/workspace` exists from the
+//!   start and is the default working directory and `HOME` of commands.
+//!   Absolute paths *inside commands* are host paths (see the exec notes).
+//! - **State on disk.** `list`, `find` and `connect` read the state
+//!   directory, so another process on the same state directory (the CLI run
+//!   again) sees the same sandboxes. Keys are exact across processes (see
+//!   `keys`). Nothing is kept only in memory but the handles of live
+//!   processes this instance started, which `destroy` kills.
+//! - Commands in their own process group (the shared
+//!   [`corral_backend::host_exec`] runner), live processes, snapshots
+//!   (tar + zstd; ids are `locsnap-<16 hex>`, content checked against its
+//!   sha-256 digest before every restore and clone), complete tree listings,
+//!   contained reads, ranged reads and disk usage (apparent size).
+//! - Crash safety: a sandbox exists once its record is written (last);
+//!   `create` rolls back everything on failure, and
+//!   [`LocalBackend::sweep_incomplete`] removes what a crashed process left.
+//!
+//! It declines honestly what it cannot do: pause, terminals, previews, and
+//! atomic batch writes (writes are atomic per file, not across files).
+
+mod beneath;
+mod create;
+mod exec;
+mod files;
+mod keys;
+mod listing;
+mod process;
+mod snapshot;
+mod state;
+mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use corral_backend::{
+    Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ErrorCode,
+    ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PreviewUrl,
+    ProcessOps, ProcessSpec, Result, SandboxInfo, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
+    TreeListOps, TreeListing, Usage, UsageOps, labels_match,
+};
+
+use crate::files::LocalFiles;
+use crate::process::Registry;
+use crate::state::{NAME, State};
+
+/// The local backend. Cheap to clone; clones share the state directory and
+/// the registry of live processes.
+#[derive(Debug, Clone)]
+pub struct LocalBackend {
+    state: Arc<State>,
+    files: Arc<LocalFiles>,
+    processes: Arc<Registry>,
+}
+
+impl LocalBackend {
+    /// Opens the backend on `state_dir`, creating it and its `sandboxes/`,
+    /// `snapshots/` and `keys/` directories as needed.
+    pub fn open(state_dir: impl Into<PathBuf>) -> Result<Self> {
+        let dir = state_dir.into();
+        let state = State::open(dir).map_err(|e| {
+            BackendError::new(
+                ErrorCode::Unavailable,
+                format!("the local backend cannot use its state directory: {e}"),
+            )
+        })?;
+        let state = Arc::new(state);
+        let backend = LocalBackend {
+            files: Arc::new(LocalFiles {
+                state: state.clone(),
+            }),
+            state,
+            processes: Arc::new(Registry::default()),
+        };
+        corral_backend::verify(&backend)?;
+        Ok(backend)
+    }
+
+    /// The state directory used when none is given: `$CORRAL_STATE_DIR`,
+    /// else `$XDG_STATE_HOME/corral`, else `$HOME/.local/state/corral`, else
+    /// `/var/lib/corral` (root without a home).
+    pub fn default_state_dir() -> PathBuf {
+        state::default_state_dir()
+    }
+
+    /// The state directory this backend uses.
+    pub fn state_dir(&self) -> &Path {
+        self.state.dir()
+    }
+
+    /// The capabilities of every local backend.
+    pub const CAPABILITIES: Capabilities = Capabilities {
+        pause: false,
+        snapshot: true,
+        snapshot_clone: true,
+        terminal: false,
+        start_process: true,
+        usage: true,
+        read_range: true,
+        contained_read: true,
+        list_tree: true,
+        write_batch: false,
+        previews: false,
+        write_creates_parents: false,
+        enforces: Enforcement {
+            network_none: false,
+            network_allowlist: false,
+            cpu: false,
+            memory: false,
+            disk: false,
+            pids: false,
+            idle_timeout: false,
+            timeout: false,
+        },
+    };
+
+    /// Removes what crashed processes left in the state directory:
+    /// half-created sandboxes (never listed, never found) and directories of
+    /// interrupted destroys, untouched for at least `min_age` so that a
+    /// create still running elsewhere is left alone. Returns the ids of the
+    /// half-created sandboxes removed.
+    pub async fn sweep_incomplete(&self, min_age: std::time::Duration) -> Result<Vec<String>> {
+        let state = self.state.clone();
+        blocking(move || create::sweep(&state, min_age)).await
+    }
+
+    fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+}
+
+/// Runs blocking file-system work off the async threads.
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| join_error(&e))?
+}
+
+/// A blocking task that panicked or was cancelled.
+pub(crate) fn join_error(e: &tokio::task::JoinError) -> BackendError {
+    BackendError::new(
+        ErrorCode::Provider,
+        format!("a local backend task did not finish: {e}"),
+    )
+}
+
+#[async_trait]
+impl Backend for LocalBackend {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn key_mode(&self) -> KeyMode {
+        KeyMode::Exact
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Self::CAPABILITIES
+    }
+
+    async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
+        let state = self.state.clone();
+        blocking(move || create::create(&state, &Self::CAPABILITIES, req)).await
+    }
+
+    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+        let (state, key) = (self.state.clone(), key.to_owned());
+        blocking(move || {
+            let Some(id) = keys::owner(&state, &key)? else {
+                return Ok(None);
+            };
+            Ok(state::read_meta(&state, &id)?
+                .filter(|m| m.key.as_deref() == Some(key.as_str()))
+                .map(|m| m.info()))
+        })
+        .await
+    }
+
+    async fn connect(&self, id: &str) -> Result<SandboxInfo> {
+        let (state, id) = (self.state.clone(), id.to_owned());
+        blocking(move || Ok(state::require_meta(&state, &id)?.info())).await
+    }
+
+    async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
+        let (state, labels) = (self.state.clone(), labels.clone());
+        blocking(move || {
+            Ok(state::list_metas(&state)?
+                .into_iter()
+                .filter(|m| labels_match(&m.labels, &labels))
+                .map(|m| m.info())
+                .collect())
+        })
+        .await
+    }
+
+    async fn destroy(&self, id: &str) -> Result<()> {
+        self.processes.kill_all(id);
+        let (state, id) = (self.state.clone(), id.to_owned());
+        blocking(move || create::destroy(&state, &id)).await
+    }
+
+    /// Runs `req` as a host process in its own process group. **No
+    /// isolation**: the sandbox's paths apply to the working directory only;
+    /// absolute paths in the command are host paths.
+    async fn exec(
+        &self,
+        id: &str,
+        req: ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> Result<ExecOutcome> {
+        exec::exec(&self.state, id, req, sink).await
+    }
+
+    fn files(&self) -> &dyn FileOps {
+        &*self.files
+    }
+
+    async fn preview_url(&self, _id: &str, port: u16) -> Result<PreviewUrl> {
+        Err(BackendError::unsupported(
+            NAME,
+            format!("give a preview URL for port {port} (it publishes no ports)"),
+        ))
+    }
+
+    async fn native(&self, id: &str) -> Result<serde_json::Value> {
+        let (state, id) = (self.state.clone(), id.to_owned());
+        blocking(move || {
+            let meta = state::require_meta(&state, &id)?;
+            Ok(serde_json::json!({
+                "id": meta.id,
+                "backend": NAME,
+                "root": state.root_dir(&id).to_string_lossy(),
+                "created_at_ms": meta.created_at_ms,
+                "labels": meta.labels,
+            }))
+        })
+        .await
+    }
+
+    fn snapshot_ops(&self) -> Option<&dyn SnapshotOps> {
+        Some(self)
+    }
+
+    fn snapshot_clone_ops(&self) -> Option<&dyn SnapshotCloneOps> {
+        Some(self)
+    }
+
+    fn process_ops(&self) -> Option<&dyn ProcessOps> {
+        Some(self)
+    }
+
+    fn usage_ops(&self) -> Option<&dyn UsageOps> {
+        Some(self)
+    }
+
+    fn contained_read_ops(&self) -> Option<&dyn ContainedReadOps> {
+        Some(self)
+    }
+
+    fn tree_list_ops(&self) -> Option<&dyn TreeListOps> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl SnapshotOps for LocalBackend {
+    async fn snapshot(&self, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+        let (state, id, labels) = (self.state.clone(), id.to_owned(), labels.clone());
+        blocking(move || snapshot::capture(&state, &id, &labels)).await
+    }
+
+    async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
+        let (state, snap) = (self.state.clone(), snapshot_id.to_owned());
+        blocking(move || snapshot::delete(&state, &snap)).await
+    }
+
+    async fn list_snapshots(&self, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
+        let (state, labels) = (self.state.clone(), labels.clone());
+        blocking(move || snapshot::list(&state, &labels)).await
+    }
+}
+
+#[async_trait]
+impl SnapshotCloneOps for LocalBackend {
+    async fn clone_snapshot(&self, snapshot_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+        let (state, snap, labels) = (self.state.clone(), snapshot_id.to_owned(), labels.clone());
+        blocking(move || snapshot::clone(&state, &snap, &labels)).await
+    }
+}
+
+#[async_trait]
+impl ProcessOps for LocalBackend {
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+        process::start(&self.state, &self.processes, id, spec).await
+    }
+}
+
+#[async_trait]
+impl UsageOps for LocalBackend {
+    async fn usage(&self, id: &str) -> Result<Usage> {
+        let (state, id) = (self.state.clone(), id.to_owned());
+        blocking(move || listing::usage(&state, &id)).await
+    }
+}
+
+#[async_trait]
+impl TreeListOps for LocalBackend {
+    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
+        let (state, id, root) = (self.state.clone(), id.to_owned(), root.to_owned());
+        blocking(move || listing::list_tree(&state, &id, &root, max_entries)).await
+    }
+}

@@ -1,0 +1,484 @@
+//! Physically contained reads.
+//!
+//! A read under an `allowed_root` binds resolution and consumption together:
+//! the path is resolved by the kernel *relative to a directory descriptor of
+//! the root*, to a descriptor, and the bytes are read from the object that
+//! descriptor pins. No path string is ever compared with another.
+//!
+//! # How a read works
+//!
+//! 1. [`ContainedRoot::open`] opens the host directory once, `O_PATH |
+//!    O_DIRECTORY`. The host path is trusted and resolved only then; every
+//!    later lookup is relative to the descriptor, so renaming or replacing the
+//!    host path afterwards does not move the root.
+//! 2. The sandbox path is resolved to an `O_PATH` descriptor, by one of two
+//!    [`Strategy`]s: a single `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
+//!    (see `openat2.rs`), or a component-by-component `O_NOFOLLOW` walk from the
+//!    root descriptor (see `walk.rs`). Both refuse every escape — `..` above
+//!    the root, absolute symlinks, relative symlinks climbing out, procfs magic
+//!    links — as [`ContainmentReason::OutsideRoot`]. Neither opens the object.
+//! 3. The type is read with `fstat` on that descriptor. Anything but a regular
+//!    file is refused with [`ContainmentReason::NotRegularFile`] without ever
+//!    being opened: a fifo cannot block the reader, a device driver's `open`
+//!    never runs.
+//! 4. The pinned regular file is opened for reading through our own
+//!    descriptor's procfs link (see `reopen.rs`), and `(st_dev, st_ino)` of the
+//!    readable descriptor must equal the checked one. The file read is the
+//!    file checked; swapping names in the root at any moment cannot change
+//!    that. Only where procfs is unusable is the contained lookup repeated
+//!    instead, with the same identity check (`changed_during_read` on a
+//!    mismatch); `reopen.rs` documents that fallback's one residual.
+//! 5. At most `max_bytes + 1` bytes are read, whatever the file claims its size
+//!    is, so a growing file cannot exceed the limit.
+//!
+//! # Path syntax
+//!
+//! Paths are relative to the root, or absolute within the sandbox: leading
+//! slashes are dropped, so `/etc/hosts` means `<root>/etc/hosts`. `..` is
+//! allowed while it stays beneath the root. Symlinks are followed while they
+//! stay beneath the root; **absolute symlink targets are refused as
+//! `outside_root`**, never re-rooted. Mount points inside the root are
+//! crossed; procfs magic links found through them are refused.
+//!
+//! All calls are blocking system calls; async callers should run them on a
+//! blocking thread.
+
+mod error;
+mod kind;
+mod openat2;
+mod reopen;
+mod walk;
+
+pub use error::{ContainedReadError, ContainmentReason};
+pub use kind::FileKind;
+
+use reopen::Reopen;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags, Stat};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Longest path accepted, in bytes (the kernel's `PATH_MAX` including its NUL).
+const PATH_MAX: usize = 4096;
+
+/// How paths are resolved beneath the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// One `openat2(2)` call with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`
+    /// (Linux 5.6 and later, when not blocked by seccomp).
+    Openat2,
+    /// A component-by-component walk with `openat(O_PATH | O_NOFOLLOW)`,
+    /// `readlinkat` on the link descriptors and a descriptor stack for `..`.
+    NoFollowWalk,
+}
+
+impl Strategy {
+    /// The best strategy this process can use, probed once and cached:
+    /// [`Strategy::Openat2`] unless `openat2` is missing (`ENOSYS`), blocked
+    /// (`EPERM`) or rejects the resolve flags.
+    #[must_use]
+    pub fn detect() -> Self {
+        static DETECTED: OnceLock<Strategy> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            if openat2::available() {
+                Self::Openat2
+            } else {
+                Self::NoFollowWalk
+            }
+        })
+    }
+
+    /// A stable snake_case name, for logs.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Openat2 => "openat2",
+            Self::NoFollowWalk => "no_follow_walk",
+        }
+    }
+}
+
+/// What a contained path resolved to, as seen through its descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContainedMetadata {
+    /// The object's type.
+    pub kind: FileKind,
+    /// Its size in bytes as reported by `fstat` (procfs and some other
+    /// pseudo-files report 0 and still have content).
+    pub size: u64,
+    /// Permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+}
+
+impl ContainedMetadata {
+    fn from_stat(st: &Stat) -> Self {
+        Self {
+            kind: FileKind::from_mode(st.st_mode),
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            mode: st.st_mode & 0o7777,
+        }
+    }
+}
+
+/// `st_dev` as `u64` on every architecture.
+#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+fn dev(st: &Stat) -> u64 {
+    st.st_dev as u64
+}
+
+/// `st_ino` as `u64` on every architecture.
+#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+fn ino(st: &Stat) -> u64 {
+    st.st_ino as u64
+}
+
+fn fstat(fd: BorrowedFd<'_>) -> Result<Stat, ContainmentReason> {
+    rustix::fs::fstat(fd).map_err(|e| ContainmentReason::Io {
+        errno: e.raw_os_error(),
+    })
+}
+
+/// Validates a sandbox path and makes it relative to the root.
+fn relative(path: &str) -> Result<&str, ContainmentReason> {
+    if path.is_empty() || path.len() >= PATH_MAX || path.contains('\0') {
+        return Err(ContainmentReason::InvalidPath);
+    }
+    let rel = path.trim_start_matches('/');
+    Ok(if rel.is_empty() { "." } else { rel })
+}
+
+/// A resolved `O_PATH` descriptor and how to look the same name up again.
+struct Resolved {
+    fd: OwnedFd,
+    /// For the walk: the pinned parent directory and the final name.
+    parent: Option<(OwnedFd, Vec<u8>)>,
+}
+
+/// A directory that contained reads are confined to.
+///
+/// Cheap to share across threads (`Send + Sync`); every call is independent.
+#[derive(Debug)]
+pub struct ContainedRoot {
+    fd: OwnedFd,
+    strategy: Strategy,
+    reopen: Reopen,
+}
+
+impl ContainedRoot {
+    /// Opens `host_dir` as a root, with the [detected](Strategy::detect) strategy.
+    ///
+    /// `host_dir` is trusted (it comes from the runtime, not the sandbox) and
+    /// is resolved exactly once, here.
+    ///
+    /// # Errors
+    ///
+    /// [`ContainmentReason::RootUnavailable`] if it cannot be opened as a
+    /// directory; the error's `path` is `host_dir`.
+    pub fn open(host_dir: &Path) -> Result<Self, ContainedReadError> {
+        let fd = rustix::fs::open(
+            host_dir,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            ContainedReadError::new(
+                ContainmentReason::RootUnavailable {
+                    errno: e.raw_os_error(),
+                },
+                host_dir.display().to_string(),
+            )
+        })?;
+        Ok(Self {
+            fd,
+            strategy: Strategy::detect(),
+            reopen: Reopen::detect(),
+        })
+    }
+
+    /// Forces a strategy (tests cover both; production uses the detected one).
+    ///
+    /// Forcing [`Strategy::Openat2`] where the kernel lacks it makes every
+    /// call fail with [`ContainmentReason::Io`] (`ENOSYS` or `EPERM`): it fails
+    /// closed, never open.
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// The strategy this root resolves paths with.
+    #[must_use]
+    pub const fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Reads the whole regular file at `path`, at most `max_bytes` bytes.
+    ///
+    /// # Errors
+    ///
+    /// Any [`ContainmentReason`]; [`ContainmentReason::TooLarge`] when the file
+    /// holds more than `max_bytes` bytes (detected by reading at most
+    /// `max_bytes + 1`, never by trusting the reported size alone).
+    pub fn read(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ContainedReadError> {
+        self.open_file(path)?.read_to_end_limited(max_bytes)
+    }
+
+    /// Reads up to `len` bytes of the regular file at `path` from `offset`;
+    /// fewer (possibly none) when the file ends first.
+    ///
+    /// # Errors
+    ///
+    /// Any [`ContainmentReason`] but [`ContainmentReason::TooLarge`].
+    pub fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>, ContainedReadError> {
+        self.open_file(path)?.read_at(offset, len)
+    }
+
+    /// Opens the regular file at `path` for reading, for callers that stream.
+    ///
+    /// # Errors
+    ///
+    /// Any [`ContainmentReason`] but [`ContainmentReason::TooLarge`].
+    pub fn open_file(&self, path: &str) -> Result<ContainedFile, ContainedReadError> {
+        self.open_file_inner(path)
+            .map_err(|reason| ContainedReadError::new(reason, path))
+    }
+
+    /// Describes what `path` resolves to, following symlinks that stay
+    /// beneath the root (a final symlink pointing out is `outside_root`).
+    /// Never opens the object.
+    ///
+    /// # Errors
+    ///
+    /// Any resolution reason: [`ContainmentReason::OutsideRoot`],
+    /// [`ContainmentReason::NotFound`], [`ContainmentReason::SymlinkLoop`],
+    /// [`ContainmentReason::InvalidPath`], [`ContainmentReason::Io`].
+    pub fn stat(&self, path: &str) -> Result<ContainedMetadata, ContainedReadError> {
+        self.metadata_inner(path, true)
+            .map_err(|reason| ContainedReadError::new(reason, path))
+    }
+
+    /// Like [`ContainedRoot::stat`], but a final symlink is described itself
+    /// ([`FileKind::Symlink`]) instead of being followed. Intermediate
+    /// components are still resolved beneath the root.
+    ///
+    /// # Errors
+    ///
+    /// As [`ContainedRoot::stat`].
+    pub fn symlink_metadata(&self, path: &str) -> Result<ContainedMetadata, ContainedReadError> {
+        self.metadata_inner(path, false)
+            .map_err(|reason| ContainedReadError::new(reason, path))
+    }
+
+    fn resolve(&self, rel: &str, follow_final: bool) -> Result<Resolved, ContainmentReason> {
+        match self.strategy {
+            Strategy::Openat2 => Ok(Resolved {
+                fd: openat2::resolve(self.fd.as_fd(), rel, follow_final)?,
+                parent: None,
+            }),
+            Strategy::NoFollowWalk => {
+                let walked = walk::resolve(self.fd.as_fd(), rel, follow_final)?;
+                Ok(Resolved {
+                    fd: walked.fd,
+                    parent: walked.parent,
+                })
+            }
+        }
+    }
+
+    fn metadata_inner(
+        &self,
+        path: &str,
+        follow_final: bool,
+    ) -> Result<ContainedMetadata, ContainmentReason> {
+        let rel = relative(path)?;
+        let resolved = self.resolve(rel, follow_final)?;
+        Ok(ContainedMetadata::from_stat(&fstat(resolved.fd.as_fd())?))
+    }
+
+    fn open_file_inner(&self, path: &str) -> Result<ContainedFile, ContainmentReason> {
+        let rel = relative(path)?;
+        let resolved = self.resolve(rel, true)?;
+        let (readable, opened) = self.open_resolved(rel, &resolved)?;
+        Ok(ContainedFile {
+            file: File::from(readable),
+            metadata: ContainedMetadata::from_stat(&opened),
+            path: path.to_owned(),
+        })
+    }
+
+    /// Type-checks the resolved `O_PATH` descriptor, opens the same inode for
+    /// reading and proves it is the same inode.
+    fn open_resolved(
+        &self,
+        rel: &str,
+        resolved: &Resolved,
+    ) -> Result<(OwnedFd, Stat), ContainmentReason> {
+        let checked = fstat(resolved.fd.as_fd())?;
+        let kind = FileKind::from_mode(checked.st_mode);
+        if kind != FileKind::Regular {
+            return Err(ContainmentReason::NotRegularFile { kind });
+        }
+        let readable = self.reopen_for_read(rel, resolved)?;
+        let opened = fstat(readable.as_fd())?;
+        if (dev(&opened), ino(&opened)) != (dev(&checked), ino(&checked)) {
+            return Err(ContainmentReason::ChangedDuringRead);
+        }
+        // Same inode, so still a regular file; checked again for robustness.
+        let kind = FileKind::from_mode(opened.st_mode);
+        if kind != FileKind::Regular {
+            return Err(ContainmentReason::NotRegularFile { kind });
+        }
+        Ok((readable, opened))
+    }
+
+    /// Opens the checked regular file for reading (see `reopen.rs`).
+    fn reopen_for_read(
+        &self,
+        rel: &str,
+        resolved: &Resolved,
+    ) -> Result<OwnedFd, ContainmentReason> {
+        if self.reopen == Reopen::Procfs
+            && let Some(opened) = reopen::via_procfs(resolved.fd.as_fd())
+        {
+            return opened;
+        }
+        match (self.strategy, &resolved.parent) {
+            (Strategy::Openat2, _) => openat2::open_for_read(self.fd.as_fd(), rel),
+            (Strategy::NoFollowWalk, Some((dir, name))) => walk::open_for_read(dir.as_fd(), name),
+            // A walk ending in `.`/`..` yields a directory, refused earlier.
+            (Strategy::NoFollowWalk, None) => Err(ContainmentReason::ChangedDuringRead),
+        }
+    }
+}
+
+/// A contained regular file, open for reading.
+///
+/// It is the very inode that passed the containment and type checks. Reading
+/// through [`Read`] streams from the current position without any limit; use
+/// [`ContainedFile::read_to_end_limited`] for a bounded read.
+#[derive(Debug)]
+pub struct ContainedFile {
+    file: File,
+    metadata: ContainedMetadata,
+    path: String,
+}
+
+impl ContainedFile {
+    /// The file's metadata, taken from the readable descriptor when opened.
+    #[must_use]
+    pub const fn metadata(&self) -> &ContainedMetadata {
+        &self.metadata
+    }
+
+    /// The sandbox path it was opened by.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Reads from the current position to the end, at most `max_bytes` bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`ContainmentReason::TooLarge`] if the reported size or the bytes
+    /// actually present exceed `max_bytes` (at most `max_bytes + 1` bytes are
+    /// read to find out); [`ContainmentReason::Io`] on a read error.
+    pub fn read_to_end_limited(&mut self, max_bytes: u64) -> Result<Vec<u8>, ContainedReadError> {
+        let too_large = |actual: u64| {
+            ContainedReadError::new(
+                ContainmentReason::TooLarge {
+                    limit: max_bytes,
+                    actual,
+                },
+                self.path.clone(),
+            )
+        };
+        if self.metadata.size > max_bytes {
+            return Err(too_large(self.metadata.size));
+        }
+        let probe = max_bytes.saturating_add(1);
+        // Trust the reported size only as an allocation hint, capped.
+        let hint = self.metadata.size.min(probe).min(1 << 20);
+        let mut buf = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+        (&self.file)
+            .take(probe)
+            .read_to_end(&mut buf)
+            .map_err(|e| ContainedReadError::new(ContainmentReason::from_io(&e), &self.path))?;
+        let seen = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        if seen > max_bytes {
+            let now = rustix::fs::fstat(&self.file)
+                .map_or(0, |st| u64::try_from(st.st_size).unwrap_or(0));
+            return Err(too_large(seen.max(now)));
+        }
+        Ok(buf)
+    }
+
+    /// Reads up to `len` bytes at `offset` (positional; the stream position
+    /// is unchanged). Returns fewer bytes, possibly none, at end of file.
+    /// Memory grows with the bytes actually read, not with `len`.
+    ///
+    /// # Errors
+    ///
+    /// [`ContainmentReason::Io`] on a read error.
+    pub fn read_at(&self, offset: u64, len: u64) -> Result<Vec<u8>, ContainedReadError> {
+        const CHUNK: u64 = 64 * 1024;
+        // No file extends past `i64::MAX` (the kernel's `loff_t`); clamping
+        // turns an absurd range into "past end of file" instead of `EINVAL`.
+        const MAX_OFFSET: u64 = i64::MAX as u64;
+        let end = offset.saturating_add(len).min(MAX_OFFSET);
+        let mut out = Vec::new();
+        let mut pos = offset;
+        while pos < end {
+            let want = usize::try_from((end - pos).min(CHUNK)).unwrap_or(0);
+            let filled = out.len();
+            out.resize(filled + want, 0);
+            match self.file.read_at(&mut out[filled..], pos) {
+                Ok(0) => {
+                    out.truncate(filled);
+                    break;
+                }
+                Ok(n) => {
+                    out.truncate(filled + n);
+                    pos += u64::try_from(n).unwrap_or(u64::MAX);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => out.truncate(filled),
+                Err(e) => {
+                    return Err(ContainedReadError::new(
+                        ContainmentReason::from_io(&e),
+                        &self.path,
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Gives up the wrapper and returns the open file.
+    #[must_use]
+    pub fn into_file(self) -> File {
+        self.file
+    }
+}
+
+impl Read for ContainedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+impl AsFd for ContainedFile {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Rules of `create`: fail closed, refuse malformed requests, leave nothing behind.
+
+use std::time::Duration;
+
+use crate::backend::Backend;
+use crate::error::ErrorCode;
+use crate::sandbox::{CreateRequest, Destination, Labels, Network};
+
+use super::rule_labels;
+
+async fn count(backend: &dyn Backend, labels: &Labels) -> usize {
+    backend.list(labels).await.expect("list").len()
+}
+
+/// SDK rule "Fail closed": a requested size, network, idle timeout or
+/// timeout the backend cannot enforce fails with `unsupported`, and no
+/// sandbox is left behind; one it declares it can enforce is accepted.
+pub async fn create_fails_closed_when_it_cannot_enforce(backend: &dyn Backend) {
+    let rule = "create_fails_closed_when_it_cannot_enforce";
+    let e = backend.capabilities().enforces;
+    let labels = rule_labels(rule);
+    let base = || CreateRequest {
+        labels: labels.clone(),
+        ..CreateRequest::default()
+    };
+    let cases: Vec<(&str, bool, CreateRequest)> = vec![
+        (
+            "network: none",
+            e.network_none,
+            CreateRequest {
+                network: Network::None,
+                ..base()
+            },
+        ),
+        (
+            "network allowlist",
+            e.network_allowlist,
+            CreateRequest {
+                network: Network::Allowlist {
+                    destinations: vec![Destination {
+                        host: "127.0.0.1".into(),
+                        port: 9,
+                    }],
+                },
+                ..base()
+            },
+        ),
+        ("size.cpus", e.cpu, {
+            let mut r = base();
+            r.size.cpus = Some(0.5);
+            r
+        }),
+        ("size.memory_bytes", e.memory, {
+            let mut r = base();
+            r.size.memory_bytes = Some(256 << 20);
+            r
+        }),
+        ("size.disk_bytes", e.disk, {
+            let mut r = base();
+            r.size.disk_bytes = Some(256 << 20);
+            r
+        }),
+        ("limits.pids", e.pids, {
+            let mut r = base();
+            r.limits.pids = Some(64);
+            r
+        }),
+        (
+            "idle_timeout",
+            e.idle_timeout,
+            CreateRequest {
+                idle_timeout: Some(Duration::from_secs(600)),
+                ..base()
+            },
+        ),
+        (
+            "timeout",
+            e.timeout,
+            CreateRequest {
+                timeout: Some(Duration::from_secs(600)),
+                ..base()
+            },
+        ),
+    ];
+    for (what, enforced, req) in cases {
+        let before = count(backend, &labels).await;
+        match backend.create(req).await {
+            Ok(info) if enforced => {
+                backend.destroy(&info.id).await.expect("destroy");
+            }
+            Ok(info) => {
+                let _ = backend.destroy(&info.id).await;
+                panic!("{rule}: {what} is not enforced but create succeeded");
+            }
+            Err(err) if enforced => {
+                panic!("{rule}: {what} is declared enforced but create failed: {err}")
+            }
+            Err(err) => {
+                assert_eq!(err.code, ErrorCode::Unsupported, "{rule}: {what}: {err}");
+                assert_eq!(
+                    count(backend, &labels).await,
+                    before,
+                    "{rule}: {what}: a refused create left a sandbox behind"
+                );
+            }
+        }
+    }
+}
+
+/// Malformed labels, env keys and keys are refused with `invalid_input`,
+/// and nothing is created.
+pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
+    let rule = "create_refuses_malformed_requests";
+    let labels = rule_labels(rule);
+    let mut bad: Vec<(&str, CreateRequest)> = Vec::new();
+    let mut r = CreateRequest {
+        labels: labels.clone(),
+        ..CreateRequest::default()
+    };
+    r.labels.insert("bad key".into(), "x".into());
+    bad.push(("label key with a space", r));
+    let mut r = CreateRequest {
+        labels: labels.clone(),
+        ..CreateRequest::default()
+    };
+    r.env.insert("1BAD".into(), "x".into());
+    bad.push(("env key 1BAD", r));
+    let mut r = CreateRequest {
+        labels: labels.clone(),
+        ..CreateRequest::default()
+    };
+    r.env.insert("OK".into(), "a\0b".into());
+    bad.push(("env value with NUL", r));
+    bad.push((
+        "empty key",
+        CreateRequest {
+            labels: labels.clone(),
+            key: Some(String::new()),
+            ..CreateRequest::default()
+        },
+    ));
+    for (what, req) in bad {
+        let err = backend
+            .create(req)
+            .await
+            .expect_err(&format!("{rule}: {what} must be refused"));
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{rule}: {what}: {err}");
+    }
+    assert_eq!(
+        count(backend, &labels).await,
+        0,
+        "{rule}: something was created"
+    );
+}

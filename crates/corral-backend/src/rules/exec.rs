@@ -1,0 +1,230 @@
+//! Rules of `exec`: stdin, order, exit, and killing the whole group.
+
+use std::time::Duration;
+
+use crate::backend::Backend;
+use crate::error::ErrorCode;
+use crate::exec::{CollectedOutput, Command, ExecRequest, ExitStatus, StreamKind};
+use crate::sandbox::WORKSPACE_DIR;
+
+use super::fresh;
+
+/// How long any single rule command may take before the rule calls it a hang.
+const HANG: Duration = Duration::from_secs(30);
+
+async fn run(
+    backend: &dyn Backend,
+    id: &str,
+    req: ExecRequest,
+    rule: &str,
+) -> (crate::Result<crate::ExecOutcome>, CollectedOutput) {
+    let mut out = CollectedOutput::default();
+    let res = tokio::time::timeout(HANG, backend.exec(id, req, &mut out))
+        .await
+        .unwrap_or_else(|_| panic!("{rule}: exec did not settle within {HANG:?}"));
+    (res, out)
+}
+
+/// SDK rule "Exec closes stdin unless `stdin` is given": `cat` with no stdin
+/// ends at once with no output instead of waiting for input.
+pub async fn exec_closes_stdin_unless_given(backend: &dyn Backend) {
+    let rule = "exec_closes_stdin_unless_given";
+    let sb = fresh(backend, rule).await;
+    let req = ExecRequest::new(Command::argv(["cat"])).timeout(Duration::from_secs(20));
+    let (res, out) = run(backend, &sb.id, req, rule).await;
+    let outcome = res.unwrap_or_else(|e| panic!("{rule}: cat without stdin failed: {e}"));
+    assert_eq!(outcome.status, ExitStatus::Code(0), "{rule}");
+    assert!(
+        out.stdout.is_empty(),
+        "{rule}: cat printed {:?}",
+        out.stdout
+    );
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// Given stdin is delivered whole and then closed.
+pub async fn exec_passes_stdin_then_eof(backend: &dyn Backend) {
+    let rule = "exec_passes_stdin_then_eof";
+    let sb = fresh(backend, rule).await;
+    let payload: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let req = ExecRequest::new(Command::argv(["cat"])).stdin(payload.clone());
+    let (res, out) = run(backend, &sb.id, req, rule).await;
+    res.unwrap_or_else(|e| panic!("{rule}: {e}"));
+    assert_eq!(out.stdout.len(), payload.len(), "{rule}: stdout length");
+    assert!(out.stdout == payload, "{rule}: stdout differs from stdin");
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// SDK rule "emits chunks in arrival order": within a stream bytes are in
+/// order, and output separated in time arrives in that order across streams.
+pub async fn exec_delivers_chunks_in_arrival_order(backend: &dyn Backend) {
+    let rule = "exec_delivers_chunks_in_arrival_order";
+    let sb = fresh(backend, rule).await;
+    let script =
+        "echo one; sleep 0.3; echo two >&2; sleep 0.3; echo three; sleep 0.3; echo four >&2";
+    let (res, out) = run(
+        backend,
+        &sb.id,
+        ExecRequest::new(Command::shell(script)),
+        rule,
+    )
+    .await;
+    res.unwrap_or_else(|e| panic!("{rule}: {e}"));
+    assert_eq!(out.stdout, b"one\nthree\n", "{rule}: stdout");
+    assert_eq!(out.stderr, b"two\nfour\n", "{rule}: stderr");
+    let streams: Vec<StreamKind> = out.chunks.iter().map(|(s, _)| *s).collect();
+    let mut order: Vec<StreamKind> = Vec::new();
+    for s in streams {
+        if order.last() != Some(&s) {
+            order.push(s);
+        }
+    }
+    assert_eq!(
+        order,
+        vec![
+            StreamKind::Stdout,
+            StreamKind::Stderr,
+            StreamKind::Stdout,
+            StreamKind::Stderr
+        ],
+        "{rule}: chunks out of arrival order"
+    );
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// A non-zero exit is an outcome, not an error.
+pub async fn exec_nonzero_exit_is_a_result(backend: &dyn Backend) {
+    let rule = "exec_nonzero_exit_is_a_result";
+    let sb = fresh(backend, rule).await;
+    let (res, _) = run(
+        backend,
+        &sb.id,
+        ExecRequest::new(Command::shell("exit 3")),
+        rule,
+    )
+    .await;
+    let outcome = res.unwrap_or_else(|e| panic!("{rule}: exit 3 became an error: {e}"));
+    assert_eq!(outcome.status, ExitStatus::Code(3), "{rule}");
+    assert!(
+        outcome.finished_at_ms >= outcome.started_at_ms,
+        "{rule}: interval"
+    );
+    let (res, _) = run(
+        backend,
+        &sb.id,
+        ExecRequest::new(Command::argv(["false"])),
+        rule,
+    )
+    .await;
+    assert_eq!(res.unwrap().status, ExitStatus::Code(1), "{rule}: false");
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// The working directory and environment asked for are the ones the command sees.
+pub async fn exec_honours_cwd_and_env(backend: &dyn Backend) {
+    let rule = "exec_honours_cwd_and_env";
+    let sb = fresh(backend, rule).await;
+    let sub = format!("{WORKSPACE_DIR}/sub");
+    backend.files().mkdir(&sb.id, &sub, true).await.unwrap();
+    let req = ExecRequest::new(Command::shell(
+        "echo \"$CORRAL_RULE_VAR\"; echo hi > here.txt",
+    ))
+    .cwd(&sub)
+    .env("CORRAL_RULE_VAR", "it's $value");
+    let (res, out) = run(backend, &sb.id, req, rule).await;
+    res.unwrap_or_else(|e| panic!("{rule}: {e}"));
+    assert_eq!(out.stdout, b"it's $value\n", "{rule}: env value");
+    let written = backend
+        .files()
+        .read(&sb.id, &format!("{sub}/here.txt"))
+        .await
+        .unwrap_or_else(|e| panic!("{rule}: the command did not run in {sub}: {e}"));
+    assert_eq!(written, b"hi\n", "{rule}");
+    let req = ExecRequest::new(Command::argv(["true"])).cwd("/no/such/dir");
+    let (res, _) = run(backend, &sb.id, req, rule).await;
+    let err = res.expect_err("a missing cwd must fail");
+    assert_eq!(err.code, ErrorCode::NotFound, "{rule}: {err}");
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// Malformed commands are refused with `invalid_input` before anything runs.
+pub async fn exec_refuses_malformed_commands(backend: &dyn Backend) {
+    let rule = "exec_refuses_malformed_commands";
+    let sb = fresh(backend, rule).await;
+    let bad = [
+        ExecRequest::new(Command::Argv(vec![])),
+        ExecRequest::new(Command::argv(["echo", "a\0b"])),
+        ExecRequest::new(Command::Argv(vec!["x".into(); 257])),
+        ExecRequest::new(Command::argv(["echo".to_string(), "x".repeat(65_537)])),
+        ExecRequest::new(Command::argv(["true"])).env("1BAD", "x"),
+        ExecRequest::new(Command::argv(["true"])).cwd("relative"),
+    ];
+    for req in bad {
+        let shown = format!("{:?}", req.command)
+            .chars()
+            .take(60)
+            .collect::<String>();
+        let (res, _) = run(backend, &sb.id, req, rule).await;
+        let err = res.expect_err(&format!("{rule}: {shown} must be refused"));
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{rule}: {shown}: {err}");
+    }
+    let (res, _) = run(
+        backend,
+        "no-such-sandbox",
+        ExecRequest::new(Command::argv(["true"])),
+        rule,
+    )
+    .await;
+    assert_eq!(
+        res.unwrap_err().code,
+        ErrorCode::NotFound,
+        "{rule}: unknown id"
+    );
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// The script used by the group-kill rules: a background grandchild that
+/// would write `late.txt` one second later, and a foreground that would run
+/// for 30 seconds.
+const OUTLIVER: &str = "(sleep 1; echo late > late.txt) & sleep 30";
+
+async fn assert_grandchild_dead(backend: &dyn Backend, id: &str, rule: &str) {
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let late = format!("{WORKSPACE_DIR}/late.txt");
+    match backend.files().stat(id, &late).await {
+        Err(e) if e.code == ErrorCode::NotFound => {}
+        Err(e) => panic!("{rule}: stat {late}: {e}"),
+        Ok(_) => panic!("{rule}: the grandchild outlived the settled exec and wrote {late}"),
+    }
+}
+
+/// SDK rule "kills the entire process group before settling on timeout":
+/// after the `timeout` error nothing the command started runs.
+pub async fn exec_timeout_kills_the_whole_group_before_settling(backend: &dyn Backend) {
+    let rule = "exec_timeout_kills_the_whole_group_before_settling";
+    let sb = fresh(backend, rule).await;
+    let req = ExecRequest::new(Command::shell(OUTLIVER)).timeout(Duration::from_millis(300));
+    let (res, _) = run(backend, &sb.id, req, rule).await;
+    let err = res.expect_err("a 30 s command with a 300 ms timeout must fail");
+    assert_eq!(err.code, ErrorCode::Timeout, "{rule}: {err}");
+    assert_grandchild_dead(backend, &sb.id, rule).await;
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// SDK rule "kills the entire process group before settling on abort".
+pub async fn exec_abort_kills_the_whole_group_before_settling(backend: &dyn Backend) {
+    let rule = "exec_abort_kills_the_whole_group_before_settling";
+    let sb = fresh(backend, rule).await;
+    let token = crate::CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let req = ExecRequest::new(Command::shell(OUTLIVER)).abort(token);
+    let (res, _) = run(backend, &sb.id, req, rule).await;
+    let err = res.expect_err("an aborted command must fail");
+    assert_eq!(err.code, ErrorCode::Aborted, "{rule}: {err}");
+    assert_grandchild_dead(backend, &sb.id, rule).await;
+    backend.destroy(&sb.id).await.unwrap();
+}
