@@ -1,0 +1,398 @@
+//! # corral-backend-memory
+//!
+//! A deterministic, in-memory [`Backend`]: the oracle the contract's
+//! conformance speaks of, and the reference every other backend's behaviour
+//! is compared with. Nothing here touches the host: each sandbox is a file
+//! tree in memory plus a small built-in shell whose "processes" are tokio
+//! tasks.
+//!
+//! **It isolates nothing.** It declares every optional member and every
+//! [`Enforcement`] because it *simulates* them faithfully enough for tests of
+//! the layers above; it must never stand in for a real sandbox.
+//!
+//! ## Determinism
+//!
+//! Sandbox ids are `mem-1`, `mem-2`, … and snapshot ids `memsnap-1`, …, in
+//! creation order. Times come from an injectable [`Clock`]
+//! ([`ManualClock`] in tests). Commands are the built-ins listed below, so
+//! their output never depends on the host.
+//!
+//! ## Simulated enforcement
+//!
+//! | Request | What the memory backend does |
+//! |---|---|
+//! | `network: none` | recorded; the built-in `curl` fails (exit 7) for every destination |
+//! | `network: allowlist` | recorded; `curl` reaches only the listed `host:port` pairs, others fail (exit 7) |
+//! | `size.disk_bytes` | enforced: writes that would make files hold more bytes fail (`quota`, or `No space left on device` in the shell) |
+//! | `limits.pids` | enforced: starting a simulated process (exec, pipeline stage, `&` job, live process) beyond the limit fails (`quota`, or a `fork` error in the shell) |
+//! | `timeout`, `idle_timeout` | enforced against the clock, lazily: on every call an expired sandbox is destroyed and answers `not_found` |
+//! | `size.cpus`, `size.memory_bytes` | recorded only (shown by [`Backend::native`]); the built-ins cannot exceed them meaningfully |
+//!
+//! ## The shell
+//!
+//! `exec` runs an argv or an `sh -c` script with the built-ins `echo [-n]`,
+//! `printf` (`%s %d %i %c %x %o %%`, widths, `\n \t` escapes), `cat`, `true`,
+//! `false`, `:`, `exit`, `sleep` (fractional seconds, tokio's timer),
+//! `pwd`, `cd`, `ls [-aA]`, `mkdir [-p]`, `rm [-rRf]`, `touch`, `test`/`[`
+//! (`-e -f -d -s -x -L -p -n -z`, `= != -eq -ne -lt -le -gt -ge`, `!`),
+//! `env`, `export`, `unset`, `read`, `ln -s`, `mkfifo`, `wc [-lwc]`,
+//! `head [-c N|-n N]`, `yes`, `kill`, `wait`, `curl` (simulated) and `sh`.
+//! Scripts support `;`, `&&`, `||`, `|`, `&`, `( … )`, `{ …; }`,
+//! redirections, quoting, `$VAR`/`${VAR}`/`$?`/`$1`/`$@`/`$$`/`$!`, and
+//! comments; not command substitution, here-documents, globbing, or control
+//! structures. An unknown command exits 127 with `sh: NAME: not found`.
+//!
+//! Every exec, live process and terminal owns a process group: when its
+//! leader ends, on timeout and on abort, everything it started (background
+//! jobs included) is cancelled before the call settles. Use `wait` in a
+//! script to keep background jobs' work. Pids are per sandbox, from 2 up;
+//! `kill PID` reaches any simulated process of the sandbox, and every
+//! signal but 0 ends it (nothing installs handlers). A pipeline writer whose
+//! reader is gone ends with status 141. A CPU-bound built-in (`yes` into
+//! `/dev/null`) never lets a paused tokio clock auto-advance.
+//!
+//! ## Files
+//!
+//! `/workspace` and `/tmp` exist at create. Paths are normalized lexically
+//! ([`corral_backend::path::normalize`]); symlinks met on the way are
+//! followed physically (40 hops at most). `files.write` needs the parent to
+//! exist (`write_creates_parents` is false) and, like a write-then-rename,
+//! replaces a final symlink instead of writing through it; `mode` defaults
+//! to `0o644`. `write_batch` applies the same writes to a copy of the tree and
+//! publishes it only if all succeeded. [`MemoryBackend::symlink`],
+//! [`MemoryBackend::mkfifo`] and [`MemoryBackend::mknod`] create what the
+//! primitives cannot. Contained reads resolve inside the tree the way
+//! `corral_backend::contained` resolves on a host: `path` must lie under
+//! `allowed_root`, absolute symlink targets and `..` above the root are
+//! `outside_root`, anything but a regular file is `not_regular_file`.
+//!
+//! ## Pause, snapshots, live processes, terminals
+//!
+//! A paused sandbox refuses exec, `start_process` and terminals with
+//! `conflict`; running commands freeze at their next read, write or
+//! command until `resume`. Snapshots deep-copy the tree; their digest is the
+//! sha256 of a canonical serialization (paths sorted, types, modes,
+//! contents, never mtimes), so equal trees have equal digests. Live
+//! processes get in-memory duplex pipes (stdin half-closes, stdout and
+//! stderr end in EOF when the group is gone). A terminal without a command
+//! is a simulated interactive shell printing a `$ ` prompt (no echo), where
+//! `SIGINT` interrupts the running line.
+
+mod clock;
+mod contained;
+mod exec;
+mod files;
+mod listing;
+mod process;
+mod procs;
+mod sandbox;
+mod shell;
+mod snapshot;
+mod terminal;
+mod tree;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use corral_backend::{
+    Backend, BackendError, BatchWriteOps, Capabilities, ContainedReadOps, CreateRequest,
+    Enforcement, ErrorCode, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
+    PauseOps, PreviewUrl, ProcessOps, Result, SandboxInfo, SnapshotCloneOps, SnapshotOps,
+    TerminalOps, TreeListOps, UsageOps, check_enforceable, labels_match,
+};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use tree::SpecialKind;
+
+use crate::procs::lock;
+use crate::sandbox::{NewSandbox, Sandbox};
+use crate::tree::Tree;
+
+/// The backend's name.
+pub(crate) const NAME: &str = "memory";
+
+/// The in-memory backend. Cheap to clone: clones share the same sandboxes.
+#[derive(Clone)]
+pub struct MemoryBackend {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for MemoryBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = lock(&self.inner.state);
+        f.debug_struct("MemoryBackend")
+            .field("sandboxes", &st.sandboxes.len())
+            .field("snapshots", &st.snapshots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Everything the backend holds; every primitive trait is implemented on it.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) state: Mutex<State>,
+}
+
+/// The sandboxes and snapshots.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) sandboxes: BTreeMap<String, Arc<Sandbox>>,
+    /// By creation number.
+    pub(crate) snapshots: BTreeMap<u64, snapshot::Stored>,
+    next_sandbox: u64,
+    pub(crate) next_snapshot: u64,
+}
+
+impl State {
+    /// Destroys every sandbox whose `timeout` or `idle_timeout` passed.
+    fn sweep(&mut self, now: u64) {
+        self.sandboxes.retain(|_, sb| {
+            let expired = sb.expired(now);
+            if expired {
+                sb.procs.abort_all();
+            }
+            !expired
+        });
+    }
+}
+
+impl Inner {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        let mut st = lock(&self.state);
+        st.sweep(self.clock.now_ms());
+        st
+    }
+
+    /// The live sandbox `id` (expired ones are destroyed first), touched.
+    pub(crate) fn sandbox(&self, id: &str) -> Result<Arc<Sandbox>> {
+        let st = self.state();
+        let sb = st
+            .sandboxes
+            .get(id)
+            .cloned()
+            .ok_or_else(|| BackendError::sandbox_not_found(id))?;
+        drop(st);
+        sb.touch();
+        Ok(sb)
+    }
+}
+
+impl MemoryBackend {
+    /// A backend on the wall clock.
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// A backend reading time from `clock` (a [`ManualClock`] in tests).
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        MemoryBackend {
+            inner: Arc::new(Inner {
+                clock,
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// The clock this backend reads.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.inner.clock)
+    }
+}
+
+/// What the memory backend declares: everything, simulated (see the crate docs).
+const CAPABILITIES: Capabilities = Capabilities {
+    pause: true,
+    snapshot: true,
+    snapshot_clone: true,
+    terminal: true,
+    start_process: true,
+    usage: true,
+    read_range: true,
+    contained_read: true,
+    list_tree: true,
+    write_batch: true,
+    previews: true,
+    // False on purpose: the core's mkdir-before-write path gets exercised.
+    write_creates_parents: false,
+    enforces: Enforcement::ALL,
+};
+
+#[async_trait]
+impl Backend for MemoryBackend {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn key_mode(&self) -> KeyMode {
+        KeyMode::Exact
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
+        req.validate()?;
+        check_enforceable(NAME, &CAPABILITIES, &req)?;
+        let now = self.inner.clock.now_ms();
+        let mut st = self.inner.state();
+        if let Some(key) = &req.key
+            && st.sandboxes.values().any(|s| s.key.as_ref() == Some(key))
+        {
+            return Err(BackendError::new(
+                ErrorCode::Conflict,
+                format!("a sandbox with key {key:?} exists already"),
+            ));
+        }
+        let tree = match &req.snapshot {
+            None => Tree::new(now),
+            Some(sid) => {
+                let mut tree = st
+                    .snapshots
+                    .values()
+                    .find(|s| s.info.id == *sid)
+                    .map(|s| s.tree.clone())
+                    .ok_or_else(|| {
+                        BackendError::new(
+                            ErrorCode::NotFound,
+                            format!("no snapshot with id {sid:?}"),
+                        )
+                    })?;
+                tree.ensure_standard_dirs(now);
+                if let Some(limit) = req.size.disk_bytes
+                    && tree.stored_bytes() > limit
+                {
+                    return Err(BackendError::new(
+                        ErrorCode::Quota,
+                        format!("snapshot {sid:?} holds more than size.disk_bytes = {limit}"),
+                    ));
+                }
+                tree
+            }
+        };
+        st.next_sandbox += 1;
+        let seq = st.next_sandbox;
+        let id = format!("mem-{seq}");
+        let sb = Arc::new(Sandbox::new(NewSandbox {
+            seq,
+            id: id.clone(),
+            req,
+            tree,
+            clock: Arc::clone(&self.inner.clock),
+        }));
+        let info = sb.info();
+        st.sandboxes.insert(id, sb);
+        Ok(info)
+    }
+
+    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+        let st = self.inner.state();
+        Ok(st
+            .sandboxes
+            .values()
+            .find(|s| s.key.as_deref() == Some(key))
+            .map(|s| s.info()))
+    }
+
+    async fn connect(&self, id: &str) -> Result<SandboxInfo> {
+        Ok(self.inner.sandbox(id)?.info())
+    }
+
+    async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
+        let st = self.inner.state();
+        let mut found: Vec<&Arc<Sandbox>> = st
+            .sandboxes
+            .values()
+            .filter(|s| labels_match(&s.labels, labels))
+            .collect();
+        found.sort_by_key(|s| s.seq);
+        Ok(found.into_iter().map(|s| s.info()).collect())
+    }
+
+    async fn destroy(&self, id: &str) -> Result<()> {
+        let removed = lock(&self.inner.state).sandboxes.remove(id);
+        if let Some(sb) = removed {
+            sb.procs.kill_all().await;
+        }
+        Ok(())
+    }
+
+    async fn exec(
+        &self,
+        id: &str,
+        req: ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> Result<ExecOutcome> {
+        exec::run(&self.inner, id, req, sink).await
+    }
+
+    fn files(&self) -> &dyn FileOps {
+        &*self.inner
+    }
+
+    async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
+        if port == 0 {
+            return Err(BackendError::invalid("port 0 is not a port"));
+        }
+        let sb = self.inner.sandbox(id)?;
+        if !sb.ports.contains(&port) {
+            return Err(BackendError::new(
+                ErrorCode::NotFound,
+                format!("sandbox {id:?} was not created with port {port}"),
+            ));
+        }
+        Ok(PreviewUrl {
+            url: format!("memory://{id}:{port}"),
+            headers: BTreeMap::new(),
+            expires_at_ms: sb.expires_at_ms,
+        })
+    }
+
+    async fn native(&self, id: &str) -> Result<serde_json::Value> {
+        Ok(self.inner.sandbox(id)?.native())
+    }
+
+    fn pause_ops(&self) -> Option<&dyn PauseOps> {
+        Some(&*self.inner)
+    }
+
+    fn snapshot_ops(&self) -> Option<&dyn SnapshotOps> {
+        Some(&*self.inner)
+    }
+
+    fn snapshot_clone_ops(&self) -> Option<&dyn SnapshotCloneOps> {
+        Some(&*self.inner)
+    }
+
+    fn terminal_ops(&self) -> Option<&dyn TerminalOps> {
+        Some(&*self.inner)
+    }
+
+    fn process_ops(&self) -> Option<&dyn ProcessOps> {
+        Some(&*self.inner)
+    }
+
+    fn usage_ops(&self) -> Option<&dyn UsageOps> {
+        Some(&*self.inner)
+    }
+
+    fn contained_read_ops(&self) -> Option<&dyn ContainedReadOps> {
+        Some(&*self.inner)
+    }
+
+    fn tree_list_ops(&self) -> Option<&dyn TreeListOps> {
+        Some(&*self.inner)
+    }
+
+    fn batch_write_ops(&self) -> Option<&dyn BatchWriteOps> {
+        Some(&*self.inner)
+    }
+}

@@ -1,0 +1,138 @@
+//! The command line, as clap parses it.
+
+use clap::{Args, Parser, Subcommand};
+
+/// corral — run untrusted code in sandboxes.
+#[derive(Debug, Parser)]
+#[command(name = "corral", version, about, disable_help_subcommand = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Commands,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Create a sandbox, run one command in it with live output, exit with its
+    /// exit code, and destroy the sandbox (also on Ctrl-C).
+    Run(RunArgs),
+    /// Create a sandbox and print its id.
+    Create(CreateArgs),
+    /// Run a command in an existing sandbox.
+    Exec(ExecArgs),
+    /// Copy a file between the host and a sandbox: `ID:/path` names a
+    /// sandbox path, `-` is stdin or stdout.
+    Cp(CpArgs),
+    /// List sandboxes.
+    Ls(LsArgs),
+    /// Destroy sandboxes.
+    Rm(RmArgs),
+}
+
+/// Options shared by commands that pick a backend.
+#[derive(Debug, Args)]
+pub struct BackendArg {
+    /// The backend: `local` (default) or `memory`.
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+}
+
+/// `corral run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// An environment variable for the command, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Kill the command and fail after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Working directory inside the sandbox (absolute).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// A label for the sandbox, `K=V` (repeatable).
+    #[arg(long = "label", value_name = "K=V")]
+    pub labels: Vec<String>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// A label, `K=V` (repeatable).
+    #[arg(long = "label", value_name = "K=V")]
+    pub labels: Vec<String>,
+    /// An environment variable every command gets, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// A unique key: refused if a sandbox with this key exists.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+/// `corral exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// An environment variable for the command, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Kill the command and fail after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Working directory inside the sandbox (absolute).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral cp`.
+#[derive(Debug, Args)]
+pub struct CpArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Source: a host path, `-` (stdin), or `ID:/path`.
+    pub src: String,
+    /// Destination: a host path, `-` (stdout), or `ID:/path`.
+    pub dst: String,
+}
+
+/// `corral ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Only sandboxes with this label, `K=V` (repeatable).
+    #[arg(long = "label", value_name = "K=V")]
+    pub labels: Vec<String>,
+    /// Print JSON (one array) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `corral rm`.
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Sandbox ids.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+}

@@ -1,0 +1,28 @@
+//! `corral create`: print the new sandbox's id.
+
+use corral_backend::{CORRAL_LABEL, CreateRequest};
+
+use crate::args::CreateArgs;
+use crate::backends;
+use crate::error::CliResult;
+use crate::kv;
+
+/// Runs `corral create`.
+pub async fn create(args: CreateArgs) -> CliResult {
+    let mut labels = kv::parse_labels(&args.labels)?;
+    labels
+        .entry(CORRAL_LABEL.into())
+        .or_insert_with(|| "cli".into());
+    let env = kv::parse_env(&args.env)?;
+    let backend = backends::open(args.backend.backend.as_deref())?;
+    let info = backend
+        .create(CreateRequest {
+            labels,
+            env,
+            key: args.key,
+            ..CreateRequest::default()
+        })
+        .await?;
+    println!("{}", info.id);
+    Ok(0)
+}

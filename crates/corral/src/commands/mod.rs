@@ -1,0 +1,9 @@
+//! One file per subcommand.
+
+pub mod cp;
+pub mod create;
+pub mod exec;
+pub mod ls;
+pub mod rm;
+pub mod run;
+mod shared;

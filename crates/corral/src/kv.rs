@@ -1,0 +1,57 @@
+//! `K=V` arguments.
+
+use std::collections::BTreeMap;
+
+use crate::error::CliError;
+
+/// Parses repeated `K=V` options of flag `flag` into a map; refuses a
+/// missing `=`, an empty key, and a repeated key.
+pub fn parse(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(CliError::usage(format!("--{flag} {item:?}: expected K=V")));
+        };
+        if k.is_empty() {
+            return Err(CliError::usage(format!(
+                "--{flag} {item:?}: the key is empty"
+            )));
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(CliError::usage(format!("--{flag}: {k:?} is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--env` values and checks each key and value with the backend's rules.
+pub fn parse_env(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
+    let env = parse("env", items)?;
+    for (k, v) in &env {
+        corral_backend::validate_env(k, v).map_err(|e| CliError::usage(e.message))?;
+    }
+    Ok(env)
+}
+
+/// Parses `--label` values and checks each with the backend's rules.
+pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
+    let labels = parse("label", items)?;
+    for (k, v) in &labels {
+        corral_backend::validate_label(k, v).map_err(|e| CliError::usage(e.message))?;
+    }
+    Ok(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_bad_pairs() {
+        assert!(parse("env", &["A".into()]).is_err());
+        assert!(parse("env", &["=x".into()]).is_err());
+        assert!(parse("env", &["A=1".into(), "A=2".into()]).is_err());
+        assert_eq!(parse("env", &["A=b=c".into()]).unwrap()["A"], "b=c");
+        assert!(parse_env(&["1A=x".into()]).is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! # corral (the command line)
+//!
+//! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
+//! exits with its exit code and destroys the sandbox. The other subcommands
+//! manage sandboxes that outlive one invocation (`create`, `exec`, `cp`,
+//! `ls`, `rm`).
+//!
+//! Every failure is one line on stderr, `corral: error: [code] message`,
+//! with exit status 2 for bad input and 1 for failures; never a panic or a
+//! backtrace.
+
+pub mod args;
+pub mod backends;
+mod commands;
+pub mod error;
+pub mod kv;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::args::{Cli, Commands};
+use crate::error::{CliError, EXIT_FAILURE};
+
+/// Runs the CLI with `args` (including the program name) and returns the
+/// exit status. Prints errors itself.
+pub fn main_with_args(args: Vec<OsString>) -> i32 {
+    install_panic_hook();
+    let args = match to_utf8(args) {
+        Ok(a) => a,
+        Err(e) => return report(e),
+    };
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        2
+                    } else {
+                        0
+                    }
+                }
+                _ => report(CliError::usage(clap_one_line(&e))),
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return report(CliError::failure(
+                "io",
+                format!("starting the runtime: {e}"),
+            ));
+        }
+    };
+    let result = runtime.block_on(dispatch(cli.command));
+    // Background tasks (stdin writers) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(e) => report(e),
+    }
+}
+
+async fn dispatch(command: Commands) -> error::CliResult {
+    match command {
+        Commands::Run(a) => commands::run::run(a).await,
+        Commands::Create(a) => commands::create::create(a).await,
+        Commands::Exec(a) => commands::exec::exec(a).await,
+        Commands::Cp(a) => commands::cp::cp(a).await,
+        Commands::Ls(a) => commands::ls::ls(a).await,
+        Commands::Rm(a) => commands::rm::rm(a).await,
+    }
+}
+
+fn report(e: CliError) -> i32 {
+    eprintln!("{e}");
+    e.exit
+}
+
+/// Refuses arguments that are not UTF-8 or contain a NUL byte, naming which.
+fn to_utf8(args: Vec<OsString>) -> Result<Vec<String>, CliError> {
+    args.into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let s = a
+                .into_string()
+                .map_err(|a| CliError::usage(format!("argument {i} ({a:?}) is not valid UTF-8")))?;
+            if s.contains('\0') {
+                return Err(CliError::usage(format!(
+                    "argument {i} ({:?}) contains a NUL byte",
+                    s.replace('\0', "\\0")
+                )));
+            }
+            Ok(s)
+        })
+        .collect()
+}
+
+/// The first meaningful line of a clap error, without its `error: ` prefix.
+fn clap_one_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let line = rendered
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid arguments");
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    format!("{line} (see corral --help)")
+}
+
+/// A panic becomes one error line and exit status 1, never a backtrace.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "{}",
+            CliError::failure(
+                "internal",
+                format!("corral failed unexpectedly{at}: {what}")
+            )
+        );
+        std::process::exit(EXIT_FAILURE);
+    }));
+}
