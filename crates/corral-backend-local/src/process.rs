@@ -173,10 +173,7 @@ pub(crate) async fn start(
     id: &str,
     spec: ProcessSpec,
 ) -> Result<LiveProcess> {
-    spec.command.validate()?;
-    for (k, v) in &spec.env {
-        corral_backend::validate_env(k, v)?;
-    }
+    spec.validate()?;
     let placement = {
         let (state, id, cwd, env) = (
             state.clone(),

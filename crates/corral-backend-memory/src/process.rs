@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use corral_backend::{
     ControlSignal, ExitStatus, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Result,
-    TerminalControl, validate_env,
+    TerminalControl,
 };
 use tokio::sync::{Notify, watch};
 
@@ -133,13 +133,7 @@ impl TerminalControl for Control {
 #[async_trait]
 impl ProcessOps for Inner {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
-        spec.command.validate()?;
-        for (k, v) in &spec.env {
-            validate_env(k, v)?;
-        }
-        if let Some(cwd) = &spec.cwd {
-            corral_backend::path::validate_sandbox_path("cwd", cwd)?;
-        }
+        spec.validate()?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused("start a process")?;
         let cwd = sb.resolve_cwd(spec.cwd.as_deref())?;

@@ -23,6 +23,21 @@ pub struct ProcessSpec {
     pub env: BTreeMap<String, String>,
 }
 
+impl ProcessSpec {
+    /// Checks the command, the environment and the working directory, as
+    /// [`crate::ExecRequest::validate`] does for one-shot commands.
+    pub fn validate(&self) -> Result<()> {
+        self.command.validate()?;
+        for (k, v) in &self.env {
+            crate::sandbox::validate_env(k, v)?;
+        }
+        if let Some(cwd) = &self.cwd {
+            crate::path::validate_sandbox_path("cwd", cwd)?;
+        }
+        Ok(())
+    }
+}
+
 /// Control of a live process, shareable between tasks.
 #[async_trait]
 pub trait ProcessControl: Send + Sync {
