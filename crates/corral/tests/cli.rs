@@ -133,7 +133,7 @@ fn run_on_the_memory_backend() {
 #[test]
 fn ctrl_c_destroys_the_sandbox_and_exits_130() {
     let cli = Cli::new();
-    let mut child = cli
+    let child = cli
         .cmd(&["run", "--", "sh", "-c", "echo started; sleep 30"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
