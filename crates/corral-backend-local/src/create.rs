@@ -18,7 +18,7 @@
 use std::os::unix::fs::DirBuilderExt;
 
 use corral_backend::{
-    BackendError, Capabilities, CreateRequest, Result, SandboxInfo, WORKSPACE_DIR,
+    BackendError, Capabilities, CreateRequest, Network, Result, SandboxInfo, WORKSPACE_DIR,
     check_enforceable, now_ms,
 };
 
@@ -110,6 +110,7 @@ pub(crate) fn create(
         labels: req.labels.clone(),
         created_at_ms: now_ms(),
         env: req.env.clone(),
+        network_none: req.network == Network::None,
     };
     let json = serde_json::to_vec_pretty(&meta).map_err(|e| {
         BackendError::new(

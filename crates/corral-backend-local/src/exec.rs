@@ -33,6 +33,18 @@ pub(crate) struct Placement {
     pub(crate) cwd: PathBuf,
     /// The complete environment.
     pub(crate) env: BTreeMap<String, String>,
+    /// Set when the sandbox has no network: wraps the command's argv.
+    pub(crate) no_network: Option<&'static crate::netns::NoNetwork>,
+}
+
+impl Placement {
+    /// The argv to start: `argv` itself, or wrapped into a network-less namespace.
+    pub(crate) fn argv(&self, argv: Vec<String>) -> Vec<String> {
+        match self.no_network {
+            Some(n) => n.wrap(argv),
+            None => argv,
+        }
+    }
 }
 
 /// Resolves `cwd` (default [`WORKSPACE_DIR`]) beneath the sandbox root and
@@ -68,7 +80,16 @@ pub(crate) fn place(
     env.insert("PWD".to_string(), host_cwd.to_string_lossy().into_owned());
     env.extend(meta.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    Ok(Placement { cwd: host_cwd, env })
+    let no_network = if meta.network_none {
+        Some(crate::netns::require()?)
+    } else {
+        None
+    };
+    Ok(Placement {
+        cwd: host_cwd,
+        env,
+        no_network,
+    })
 }
 
 /// `exec`: validates, places, and runs through the shared host runner.
@@ -89,7 +110,7 @@ pub(crate) async fn exec(
         crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
     };
     let cmd = HostCommand {
-        argv: req.command.to_argv(),
+        argv: placement.argv(req.command.to_argv()),
         cwd: placement.cwd,
         env: placement.env,
         stdin: req.stdin,

@@ -42,6 +42,7 @@ mod exec;
 mod files;
 mod keys;
 mod listing;
+mod netns;
 mod process;
 mod snapshot;
 mod state;
@@ -106,7 +107,17 @@ impl LocalBackend {
         self.state.dir()
     }
 
-    /// The capabilities of every local backend.
+    /// The capabilities on this host: [`Self::CAPABILITIES`], plus
+    /// `network: none` where commands can be started in a new, empty network
+    /// namespace (see the `netns` module documentation for what that holds
+    /// against).
+    pub fn capabilities_here(&self) -> Capabilities {
+        let mut caps = Self::CAPABILITIES;
+        caps.enforces.network_none = netns::no_network().is_some();
+        caps
+    }
+
+    /// The capabilities of every local backend, whatever the host.
     pub const CAPABILITIES: Capabilities = Capabilities {
         pause: false,
         snapshot: true,
@@ -177,12 +188,13 @@ impl Backend for LocalBackend {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Self::CAPABILITIES
+        self.capabilities_here()
     }
 
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
         let state = self.state.clone();
-        blocking(move || create::create(&state, &Self::CAPABILITIES, req)).await
+        let caps = self.capabilities_here();
+        blocking(move || create::create(&state, &caps, req)).await
     }
 
     async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {

@@ -183,7 +183,7 @@ pub(crate) async fn start(
         );
         crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
     };
-    let argv = spec.command.to_argv();
+    let argv = placement.argv(spec.command.to_argv());
     let Some((program, args)) = argv.split_first() else {
         return Err(BackendError::invalid("command: argv is empty"));
     };

@@ -99,6 +99,9 @@ pub(crate) struct Meta {
     pub(crate) created_at_ms: u64,
     /// The environment every command starts with.
     pub(crate) env: BTreeMap<String, String>,
+    /// Every command runs without network (`network: none`).
+    #[serde(default)]
+    pub(crate) network_none: bool,
 }
 
 impl Meta {
