@@ -1,0 +1,228 @@
+//! `execute`: one bounded command to completion.
+//!
+//! - `argv` runs as given; `shell` runs as `sh -c SCRIPT`; `stdin` is written
+//!   then closed (absent: closed at once); `timeout_seconds`, `environment`
+//!   and `working_directory` go to the backend's `exec`, which kills the
+//!   whole process group at the deadline before it settles.
+//! - Output is captured per stream, at most `output_limit_bytes` bytes each:
+//!   bytes beyond the limit are dropped as they arrive (never buffered) and
+//!   the stream is marked `truncated`, so a truncated stream holds exactly
+//!   the limit. The command runs on; overflow is not an exit cause.
+//! - Exactly one exit cause: the code (0–255) or the signal the backend
+//!   reports, or `timed_out` when the backend ended the command at its
+//!   deadline — with whatever output arrived before.
+//! - The interval is the backend's start and end of the command (its own
+//!   clock); for a timed-out command, which the backend reports without an
+//!   outcome, the adapter's clock around the call. Both are clamped to be
+//!   monotonic.
+//! - A command the backend could not start (a missing program or working
+//!   directory) is `SandboxOperationFailed{execute, spawn_failed}`; a
+//!   sandbox that is gone is `SandboxInstanceNotFound`.
+
+use corral_backend::{
+    Backend, BackendError, Command, ErrorCode, ExecRequest, ExitStatus, OutputSink, StreamKind,
+};
+use corral_contract::{
+    CommandLine, ExecuteRequest, ExitCause, ExitCode, FailureReason, InstanceId, Interval,
+    Operation, OutputBytes, SandboxCommand, SandboxError, SandboxExecutionResult, SignalName,
+    StreamCapture, Timestamp,
+};
+
+use super::ContractAdapter;
+use super::clock;
+use super::errors::{Subject, failed, from_backend};
+
+/// Keeps the first `limit` bytes of each stream and whether more came.
+#[derive(Debug)]
+pub(crate) struct BoundedCapture {
+    limit: usize,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+}
+
+impl BoundedCapture {
+    pub(crate) fn new(limit: u64) -> Self {
+        Self {
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+        }
+    }
+
+    fn into_streams(
+        self,
+        operation: Operation,
+    ) -> Result<(StreamCapture, StreamCapture), SandboxError> {
+        let capture = |content: Vec<u8>, truncated| {
+            OutputBytes::new(content)
+                .map(|content| StreamCapture { content, truncated })
+                .map_err(|_| failed(operation, FailureReason::ResourceExhausted))
+        };
+        Ok((
+            capture(self.stdout, self.stdout_truncated)?,
+            capture(self.stderr, self.stderr_truncated)?,
+        ))
+    }
+}
+
+impl OutputSink for BoundedCapture {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        let (kept, truncated) = match stream {
+            StreamKind::Stdout => (&mut self.stdout, &mut self.stdout_truncated),
+            StreamKind::Stderr => (&mut self.stderr, &mut self.stderr_truncated),
+        };
+        let room = self.limit.saturating_sub(kept.len());
+        if bytes.len() > room {
+            kept.extend_from_slice(&bytes[..room]);
+            *truncated = true;
+        } else {
+            kept.extend_from_slice(bytes);
+        }
+    }
+}
+
+/// The backend's command for a contract command.
+fn exec_request(command: &SandboxCommand) -> ExecRequest {
+    let backend_command = match &command.command {
+        CommandLine::Argv { argv } => {
+            Command::Argv(argv.arguments().iter().map(str::to_owned).collect())
+        }
+        CommandLine::Shell { shell } => Command::Shell(shell.as_str().to_owned()),
+    };
+    let mut request = ExecRequest::new(backend_command);
+    request.stdin = command.stdin.as_ref().map(|s| s.to_vec());
+    request.timeout = Some(std::time::Duration::from_secs(
+        command.timeout_seconds.get(),
+    ));
+    request.cwd = command.working_directory.as_ref().map(ToString::to_string);
+    request.env = command
+        .environment
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_owned()))
+        .collect();
+    request
+}
+
+/// How the backend's exit status reads as a contract exit: a code 0–255 or
+/// a signal 1–31 by name; anything else is a backend defect.
+pub(crate) fn exit_of(
+    operation: Operation,
+    status: &ExitStatus,
+) -> Result<ExitCause, SandboxError> {
+    let defect = || failed(operation, FailureReason::PlatformRejected);
+    match status {
+        ExitStatus::Code(code) => u8::try_from(*code)
+            .map(|c| ExitCause::Code(ExitCode::from(c)))
+            .map_err(|_| defect()),
+        ExitStatus::Signal(name) => SignalName::parse(name)
+            .map(ExitCause::Signal)
+            .map_err(|_| defect()),
+    }
+}
+
+/// A failure to start a command: `spawn_failed` while the instance still
+/// exists, `SandboxInstanceNotFound` once it is gone, the mapped backend
+/// error otherwise.
+pub(crate) async fn start_failure<B: Backend>(
+    adapter: &ContractAdapter<B>,
+    operation: Operation,
+    instance_id: &InstanceId,
+    error: &BackendError,
+) -> SandboxError {
+    match error.code {
+        ErrorCode::NotFound | ErrorCode::InvalidInput => {
+            match adapter.find_sandbox(instance_id).await {
+                Ok(Some(_)) => failed(operation, FailureReason::SpawnFailed),
+                Ok(None) => SandboxError::SandboxInstanceNotFound {
+                    instance_id: instance_id.clone(),
+                },
+                Err(e) => from_backend(operation, Subject::Instance(instance_id), &e),
+            }
+        }
+        _ => from_backend(operation, Subject::Instance(instance_id), error),
+    }
+}
+
+fn interval(
+    operation: Operation,
+    start: Timestamp,
+    end: Timestamp,
+) -> Result<Interval, SandboxError> {
+    Interval::new(start, end.max(start))
+        .map_err(|_| failed(operation, FailureReason::PlatformRejected))
+}
+
+pub(super) async fn run<B: Backend + 'static>(
+    adapter: &ContractAdapter<B>,
+    request: ExecuteRequest,
+) -> Result<SandboxExecutionResult, SandboxError> {
+    let op = Operation::Execute;
+    let located = adapter.locate(op, &request.instance_id).await?;
+    op.check_state(located.record.state)?;
+    let mut capture = BoundedCapture::new(request.command.output_limit_bytes.get());
+    let started = clock::now(op)?;
+    let outcome = adapter
+        .backend
+        .exec(
+            &located.sandbox_id,
+            exec_request(&request.command),
+            &mut capture,
+        )
+        .await;
+    let (exit, interval) = match outcome {
+        Ok(outcome) => {
+            let start = clock::from_ms(op, outcome.started_at_ms)?;
+            let end = clock::from_ms(op, outcome.finished_at_ms)?;
+            (exit_of(op, &outcome.status)?, interval(op, start, end)?)
+        }
+        Err(e) if e.code == ErrorCode::Timeout => {
+            (ExitCause::TimedOut, interval(op, started, clock::now(op)?)?)
+        }
+        Err(e) => return Err(start_failure(adapter, op, &request.instance_id, &e).await),
+    };
+    let (stdout, stderr) = capture.into_streams(op)?;
+    Ok(SandboxExecutionResult {
+        exit,
+        interval,
+        stdout,
+        stderr,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_the_limit_and_marks_truncation() {
+        let mut c = BoundedCapture::new(5);
+        c.chunk(StreamKind::Stdout, b"abc");
+        c.chunk(StreamKind::Stderr, b"12345");
+        c.chunk(StreamKind::Stdout, b"defgh");
+        c.chunk(StreamKind::Stdout, b"ij");
+        let (out, err) = c.into_streams(Operation::Execute).unwrap();
+        assert_eq!(&out.content[..], b"abcde");
+        assert!(out.truncated);
+        assert_eq!(&err.content[..], b"12345");
+        assert!(!err.truncated);
+    }
+
+    #[test]
+    fn exits_are_codes_or_named_signals() {
+        let op = Operation::Execute;
+        assert_eq!(
+            exit_of(op, &ExitStatus::Code(3)).unwrap(),
+            ExitCause::Code(ExitCode::from(3))
+        );
+        assert_eq!(
+            exit_of(op, &ExitStatus::Signal("SIGKILL".into())).unwrap(),
+            ExitCause::Signal(SignalName::Sigkill)
+        );
+        assert!(exit_of(op, &ExitStatus::Code(-1)).is_err());
+        assert!(exit_of(op, &ExitStatus::Signal("SIG64".into())).is_err());
+    }
+}
