@@ -1,0 +1,212 @@
+//! The evidence a run leaves: a [`Report`], as JSON and as a table.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use corral_contract::{CapabilityToken, ConformanceCase, SandboxProviderCapabilities, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// How one case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The case ran and everything it asserts held.
+    Passed,
+    /// The case ran and an assertion failed (its reason says which).
+    Failed,
+    /// The target lacks a token the case requires (its reason names them).
+    Skipped,
+}
+
+impl Outcome {
+    /// The wire spelling: `passed`, `failed`, `skipped`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// One case's evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseReport {
+    /// The case.
+    pub name: ConformanceCase,
+    /// The tokens it requires.
+    pub required: Vec<CapabilityToken>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Why it failed or was skipped (one line); `None` when it passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long it ran, in milliseconds (0 for a skip).
+    pub duration_ms: u64,
+}
+
+/// The evidence of one run of the suite against one target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// The target's name.
+    pub target: String,
+    /// The envelope the target's provider advertised.
+    pub envelope: SandboxProviderCapabilities,
+    /// The tokens derived from it.
+    pub tokens: BTreeSet<CapabilityToken>,
+    /// One entry per case, in the contract's order.
+    pub cases: Vec<CaseReport>,
+    /// The version of corral that ran the suite.
+    pub corral_version: String,
+    /// When the run started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Timestamp,
+}
+
+impl Report {
+    /// How many cases ended with `outcome`.
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.cases.iter().filter(|c| c.outcome == outcome).count()
+    }
+
+    /// Whether no case failed (skips are not failures).
+    pub fn succeeded(&self) -> bool {
+        self.count(Outcome::Failed) == 0
+    }
+
+    /// The report of `case`, if it was part of the run.
+    pub fn case(&self, case: ConformanceCase) -> Option<&CaseReport> {
+        self.cases.iter().find(|c| c.name == case)
+    }
+
+    /// The closing line: `N passed, N failed, N skipped`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.count(Outcome::Passed),
+            self.count(Outcome::Failed),
+            self.count(Outcome::Skipped)
+        )
+    }
+
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+
+    /// The human table: a heading naming the target and its tokens, one line
+    /// per case (`name  outcome  duration  reason`), and the summary line.
+    pub fn table(&self) -> String {
+        let tokens: Vec<&str> = self.tokens.iter().map(|t| t.as_str()).collect();
+        let mut out = format!(
+            "conformance: target {} (tokens: {})\n",
+            self.target,
+            tokens.join(", ")
+        );
+        let width = self
+            .cases
+            .iter()
+            .map(|c| c.name.as_str().len())
+            .max()
+            .unwrap_or(0);
+        for c in &self.cases {
+            let time = match c.outcome {
+                Outcome::Skipped => "-".to_string(),
+                Outcome::Passed | Outcome::Failed => format!("{} ms", c.duration_ms),
+            };
+            let line = format!(
+                "{:<width$}  {:<7}  {:>9}  {}",
+                c.name.as_str(),
+                c.outcome.as_str(),
+                time,
+                c.reason.as_deref().unwrap_or(""),
+            );
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        let t = Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap();
+        Report {
+            target: "example".into(),
+            envelope: SandboxProviderCapabilities::minimum(),
+            tokens: SandboxProviderCapabilities::minimum().conformance_tokens(),
+            cases: vec![
+                CaseReport {
+                    name: ConformanceCase::NoneEgress,
+                    required: ConformanceCase::NoneEgress.required_tokens().to_vec(),
+                    outcome: Outcome::Passed,
+                    reason: None,
+                    duration_ms: 12,
+                },
+                CaseReport {
+                    name: ConformanceCase::CheckpointClone,
+                    required: ConformanceCase::CheckpointClone.required_tokens().to_vec(),
+                    outcome: Outcome::Skipped,
+                    reason: Some("missing tokens: snapshot".into()),
+                    duration_ms: 0,
+                },
+                CaseReport {
+                    name: ConformanceCase::ZdrRelease,
+                    required: ConformanceCase::ZdrRelease.required_tokens().to_vec(),
+                    outcome: Outcome::Failed,
+                    reason: Some("release: boom".into()),
+                    duration_ms: 3,
+                },
+            ],
+            corral_version: "0.0.0".into(),
+            started_at: t,
+            finished_at: t,
+        }
+    }
+
+    #[test]
+    fn the_table_has_one_line_per_case_and_ends_with_the_counts() {
+        let r = report();
+        let table = r.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 1 + 3 + 1, "{table}");
+        assert!(lines[0].contains("target example"));
+        assert!(lines[0].contains("network-none"));
+        assert!(lines[1].starts_with("none-egress") && lines[1].contains("passed"));
+        assert!(lines[2].contains("skipped") && lines[2].ends_with("missing tokens: snapshot"));
+        assert!(lines[3].contains("failed") && lines[3].ends_with("release: boom"));
+        assert_eq!(lines[4], "1 passed, 1 failed, 1 skipped");
+        assert!(!r.succeeded());
+    }
+
+    #[test]
+    fn the_json_round_trips_with_the_documented_fields() {
+        let r = report();
+        let json = r.to_json().unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for field in [
+            "target",
+            "envelope",
+            "tokens",
+            "cases",
+            "corral_version",
+            "started_at",
+            "finished_at",
+        ] {
+            assert!(value.get(field).is_some(), "{field} missing from {json}");
+        }
+        assert_eq!(value["cases"][1]["outcome"], "skipped");
+        assert_eq!(value["cases"][1]["name"], "checkpoint-clone");
+        assert_eq!(value["cases"][1]["required"][0], "snapshot");
+        assert!(value["cases"][0].get("reason").is_none());
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}

@@ -1,0 +1,182 @@
+//! Running cases against a target and collecting the [`Report`].
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant, SystemTime};
+
+use corral_contract::{CapabilityToken, ConformanceCase, SandboxError, SandboxProvider, Timestamp};
+use corral_runtime::runtime::Runtime;
+
+use crate::cases;
+use crate::failure::Failure;
+use crate::report::{CaseReport, Outcome, Report};
+use crate::scope::Scope;
+use crate::target::{ConformanceTarget, Inventory};
+
+/// The longest one case may run before it fails as timed out.
+pub const CASE_BOUND: Duration = Duration::from_secs(120);
+
+/// The longest a case's cleanup may take.
+pub const CLEANUP_BOUND: Duration = Duration::from_secs(60);
+
+/// A suite this crate runs. A closed set: the contract's nine cases today;
+/// the SDK's conformance suite joins it later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Suite {
+    /// The provider contract's nine conformance cases.
+    Contract,
+}
+
+impl Suite {
+    /// Every suite.
+    pub const ALL: &'static [Suite] = &[Suite::Contract];
+
+    /// The suite's name on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Contract => "contract",
+        }
+    }
+
+    /// The suite called `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.as_str() == name)
+    }
+
+    /// The cases the suite runs, in order.
+    pub fn cases(self) -> &'static [ConformanceCase] {
+        match self {
+            Self::Contract => ConformanceCase::ALL,
+        }
+    }
+}
+
+/// The current instant (the wall clock is always inside the timestamp
+/// range, years 0000–9999).
+fn stamp() -> Timestamp {
+    Timestamp::from_system_time(SystemTime::now()).unwrap_or(Timestamp::MAX)
+}
+
+/// Runs the nine contract cases against `target`.
+///
+/// Fails only when the target cannot produce a runtime at all (its
+/// provider or the runtime refuses to be built); every case outcome,
+/// including failures, is in the report.
+pub async fn run<T: ConformanceTarget>(target: &T) -> Result<Report, SandboxError> {
+    run_cases(target, Suite::Contract.cases()).await
+}
+
+/// Runs `cases` against `target`, in order. A case whose tokens the target
+/// lacks is a recorded skip naming the missing tokens.
+pub async fn run_cases<T: ConformanceTarget>(
+    target: &T,
+    cases: &[ConformanceCase],
+) -> Result<Report, SandboxError> {
+    let started_at = stamp();
+    let envelope = Runtime::new(target.provider()?)?.capabilities().clone();
+    let tokens = envelope.conformance_tokens();
+    let mut reports = Vec::with_capacity(cases.len());
+    for case in cases {
+        reports.push(run_case(target, &tokens, *case).await);
+    }
+    Ok(Report {
+        target: target.name(),
+        envelope,
+        tokens,
+        cases: reports,
+        corral_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at,
+        finished_at: stamp(),
+    })
+}
+
+/// Runs one case (or records its skip).
+async fn run_case<T: ConformanceTarget>(
+    target: &T,
+    tokens: &BTreeSet<CapabilityToken>,
+    case: ConformanceCase,
+) -> CaseReport {
+    let required = case.required_tokens().to_vec();
+    let missing = case.missing_tokens(tokens);
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|t| t.as_str()).collect();
+        return CaseReport {
+            name: case,
+            required,
+            outcome: Outcome::Skipped,
+            reason: Some(format!("missing tokens: {}", names.join(", "))),
+            duration_ms: 0,
+        };
+    }
+    let start = Instant::now();
+    let result = attempt(target, case).await;
+    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (outcome, reason) = match result {
+        Ok(()) => (Outcome::Passed, None),
+        Err(f) => (Outcome::Failed, Some(f.into_reason())),
+    };
+    CaseReport {
+        name: case,
+        required,
+        outcome,
+        reason,
+        duration_ms,
+    }
+}
+
+/// The backend's inventory, where the target observes it.
+async fn inventory<T: ConformanceTarget>(target: &T) -> Result<Option<Inventory>, Failure> {
+    match target.inventory().await {
+        None => Ok(None),
+        Some(Ok(i)) => Ok(Some(i)),
+        Some(Err(e)) => Err(Failure::step("reading the backend's inventory", e)),
+    }
+}
+
+/// Runs the case body under [`CASE_BOUND`], then its cleanup under
+/// [`CLEANUP_BOUND`] whatever the body did, then checks that the backend
+/// holds nothing the case allocated. The first failure is the reason.
+async fn attempt<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> Result<(), Failure> {
+    let before = inventory(target).await?;
+    let mut scope = Scope::new(target, case)?;
+    let body = match tokio::time::timeout(CASE_BOUND, cases::run(case, &mut scope)).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::new(format_args!(
+            "did not finish within {} s",
+            CASE_BOUND.as_secs()
+        ))),
+    };
+    let cleanup = match tokio::time::timeout(CLEANUP_BOUND, scope.finish()).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::new(format_args!(
+            "cleanup did not finish within {} s",
+            CLEANUP_BOUND.as_secs()
+        ))),
+    };
+    body?;
+    cleanup?;
+    if let Some(before) = before {
+        let after = inventory(target)
+            .await?
+            .ok_or_else(|| Failure::new("the backend's inventory became unavailable"))?;
+        let leaked = after.added_since(&before);
+        if !leaked.is_empty() {
+            return Err(Failure::new(format_args!(
+                "the case left state in the backend: {leaked}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_are_named() {
+        assert_eq!(Suite::parse("contract"), Some(Suite::Contract));
+        assert_eq!(Suite::parse("sdk"), None);
+        assert_eq!(Suite::Contract.cases().len(), 9);
+        assert_eq!(Suite::Contract.as_str(), "contract");
+    }
+}

@@ -1,0 +1,107 @@
+//! The `local` target: the contract adapter over the local backend, with
+//! the envelope the local backend declares, in a temporary state directory
+//! that is removed when the target is dropped.
+//!
+//! The local backend isolates next to nothing: where the host allows it,
+//! `network: none` runs every command in a new, empty network namespace.
+//! Its egress fixture is two test servers on this machine's loopback — the
+//! host's network, which a workload without that namespace would reach — so
+//! the `none` case proves the namespace really cuts the workload off. It
+//! enforces no allowlist, so that case is a recorded skip.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use corral_backend::{Backend, BackendError};
+use corral_backend_local::LocalBackend;
+use corral_contract::SandboxError;
+use corral_runtime::adapter::{ContractAdapter, envelopes};
+use tempfile::TempDir;
+
+use corral_contract::HostPort;
+
+use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::targets::inventory::backend_inventory;
+use crate::targets::loopback::LoopbackServer;
+
+/// `ContractAdapter<LocalBackend>` with `envelopes::local_for` its capabilities on this host.
+#[derive(Debug)]
+pub struct LocalTarget {
+    backend: Arc<LocalBackend>,
+    state: TempDir,
+    servers: [LoopbackServer; 2],
+}
+
+/// Why the local target could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalTargetError {
+    /// The temporary state directory could not be created.
+    #[error("creating a temporary state directory: {0}")]
+    StateDir(#[source] std::io::Error),
+    /// The local backend refused the state directory.
+    #[error("opening the local backend: {0}")]
+    Backend(#[source] BackendError),
+    /// A loopback test server for the egress fixture could not start.
+    #[error("starting a loopback test server: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+impl LocalTarget {
+    /// A target on a new temporary state directory.
+    pub fn new() -> Result<Self, LocalTargetError> {
+        let state = tempfile::Builder::new()
+            .prefix("corral-conformance-")
+            .tempdir()
+            .map_err(LocalTargetError::StateDir)?;
+        let backend = LocalBackend::open(state.path()).map_err(LocalTargetError::Backend)?;
+        let servers = [
+            LoopbackServer::start().map_err(LocalTargetError::Server)?,
+            LoopbackServer::start().map_err(LocalTargetError::Server)?,
+        ];
+        Ok(Self {
+            backend: Arc::new(backend),
+            state,
+            servers,
+        })
+    }
+
+    /// The temporary state directory (removed on drop).
+    pub fn state_dir(&self) -> &Path {
+        self.state.path()
+    }
+
+    /// The backend every provider of this target shares.
+    pub fn backend(&self) -> &Arc<LocalBackend> {
+        &self.backend
+    }
+}
+
+impl ConformanceTarget for LocalTarget {
+    type Provider = ContractAdapter<LocalBackend>;
+
+    fn name(&self) -> String {
+        "local".into()
+    }
+
+    fn provider(&self) -> Result<Self::Provider, SandboxError> {
+        ContractAdapter::new(
+            Arc::clone(&self.backend),
+            envelopes::local_for(&self.backend.capabilities()),
+        )
+    }
+
+    fn egress(&self) -> Option<EgressFixture> {
+        let [a, b] = &self.servers;
+        let allowed = HostPort::new(a.address()).ok()?;
+        let denied = HostPort::new(b.address()).ok()?;
+        Some(EgressFixture {
+            allowed,
+            denied,
+            probe: EgressProbe::Curl,
+        })
+    }
+
+    async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
+        Some(backend_inventory(&*self.backend).await)
+    }
+}

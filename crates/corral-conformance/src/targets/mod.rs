@@ -1,0 +1,104 @@
+//! The in-tree targets, and finding one by name.
+
+mod inventory;
+mod local;
+pub mod loopback;
+mod memory;
+mod minimal;
+
+pub use inventory::backend_inventory;
+pub use local::{LocalTarget, LocalTargetError};
+pub use memory::{MemoryTarget, memory_egress};
+pub use minimal::MinimalTarget;
+
+use corral_contract::SandboxError;
+
+use crate::report::Report;
+use crate::suite::{Suite, run_cases};
+
+/// The names [`by_name`] knows, in the order help texts list them.
+pub const NAMES: &[&str] = &["memory", "minimal", "local"];
+
+/// One of the in-tree targets.
+#[derive(Debug)]
+pub enum BuiltinTarget {
+    /// See [`MemoryTarget`].
+    Memory(MemoryTarget),
+    /// See [`MinimalTarget`].
+    Minimal(MinimalTarget),
+    /// See [`LocalTarget`].
+    Local(LocalTarget),
+}
+
+impl BuiltinTarget {
+    /// The target's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Memory(_) => "memory",
+            Self::Minimal(_) => "minimal",
+            Self::Local(_) => "local",
+        }
+    }
+
+    /// Runs `suite` against the target.
+    pub async fn run(&self, suite: Suite) -> Result<Report, SandboxError> {
+        match self {
+            Self::Memory(t) => run_cases(t, suite.cases()).await,
+            Self::Minimal(t) => run_cases(t, suite.cases()).await,
+            Self::Local(t) => run_cases(t, suite.cases()).await,
+        }
+    }
+}
+
+/// Why [`by_name`] found no target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// No target has this name.
+    #[error("unknown backend {name:?}; known backends: memory, minimal, local")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The local target could not be set up.
+    #[error("the local target: {0}")]
+    Local(#[from] LocalTargetError),
+}
+
+/// The in-tree target called `name`: `memory`, `minimal` or `local`.
+pub fn by_name(name: &str) -> Result<BuiltinTarget, TargetError> {
+    match name {
+        "memory" => Ok(BuiltinTarget::Memory(MemoryTarget::new())),
+        "minimal" => Ok(BuiltinTarget::Minimal(MinimalTarget::new())),
+        "local" => Ok(BuiltinTarget::Local(LocalTarget::new()?)),
+        other => Err(TargetError::Unknown {
+            name: other.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_found_by_name() {
+        for name in NAMES {
+            let target = by_name(name).unwrap();
+            assert_eq!(target.name(), *name);
+        }
+        let err = by_name("docker").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown backend \"docker\"; known backends: memory, minimal, local"
+        );
+    }
+
+    #[test]
+    fn the_local_state_directory_is_removed_on_drop() {
+        let target = LocalTarget::new().unwrap();
+        let dir = target.state_dir().to_path_buf();
+        assert!(dir.is_dir());
+        drop(target);
+        assert!(!dir.exists());
+    }
+}
