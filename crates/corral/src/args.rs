@@ -28,6 +28,9 @@ pub enum Commands {
     Ls(LsArgs),
     /// Destroy sandboxes.
     Rm(RmArgs),
+    /// Run a conformance suite against a backend and report each case:
+    /// passed, failed, or skipped with its reason. Exit 0 only when nothing failed.
+    Conformance(ConformanceArgs),
 }
 
 /// Options shared by commands that pick a backend.
@@ -135,4 +138,18 @@ pub struct RmArgs {
     /// Sandbox ids.
     #[arg(required = true)]
     pub ids: Vec<String>,
+}
+
+/// `corral conformance`.
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// The backend to hold to the contract: `memory`, `minimal`, or `local`.
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// The suite: `contract` (default).
+    #[arg(long, value_name = "SUITE")]
+    pub suite: Option<String>,
+    /// Also write the evidence report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
 }

@@ -79,6 +79,9 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Cp(a) => commands::cp::cp(a).await,
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
+        Commands::Conformance(a) => {
+            commands::conformance::conformance(a.backend, a.suite, a.json).await
+        }
     }
 }
 

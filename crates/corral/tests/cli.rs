@@ -293,3 +293,54 @@ fn a_missing_program_is_not_found_and_the_sandbox_is_gone() {
     assert!(line.contains("definitely-not-a-program-xyz"), "{line}");
     assert!(cli.ids().is_empty());
 }
+
+#[test]
+fn conformance_on_the_minimal_provider_records_six_skips_and_exits_zero() {
+    let cli = Cli::new();
+    let out = cli.run(&["conformance", "--backend", "minimal"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().last(),
+        Some("3 passed, 0 failed, 6 skipped"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("missing tokens: filesystem"), "{stdout}");
+}
+
+#[test]
+fn conformance_writes_json_evidence() {
+    let cli = Cli::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evidence.json");
+    let out = cli.run(&[
+        "conformance",
+        "--backend",
+        "memory",
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["target"], "memory");
+    assert_eq!(v["cases"].as_array().unwrap().len(), 9);
+    assert!(
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["outcome"] == "passed"),
+        "{v}"
+    );
+}
+
+#[test]
+fn conformance_refuses_an_unknown_backend_or_suite() {
+    let cli = Cli::new();
+    one_error_line(&cli.run(&["conformance", "--backend", "nope"]), "usage", 2);
+    one_error_line(
+        &cli.run(&["conformance", "--backend", "memory", "--suite", "nope"]),
+        "usage",
+        2,
+    );
+}

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod conformance;
 pub mod cp;
 pub mod create;
 pub mod exec;
