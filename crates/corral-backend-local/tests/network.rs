@@ -74,9 +74,18 @@ async fn a_none_network_sandbox_reaches_nothing_not_even_host_loopback() {
     );
     let (_, out) = common::sh(&b, &closed.id, "cat /proc/net/dev").await;
     let table = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(table.lines().count(), 3, "only a loopback interface: {table}");
+    assert_eq!(
+        table.lines().count(),
+        3,
+        "only a loopback interface: {table}"
+    );
     assert!(
-        table.lines().nth(2).unwrap().trim_start().starts_with("lo:"),
+        table
+            .lines()
+            .nth(2)
+            .unwrap()
+            .trim_start()
+            .starts_with("lo:"),
         "{table}"
     );
     b.destroy(&open.id).await.unwrap();
