@@ -19,14 +19,14 @@
 
 use corral_contract::{
     ActiveWriteRequest, ActiveWriteTransaction, CapabilityDeclaration, CapabilityField,
-    CleanupRequest, CleanupResult, CloneSnapshotRequest, EgressCertification, EnforcementAxis,
-    ExecuteRequest, Handoff, ImageMode, InstanceId, ListDirRequest, ListDirResult,
-    ListProjectDirRequest, ListProjectDirResult, LiveProcess, MaxMounts, NetworkMode,
-    OpenProcessRequest, Operation, ProtocolViolation, ReadFileRequest, ReadFileResult,
-    ReadFilesRequest, ReadFilesResult, ReleaseDisposition, ReleaseRequest, Requirement,
-    ResumeRequest, RetentionMode, SandboxError, SandboxExecutionResult, SandboxInstance,
-    SandboxProvider, SandboxProviderCapabilities, SandboxProvisionRequest, SnapshotCustody,
-    SnapshotId, SnapshotRef, SnapshotRequest, WriteFileRequest,
+    CleanupRequest, CleanupResult, CloneSnapshotRequest, EnforcementAxis, ExecuteRequest, Handoff,
+    ImageMode, InstanceId, ListDirRequest, ListDirResult, ListProjectDirRequest,
+    ListProjectDirResult, LiveProcess, NetworkMode, OpenProcessRequest, Operation,
+    ProtocolViolation, ReadFileRequest, ReadFileResult, ReadFilesRequest, ReadFilesResult,
+    ReleaseDisposition, ReleaseRequest, Requirement, ResumeRequest, RetentionMode, SandboxError,
+    SandboxExecutionResult, SandboxInstance, SandboxProvider, SandboxProviderCapabilities,
+    SandboxProvisionRequest, SnapshotCustody, SnapshotId, SnapshotRef, SnapshotRequest,
+    WriteFileRequest,
 };
 use serde::Serialize;
 
@@ -203,22 +203,18 @@ pub fn minimum_of(
             capability: Some(CapabilityField::RetentionModes),
         });
     }
+    // The optional capabilities come from the contract's own minimum
+    // envelope (one source of truth); the identity stays the inner one's.
+    let own = inner.declaration();
     let declaration = CapabilityDeclaration {
-        package_managers: Vec::new(),
-        network_modes: vec![NetworkMode::None],
-        retention_modes: vec![RetentionMode::EphemeralZdr],
-        snapshots: false,
-        snapshot_custody: SnapshotCustody::Runner,
-        snapshot_clone: false,
-        list_dir: false,
-        list_project_dir: false,
-        read_files: false,
-        physically_contained_file_read: false,
-        active_mount_write: false,
-        open_process: false,
-        egress_certification: EgressCertification::Unsupported,
-        max_mounts: MaxMounts::MIN,
-        ..inner.declaration().clone()
+        placement: own.placement,
+        tiers: own.tiers.clone(),
+        platforms: own.platforms.clone(),
+        image_mode: own.image_mode,
+        enforcement: own.enforcement,
+        provider_revision: own.provider_revision.clone(),
+        materialization_revision: own.materialization_revision.clone(),
+        ..SandboxProviderCapabilities::minimum().into_declaration()
     };
     SandboxProviderCapabilities::new(declaration).map_err(|invalid| {
         ProtocolViolation::new(
