@@ -405,8 +405,16 @@ impl ContainedFile {
             return Err(too_large(self.metadata.size));
         }
         let probe = max_bytes.saturating_add(1);
-        // Trust the reported size only as an allocation hint, capped.
-        let hint = self.metadata.size.min(probe).min(1 << 20);
+        // Trust the reported size only as an allocation hint, capped: one
+        // allocation for any file up to 64 MiB (no regrowth and copy), and
+        // never more than the caller allowed.
+        const HINT_CEILING: u64 = 64 << 20;
+        let hint = self
+            .metadata
+            .size
+            .saturating_add(1)
+            .min(probe)
+            .min(HINT_CEILING);
         let mut buf = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
         (&self.file)
             .take(probe)
