@@ -1,0 +1,250 @@
+//! `create`: refuse what cannot be enforced, then allocate in an order
+//! where every piece is owned by the sandbox directory (named by the id)
+//! from the moment it exists, and write the record last. A failure at any
+//! step tears down everything allocated so far.
+
+use std::os::unix::fs::DirBuilderExt;
+
+use corral_backend::{
+    BackendError, Capabilities, CreateRequest, ErrorCode, Result, SandboxInfo, check_enforceable,
+    now_ms,
+};
+
+use crate::cgroup::CgroupLimits;
+use crate::destroy;
+use crate::images::{Image, ImageErrorCode, ImageRoot, ImageStore};
+use crate::protocol::{HostDir, InitConfig};
+use crate::rootfs;
+use crate::spawn;
+use crate::state::{Meta, NAME, SANDBOX_PREFIX, State, random_hex, state_error, write_atomic};
+
+/// The upper tmpfs size when the request sets none: 1 GiB.
+pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
+
+/// The image a sandbox runs when the request names none.
+pub const HOST_IMAGE: &str = "host";
+
+/// Creates a sandbox (blocking).
+pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<SandboxInfo> {
+    req.validate()?;
+    check_enforceable(NAME, caps, &req)?;
+    let image = resolve_image(state, req.image.as_deref())?;
+    let id = format!(
+        "{SANDBOX_PREFIX}{}",
+        random_hex().map_err(|e| state_error("random id", &e))?
+    );
+    if let Some(key) = &req.key {
+        claim_key(state, key, &id)?;
+    }
+    match allocate(state, &id, &req, &image) {
+        Ok(info) => Ok(info),
+        Err(e) => {
+            let _ = destroy::teardown(state, &id);
+            if let Some(key) = &req.key {
+                destroy::release_key(state, key, &id);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The image a request names (`host` when none).
+fn resolve_image(state: &State, reference: Option<&str>) -> Result<Image> {
+    let reference = reference.unwrap_or(HOST_IMAGE);
+    let resolved = match &state.images {
+        Some(store) => store.resolve(reference),
+        None if reference == HOST_IMAGE => Ok(ImageStore::host_image()),
+        None => {
+            return Err(BackendError::new(
+                ErrorCode::Unavailable,
+                "the image store could not be opened",
+            ));
+        }
+    };
+    resolved.map_err(|e| {
+        let code = match e.code() {
+            ImageErrorCode::NotFound => ErrorCode::NotFound,
+            ImageErrorCode::InvalidInput => ErrorCode::InvalidInput,
+            ImageErrorCode::Conflict => ErrorCode::Conflict,
+            ImageErrorCode::Io => ErrorCode::Io,
+        };
+        BackendError::new(code, format!("image {reference:?}: {e}"))
+    })
+}
+
+fn allocate(state: &State, id: &str, req: &CreateRequest, image: &Image) -> Result<SandboxInfo> {
+    let dir = state.sandbox_dir(id);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| state_error(format_args!("creating sandbox {id}"), &e))?;
+    let fs = state.fs_dir(id);
+    std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
+    let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
+    rootfs::mount_sandbox_tmpfs(&fs, disk_bytes).map_err(|e| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!("mounting the sandbox tmpfs: {e}"),
+        )
+    })?;
+    let host_dirs: Vec<HostDir> = match &image.root {
+        ImageRoot::Host(dirs) => dirs
+            .iter()
+            .map(|d| HostDir {
+                path: d.path.clone(),
+                symlink: d.symlink.clone(),
+            })
+            .collect(),
+        ImageRoot::Layers(layers) => {
+            rootfs::mount_overlay(
+                &state.root_dir(id),
+                layers,
+                &fs.join("upper"),
+                &fs.join("work"),
+            )
+            .map_err(|e| {
+                BackendError::new(
+                    ErrorCode::Unavailable,
+                    format!("mounting the overlay of image {}: {e}", image.name),
+                )
+            })?;
+            Vec::new()
+        }
+    };
+    rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
+        .map_err(|e| state_error("building the sandbox root", &e))?;
+    let listener = state
+        .bind_control(id)
+        .map_err(|e| state_error("binding the control socket", &e))?;
+    let binary = spawn::init_binary().ok_or_else(|| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            "the corral-init binary was not found (set CORRAL_INIT)",
+        )
+    })?;
+    let cfg = InitConfig {
+        root: state.root_dir(id).to_string_lossy().into_owned(),
+        hostname: id.to_string(),
+        host_dirs,
+        lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
+    };
+    let expires_at_ms = req
+        .timeout
+        .map(|t| now_ms().saturating_add(t.as_millis() as u64));
+    let cgroup = match &state.cgroups {
+        Some(cgroups) => Some(cgroups.create(id, &limits(req)).map_err(|e| {
+            BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
+        })?),
+        None => None,
+    };
+    let mut started = spawn::start(&binary, &cfg, &listener).map_err(|e| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!("starting {}: {e}", binary.display()),
+        )
+    })?;
+    drop(listener);
+    // The init joins the cgroup before it does anything (it waits for the
+    // go-ahead), so every process of the sandbox is contained.
+    if let Some(cg) = &cgroup
+        && let Err(e) = cg.add_pid(started.child.id())
+    {
+        let _ = started.child.kill();
+        let _ = started.child.wait();
+        return Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("sandbox {id}: {e}"),
+        ));
+    }
+    let ready = spawn::go(&mut started, crate::hooks::seccomp_program());
+    let outer = started.child;
+    let init_pid = match ready {
+        Ok(pid) => pid,
+        Err(e) => {
+            let mut outer = outer;
+            let _ = outer.kill();
+            let _ = outer.wait();
+            return Err(BackendError::new(
+                ErrorCode::Unavailable,
+                format!("sandbox {id}: {e}"),
+            ));
+        }
+    };
+    spawn::reap_in_background(outer);
+    let init_start = crate::state::process_start(init_pid).ok_or_else(|| {
+        BackendError::new(
+            ErrorCode::Provider,
+            format!("sandbox {id}: PID 1 ({init_pid}) vanished right after start"),
+        )
+    })?;
+    let meta = Meta {
+        id: id.to_string(),
+        key: req.key.clone(),
+        labels: req.labels.clone(),
+        created_at_ms: now_ms(),
+        env: req.env.clone(),
+        network_none: matches!(req.network, corral_backend::Network::None),
+        init_pid,
+        init_start,
+        disk_bytes,
+        image: image.digest.clone(),
+        expires_at_ms,
+    };
+    let bytes = serde_json::to_vec_pretty(&meta)
+        .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding the record: {e}")))?;
+    write_atomic(&state.meta_path(id), &bytes)
+        .map_err(|e| state_error("writing the record", &e))?;
+    Ok(meta.info())
+}
+
+/// The cgroup limits of a request: what it asks for, else the safe
+/// defaults (1 GiB memory, 512 processes, one CPU).
+fn limits(req: &CreateRequest) -> CgroupLimits {
+    let defaults = CgroupLimits::safe_defaults();
+    CgroupLimits {
+        memory_bytes: req.size.memory_bytes.or(defaults.memory_bytes),
+        pids: req.limits.pids.or(defaults.pids),
+        cpu_millicores: req
+            .size
+            .cpus
+            .map(|c| ((c * 1000.0).round() as u64).max(1))
+            .or(defaults.cpu_millicores),
+    }
+}
+
+/// Claims `key` for `id`: `conflict` when a live sandbox holds it; a claim
+/// whose sandbox is gone is taken over.
+fn claim_key(state: &State, key: &str, id: &str) -> Result<()> {
+    let path = state.key_path(key);
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                use std::io::Write;
+                return f
+                    .write_all(id.as_bytes())
+                    .map_err(|e| state_error("writing the key claim", &e));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                let alive =
+                    crate::state::is_sandbox_id(&owner) && state.sandbox_dir(&owner).exists();
+                if alive {
+                    return Err(BackendError::new(
+                        ErrorCode::Conflict,
+                        format!("key {key:?} is held by sandbox {owner}"),
+                    ));
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(e) => return Err(state_error("claiming the key", &e)),
+        }
+    }
+    Err(BackendError::new(
+        ErrorCode::Conflict,
+        format!("key {key:?} is being claimed concurrently"),
+    ))
+}

@@ -1,0 +1,152 @@
+//! `destroy` and rollback: stop PID 1 (which takes its whole pid namespace
+//! with it), detach the sandbox's tmpfs, remove its directory. Idempotent;
+//! never follows a symlink; never signals a pid whose start time differs
+//! from the recorded one.
+
+use std::time::{Duration, Instant};
+
+use corral_backend::Result;
+
+use crate::protocol::{self, Request};
+use crate::rootfs;
+use crate::state::{State, is_sandbox_id, process_start, read_meta, state_error};
+
+/// How long PID 1 gets to exit after `Shutdown` before `SIGKILL`.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// Destroys sandbox `id` (blocking). Unknown ids succeed.
+pub fn destroy(state: &State, id: &str) -> Result<()> {
+    if !is_sandbox_id(id) {
+        return Ok(());
+    }
+    let key = read_meta(state, id).ok().flatten().and_then(|m| m.key);
+    teardown(state, id)?;
+    if let Some(key) = key {
+        release_key(state, &key, id);
+    }
+    Ok(())
+}
+
+/// Removes everything of sandbox `id`, whatever state it is in.
+pub fn teardown(state: &State, id: &str) -> Result<()> {
+    let dir = state.sandbox_dir(id);
+    if std::fs::symlink_metadata(&dir).is_err() {
+        return Ok(());
+    }
+    let meta = read_meta(state, id).ok().flatten();
+    // Frozen processes cannot act on Shutdown or die: thaw first.
+    crate::pause::thaw_quietly(state, id);
+    // The record goes first: from here on the sandbox is not listed.
+    let _ = std::fs::remove_file(state.meta_path(id));
+    if let Ok(mut sock) = state.connect_control(id) {
+        let _ = sock.set_write_timeout(Some(GRACE));
+        let _ = protocol::write_frame(&mut sock, &Request::Shutdown);
+    }
+    if let Some(meta) = &meta {
+        stop_init(meta.init_pid, meta.init_start);
+    }
+    // Whatever is left in the cgroup dies with it.
+    if let Some(cgroups) = &state.cgroups
+        && let Ok(Some(cg)) = cgroups.open(id)
+    {
+        cg.destroy().map_err(|e| {
+            corral_backend::BackendError::new(
+                corral_backend::ErrorCode::Io,
+                format!("removing the cgroup of sandbox {id}: {e}"),
+            )
+        })?;
+    }
+    rootfs::unmount_all(&state.fs_dir(id))
+        .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(state_error(format_args!("removing sandbox {id}"), &e)),
+    }
+}
+
+/// Waits for PID 1 to exit, killing it after [`GRACE`]; its death kills
+/// every process of its pid namespace.
+fn stop_init(pid: u32, start: u64) {
+    let deadline = Instant::now() + GRACE;
+    let mut killed = false;
+    loop {
+        if process_start(pid) != Some(start) {
+            return;
+        }
+        if !killed && Instant::now() >= deadline {
+            if let Some(p) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+            killed = true;
+        }
+        if killed && Instant::now() >= deadline + Duration::from_secs(5) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Releases the claim of `key` when `id` holds it.
+pub fn release_key(state: &State, key: &str, id: &str) {
+    let path = state.key_path(key);
+    if std::fs::read_to_string(&path).is_ok_and(|owner| owner == id) {
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// Reclaims what crashed processes left: sandbox directories whose PID 1
+/// is gone (or that were never completed and are older than `min_age`),
+/// and empty sandbox cgroups with no sandbox directory. Returns the ids reclaimed.
+pub fn sweep(state: &State, min_age: Duration) -> Result<Vec<String>> {
+    let mut reclaimed = Vec::new();
+    let entries =
+        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
+    for entry in entries.flatten() {
+        let id = entry.file_name().to_string_lossy().into_owned();
+        if !is_sandbox_id(&id) {
+            continue;
+        }
+        let orphan = match read_meta(state, &id).ok().flatten() {
+            Some(meta) => process_start(meta.init_pid) != Some(meta.init_start),
+            None => older_than(&entry.path(), min_age),
+        };
+        if orphan {
+            destroy(state, &id)?;
+            reclaimed.push(id);
+        }
+    }
+    if let Some(cgroups) = &state.cgroups
+        && let Ok(names) = cgroups.list()
+    {
+        for name in names {
+            // The cgroup parent is shared by every state directory of this
+            // process's cgroup, so "no directory here" proves nothing: an
+            // orphan is a sandbox cgroup with no process left in it (a live
+            // sandbox always holds its init) and older than `min_age` (a
+            // create elsewhere makes the cgroup just before its init).
+            if is_sandbox_id(&name)
+                && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
+                && let Ok(Some(cg)) = cgroups.open(&name)
+                && cg.pids().is_ok_and(|p| p.is_empty())
+                && older_than(cg.dir(), min_age)
+            {
+                let _ = cg.destroy();
+                reclaimed.push(name);
+            }
+        }
+    }
+    Ok(reclaimed)
+}
+
+/// Whether `path` was last modified at least `min_age` ago.
+fn older_than(path: &std::path::Path, min_age: Duration) -> bool {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= min_age)
+}

@@ -1,0 +1,392 @@
+//! `exec`: one command to completion through PID 1's control socket.
+//!
+//! The host makes the pipes: stdout and stderr always, stdin only when bytes
+//! are given (otherwise the command's stdin is `/dev/null` inside — closed).
+//! One control connection carries the command: `Spawn` with the pipe ends
+//! attached, then `Exited`, which PID 1 sends only when the leader is
+//! reaped and nothing of its process group is left. Reading happens on
+//! small blocking threads that feed one channel, so chunks reach the sink
+//! in arrival order and nothing is buffered beyond one chunk per stream in
+//! flight (the channel is bounded: a slow sink slows the command, an
+//! output flood never grows memory). On timeout or abort the host asks PID
+//! 1 to `SIGKILL` the group and waits for `Exited` before settling; if the
+//! call is dropped half-way, the control connection closes and PID 1 kills
+//! the group itself.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use corral_backend::{
+    BackendError, DEFAULT_PATH, ErrorCode, ExecOutcome, ExecRequest, ExitStatus, OutputSink,
+    Result, StreamKind, WORKSPACE_DIR, now_ms, signal,
+};
+use tokio::sync::mpsc;
+
+use crate::protocol::{self, Reply, Request, SpawnFailure};
+use crate::state::{Meta, State};
+
+/// How long output is still drained after the group is dead.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+/// How long PID 1 may take to confirm a killed group is gone.
+const KILL_CONFIRM: Duration = Duration::from_secs(10);
+/// How long PID 1 may take to answer a spawn.
+const SPAWN_REPLY: Duration = Duration::from_secs(30);
+/// Output chunks in flight between the reader threads and the sink.
+const CHANNEL_DEPTH: usize = 16;
+
+enum Event {
+    Out(StreamKind, Vec<u8>),
+    Eof,
+    Control(Option<Reply>),
+}
+
+/// The complete environment of a command: defaults, then the sandbox's,
+/// then the request's.
+pub fn command_env(meta: &Meta, extra: &BTreeMap<String, String>) -> Vec<String> {
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
+    env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
+    env.insert("HOSTNAME".to_string(), meta.id.clone());
+    env.extend(meta.env.clone());
+    env.extend(extra.clone());
+    env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+/// A spawned command: its control connection and its output pipes.
+pub struct Spawned {
+    /// The control connection (one per command).
+    pub control: UnixStream,
+    /// The read end of stdout.
+    pub stdout: OwnedFd,
+    /// The read end of stderr.
+    pub stderr: OwnedFd,
+    /// The write end of stdin, when stdin was asked for.
+    pub stdin: Option<OwnedFd>,
+    /// The pid inside the sandbox.
+    pub pid: u32,
+}
+
+/// Connects to sandbox `id`'s PID 1 and spawns `argv` (blocking).
+pub fn spawn(
+    state: &State,
+    id: &str,
+    argv: Vec<String>,
+    env: Vec<String>,
+    cwd: String,
+    with_stdin: bool,
+) -> Result<Spawned> {
+    let io_err = |what: &str, e: std::io::Error| {
+        BackendError::new(ErrorCode::Io, format!("sandbox {id}: {what}: {e}"))
+    };
+    let pipe = || {
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| io_err("pipe", e.into()))
+    };
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (in_r, in_w) = if with_stdin {
+        let (r, w) = pipe()?;
+        (Some(r), Some(w))
+    } else {
+        (None, None)
+    };
+    let req = Request::Spawn {
+        argv,
+        env,
+        cwd,
+        stdin: with_stdin,
+        tty: false,
+    };
+    let mut fds = Vec::new();
+    if let Some(r) = &in_r {
+        fds.push(r.as_fd());
+    }
+    fds.push(out_w.as_fd());
+    fds.push(err_w.as_fd());
+    let (control, pid, _) = request_spawn(state, id, &req, &fds)?;
+    Ok(Spawned {
+        control,
+        stdout: out_r,
+        stderr: err_r,
+        stdin: in_w,
+        pid,
+    })
+}
+
+/// Sends one `Spawn` (with `fds`) on a new control connection and waits for
+/// the answer: the connection, the pid, and the descriptors of the reply.
+pub fn request_spawn(
+    state: &State,
+    id: &str,
+    req: &Request,
+    fds: &[std::os::fd::BorrowedFd<'_>],
+) -> Result<(UnixStream, u32, Vec<OwnedFd>)> {
+    let io_err = |what: &str, e: std::io::Error| {
+        BackendError::new(ErrorCode::Io, format!("sandbox {id}: {what}: {e}"))
+    };
+    let (program, cwd) = match req {
+        Request::Spawn { argv, cwd, .. } => {
+            (argv.first().cloned().unwrap_or_default(), cwd.clone())
+        }
+        _ => (String::new(), String::new()),
+    };
+    let mut control = state.connect_control(id).map_err(|e| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!("sandbox {id}: its init does not answer: {e}"),
+        )
+    })?;
+    protocol::send_with_fds(control.as_fd(), req, fds).map_err(|e| io_err("spawn", e))?;
+    // PID 1 answers a spawn at once (fork, exec); a silent one is hung.
+    control
+        .set_read_timeout(Some(SPAWN_REPLY))
+        .map_err(|e| io_err("control connection", e))?;
+    let reply = protocol::recv_frame_with_fds::<Reply>(&mut control)
+        .map_err(|e| io_err("spawn reply", e))?;
+    control
+        .set_read_timeout(None)
+        .map_err(|e| io_err("control connection", e))?;
+    match reply {
+        Some((Reply::Spawned { pid }, got)) => Ok((control, pid, got)),
+        Some((Reply::SpawnFailed { failure, errno }, _)) => {
+            Err(spawn_error(failure, errno, &program, &cwd))
+        }
+        Some((other, _)) => Err(BackendError::new(
+            ErrorCode::Provider,
+            format!("sandbox {id}: unexpected reply to spawn: {other:?}"),
+        )),
+        None => Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("sandbox {id}: its init hung up"),
+        )),
+    }
+}
+
+fn spawn_error(failure: SpawnFailure, errno: i32, program: &str, cwd: &str) -> BackendError {
+    let os = std::io::Error::from_raw_os_error(errno);
+    match failure {
+        SpawnFailure::ProgramNotFound => BackendError::new(
+            ErrorCode::NotFound,
+            format!("command not found: {program:?}"),
+        ),
+        SpawnFailure::NotExecutable => BackendError::new(
+            ErrorCode::InvalidInput,
+            format!("command is not executable: {program:?}"),
+        ),
+        SpawnFailure::CwdNotFound => BackendError::new(
+            ErrorCode::NotFound,
+            format!("working directory {cwd:?}: {os}"),
+        ),
+        SpawnFailure::BadRequest => BackendError::new(
+            ErrorCode::InvalidInput,
+            format!("malformed command {program:?}"),
+        ),
+        SpawnFailure::System => {
+            BackendError::new(ErrorCode::Io, format!("starting {program:?}: {os}"))
+        }
+    }
+}
+
+/// The OOM-kill counter of sandbox `id`'s cgroup, when it has one.
+pub fn oom_kills(state: &State, id: &str) -> Option<u64> {
+    let cg = state.cgroups.as_ref()?.open(id).ok()??;
+    cg.stats().ok().map(|s| s.oom_kills)
+}
+
+/// The exit of a command as `ExitStatus`.
+pub fn exit_status(code: Option<i32>, sig: Option<i32>) -> ExitStatus {
+    match (code, sig) {
+        (Some(c), _) => ExitStatus::Code(c),
+        (None, Some(s)) => ExitStatus::Signal(signal::name_of(s)),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}
+
+fn pump(fd: OwnedFd, kind: StreamKind, tx: mpsc::Sender<Event>) {
+    let mut file = std::fs::File::from(fd);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if tx
+                    .blocking_send(Event::Out(kind, buf[..n].to_vec()))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.blocking_send(Event::Eof);
+}
+
+fn thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<()> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map(drop)
+        .map_err(|e| BackendError::from_io("starting an exec thread", &e))
+}
+
+/// Closes the control connection when the exec is dropped half-way: PID 1
+/// then kills the command's group.
+struct HangUp(UnixStream);
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+enum Ending {
+    Exited(Option<i32>, Option<i32>),
+    TimedOut,
+    Aborted,
+    Lost,
+}
+
+/// Runs `req` in sandbox `meta` to completion.
+pub async fn run(
+    state: &State,
+    meta: &Meta,
+    req: ExecRequest,
+    sink: &mut dyn OutputSink,
+) -> Result<ExecOutcome> {
+    let started_at_ms = now_ms();
+    let argv = req.command.to_argv();
+    let env = command_env(meta, &req.env);
+    let cwd = req.cwd.clone().unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let (state2, id) = (state.clone(), meta.id.clone());
+    let with_stdin = req.stdin.is_some();
+    let spawned =
+        tokio::task::spawn_blocking(move || spawn(&state2, &id, argv, env, cwd, with_stdin))
+            .await
+            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))??;
+
+    let (tx, mut rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
+    let control_reader = spawned
+        .control
+        .try_clone()
+        .map_err(|e| BackendError::from_io("control connection", &e))?;
+    let mut control_writer = spawned
+        .control
+        .try_clone()
+        .map_err(|e| BackendError::from_io("control connection", &e))?;
+    let _hangup = HangUp(spawned.control);
+    let (t1, t2, t3) = (tx.clone(), tx.clone(), tx);
+    let (out, err) = (spawned.stdout, spawned.stderr);
+    thread("corral-exec-out", move || pump(out, StreamKind::Stdout, t1))?;
+    thread("corral-exec-err", move || pump(err, StreamKind::Stderr, t2))?;
+    thread("corral-exec-ctl", move || {
+        let mut r = control_reader;
+        loop {
+            let frame = protocol::read_frame::<Reply>(&mut r).ok().flatten();
+            let last = frame.is_none();
+            if t3.blocking_send(Event::Control(frame)).is_err() || last {
+                return;
+            }
+        }
+    })?;
+    if let (Some(bytes), Some(w)) = (req.stdin, spawned.stdin) {
+        thread("corral-exec-in", move || {
+            // A command that exits without reading its stdin closes the
+            // pipe: that is its business, not an error of the run.
+            let _ = std::fs::File::from(w).write_all(&bytes);
+        })?;
+    }
+
+    let deadline = req.timeout.map(|t| tokio::time::Instant::now() + t);
+    let abort = req.abort.clone().unwrap_or_default();
+    let timer = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timer);
+    let mut open = 2;
+    let ending = loop {
+        tokio::select! {
+            biased;
+            _ = abort.cancelled() => break Ending::Aborted,
+            _ = &mut timer => break Ending::TimedOut,
+            ev = rx.recv() => match ev {
+                Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
+                Some(Event::Eof) => open -= 1,
+                Some(Event::Control(Some(Reply::Exited { code, signal }))) => {
+                    break Ending::Exited(code, signal)
+                }
+                Some(Event::Control(_)) | None => break Ending::Lost,
+            }
+        }
+    };
+    if matches!(ending, Ending::TimedOut | Ending::Aborted) {
+        let kill = Request::Signal {
+            signal: libc::SIGKILL,
+            group: true,
+        };
+        let _ = protocol::write_frame(&mut control_writer, &kill);
+        let confirm = tokio::time::sleep(KILL_CONFIRM);
+        tokio::pin!(confirm);
+        loop {
+            tokio::select! {
+                _ = &mut confirm => break,
+                ev = rx.recv() => match ev {
+                    Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
+                    Some(Event::Eof) => open -= 1,
+                    Some(Event::Control(_)) | None => break,
+                }
+            }
+        }
+    }
+    // Drain what the dead group left in the pipes (bounded in time).
+    let drain = tokio::time::sleep(DRAIN_AFTER_EXIT);
+    tokio::pin!(drain);
+    while open > 0 {
+        tokio::select! {
+            _ = &mut drain => break,
+            ev = rx.recv() => match ev {
+                Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
+                Some(Event::Eof) => open -= 1,
+                Some(Event::Control(_)) => {}
+                None => break,
+            }
+        }
+    }
+    let finished_at_ms = now_ms().max(started_at_ms);
+    match ending {
+        Ending::Exited(code, sig) => Ok(ExecOutcome {
+            status: exit_status(code, sig),
+            started_at_ms,
+            finished_at_ms,
+        }),
+        Ending::TimedOut => Err(BackendError::new(
+            ErrorCode::Timeout,
+            format!(
+                "command timed out after {:?}; its process group was killed",
+                req.timeout.unwrap_or_default()
+            ),
+        )),
+        Ending::Aborted => Err(BackendError::new(
+            ErrorCode::Aborted,
+            "command aborted; its process group was killed",
+        )),
+        Ending::Lost if meta.expires_at_ms.is_some_and(|t| now_ms() >= t) => {
+            Err(BackendError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "sandbox {}: its lifetime ended during the command; everything in it was killed",
+                    meta.id
+                ),
+            ))
+        }
+        Ending::Lost => Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("sandbox {}: its init went away during the command", meta.id),
+        )),
+    }
+}

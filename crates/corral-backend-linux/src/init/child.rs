@@ -1,0 +1,303 @@
+//! Starting one requested process: resolve the program, fork, and in the
+//! child set up the session, stdio, working directory and seccomp filter,
+//! then `execve`. Failures before `execve` come back through a
+//! close-on-exec pipe, so a spawn either runs the program or reports why not.
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use rustix::io::Errno;
+
+use super::sys::{Forked, fork, reset_signals_in_child};
+use crate::protocol::SpawnFailure;
+
+/// `PATH` used to resolve a program when the environment sets none.
+const FALLBACK_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// A spawn request, decoded.
+pub struct SpawnSpec<'a> {
+    /// Program and arguments.
+    pub argv: &'a [String],
+    /// `KEY=value` pairs.
+    pub env: &'a [String],
+    /// Working directory.
+    pub cwd: &'a str,
+    /// `[stdin?, stdout, stderr]`.
+    pub fds: Vec<OwnedFd>,
+    /// Whether `fds` starts with stdin.
+    pub stdin: bool,
+    /// The terminal's slave side, for a process on a terminal (`fds` empty).
+    pub tty: Option<OwnedFd>,
+}
+
+/// A failed spawn: why, and the errno (0 when none).
+pub type Failure = (SpawnFailure, i32);
+
+/// Starts `spec`; returns the child's pid (also its pgid and sid).
+pub fn spawn(spec: SpawnSpec<'_>, seccomp: &[u8]) -> Result<i32, Failure> {
+    let want = match (&spec.tty, spec.stdin) {
+        (Some(_), _) => 0,
+        (None, true) => 3,
+        (None, false) => 2,
+    };
+    if spec.fds.len() != want || spec.argv.is_empty() {
+        return Err((SpawnFailure::BadRequest, 0));
+    }
+    let argv = cstrings(spec.argv)?;
+    let envp = cstrings(spec.env)?;
+    let program = resolve(&spec.argv[0], spec.env)?;
+    let program =
+        CString::new(program.as_os_str().as_bytes()).map_err(|_| (SpawnFailure::BadRequest, 0))?;
+    let cwd = CString::new(spec.cwd).map_err(|_| (SpawnFailure::BadRequest, 0))?;
+    let (err_r, err_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| (SpawnFailure::System, e.raw_os_error()))?;
+    match fork().map_err(|e| (SpawnFailure::System, e.raw_os_error().unwrap_or(0)))? {
+        Forked::Child => {
+            drop(err_r);
+            let (kind, errno) = child(&spec, &program, &argv, &envp, &cwd, seccomp);
+            let mut msg = [0u8; 8];
+            msg[..4].copy_from_slice(&(kind as i32).to_be_bytes());
+            msg[4..].copy_from_slice(&errno.to_be_bytes());
+            let _ = rustix::io::write(&err_w, &msg);
+            // SAFETY: _exit ends the forked child without running the
+            // parent's atexit handlers or destructors.
+            unsafe { libc::_exit(127) }
+        }
+        Forked::Parent(pid) => {
+            drop(err_w);
+            drop(spec.fds);
+            drop(spec.tty);
+            let mut msg = [0u8; 8];
+            let mut got = 0;
+            while got < msg.len() {
+                match rustix::io::read(&err_r, &mut msg[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(Errno::INTR) => continue,
+                    Err(_) => break,
+                }
+            }
+            if got == 0 {
+                return Ok(pid);
+            }
+            // The child failed before execve: reap it here.
+            if let Some(p) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty());
+            }
+            let kind = i32::from_be_bytes([msg[0], msg[1], msg[2], msg[3]]);
+            let errno = i32::from_be_bytes([msg[4], msg[5], msg[6], msg[7]]);
+            Err((failure_of(kind), errno))
+        }
+    }
+}
+
+const KINDS: [SpawnFailure; 5] = [
+    SpawnFailure::ProgramNotFound,
+    SpawnFailure::NotExecutable,
+    SpawnFailure::CwdNotFound,
+    SpawnFailure::BadRequest,
+    SpawnFailure::System,
+];
+
+fn failure_of(kind: i32) -> SpawnFailure {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| *k as i32 == kind)
+        .unwrap_or(SpawnFailure::System)
+}
+
+/// The child side: returns only on failure.
+fn child(
+    spec: &SpawnSpec<'_>,
+    program: &CString,
+    argv: &[CString],
+    envp: &[CString],
+    cwd: &CString,
+    seccomp: &[u8],
+) -> Failure {
+    let sys = |e: Errno| (SpawnFailure::System, e.raw_os_error());
+    reset_signals_in_child();
+    if let Err(e) = rustix::process::setsid() {
+        return sys(e);
+    }
+    if let Some(tty) = &spec.tty {
+        if let Err(e) = rustix::process::ioctl_tiocsctty(tty) {
+            return sys(e);
+        }
+        for target in 0..3 {
+            // SAFETY: `tty` is open for the whole call; the targets are the
+            // standard descriptors of this forked child.
+            if unsafe { libc::dup2(tty.as_raw_fd(), target) } < 0 {
+                return (
+                    SpawnFailure::System,
+                    std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+                );
+            }
+        }
+        return exec_prepared(program, argv, envp, cwd, seccomp);
+    }
+    let (stdin, rest) = if spec.stdin {
+        (None, &spec.fds[1..])
+    } else {
+        match rustix::fs::open(
+            "/dev/null",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        ) {
+            Ok(null) => (Some(null), &spec.fds[..]),
+            Err(e) => return sys(e),
+        }
+    };
+    let stdin_fd = match &stdin {
+        Some(n) => n.as_fd(),
+        None => spec.fds[0].as_fd(),
+    };
+    for (fd, target) in [
+        (stdin_fd.as_raw_fd(), 0),
+        (rest[0].as_raw_fd(), 1),
+        (rest[1].as_raw_fd(), 2),
+    ] {
+        // SAFETY: `fd` is open (borrowed from an OwnedFd alive here) and the
+        // targets are the standard descriptors of this forked child.
+        if unsafe { libc::dup2(fd, target) } < 0 {
+            return (
+                SpawnFailure::System,
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            );
+        }
+    }
+    exec_prepared(program, argv, envp, cwd, seccomp)
+}
+
+/// The common tail of the child: working directory, capabilities, seccomp,
+/// `execve`. Returns only on failure.
+fn exec_prepared(
+    program: &CString,
+    argv: &[CString],
+    envp: &[CString],
+    cwd: &CString,
+    seccomp: &[u8],
+) -> Failure {
+    if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
+        return (SpawnFailure::CwdNotFound, e.raw_os_error());
+    }
+    if let Err(e) = drop_capabilities() {
+        return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
+    }
+    if let Err(e) = install_filter(seccomp) {
+        return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
+    }
+    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
+    envp_p.push(std::ptr::null());
+    // SAFETY: `program` is NUL-terminated; `argv_p` and `envp_p` are
+    // null-terminated arrays of pointers into CStrings that outlive the call.
+    unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    let kind = match errno {
+        libc::ENOENT => SpawnFailure::ProgramNotFound,
+        libc::EACCES | libc::ENOEXEC | libc::EPERM => SpawnFailure::NotExecutable,
+        _ => SpawnFailure::System,
+    };
+    (kind, errno)
+}
+
+/// Capabilities a sandboxed process keeps (Docker's default set minus
+/// `CAP_MKNOD`, since no device cgroup restricts device nodes here).
+const KEPT_CAPS: &[u32] = &[
+    0,  // CHOWN
+    1,  // DAC_OVERRIDE
+    3,  // FOWNER
+    4,  // FSETID
+    5,  // KILL
+    6,  // SETGID
+    7,  // SETUID
+    8,  // SETPCAP
+    10, // NET_BIND_SERVICE
+    13, // NET_RAW
+    18, // SYS_CHROOT
+    29, // AUDIT_WRITE
+    31, // SETFCAP
+];
+
+/// Drops every other capability from the bounding set: a root process's
+/// permitted set after `execve` is its bounding set, so `CAP_SYS_ADMIN`
+/// (mount, unshare, …), `CAP_MKNOD`, `CAP_SYS_PTRACE`, `CAP_NET_ADMIN` and
+/// the rest are gone for everything the sandbox runs. Ambient capabilities
+/// are cleared too.
+fn drop_capabilities() -> std::io::Result<()> {
+    for cap in 0..64u32 {
+        if KEPT_CAPS.contains(&cap) {
+            continue;
+        }
+        // SAFETY: PR_CAPBSET_DROP takes an integer capability number.
+        let r = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            // EINVAL: past the kernel's last capability.
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break;
+            }
+            return Err(e);
+        }
+    }
+    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointers.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+    }
+    Ok(())
+}
+
+/// Installs the sandbox's seccomp program (none when `bytes` is empty).
+fn install_filter(bytes: &[u8]) -> std::io::Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    crate::seccomp::install(bytes)
+}
+
+fn cstrings(items: &[String]) -> Result<Vec<CString>, Failure> {
+    items
+        .iter()
+        .map(|s| CString::new(s.as_str()).map_err(|_| (SpawnFailure::BadRequest, 0)))
+        .collect()
+}
+
+/// Resolves `argv0` like `execvp`: as a path when it holds a `/`, else on
+/// the `PATH` of `env`.
+fn resolve(argv0: &str, env: &[String]) -> Result<PathBuf, Failure> {
+    if argv0.contains('/') {
+        return Ok(PathBuf::from(argv0));
+    }
+    let path = env
+        .iter()
+        .find_map(|kv| kv.strip_prefix("PATH="))
+        .unwrap_or(FALLBACK_PATH);
+    let mut not_executable = None;
+    for dir in path.split(':') {
+        let dir = if dir.is_empty() { "." } else { dir };
+        let candidate = Path::new(dir).join(argv0);
+        let Ok(meta) = std::fs::metadata(&candidate) else {
+            continue;
+        };
+        if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+            return Ok(candidate);
+        }
+        not_executable.get_or_insert(candidate);
+    }
+    match not_executable {
+        Some(_) => Err((SpawnFailure::NotExecutable, libc::EACCES)),
+        None => Err((SpawnFailure::ProgramNotFound, libc::ENOENT)),
+    }
+}

@@ -1,0 +1,180 @@
+//! `corral-init`: the sandbox's init, in two stages.
+//!
+//! The **outer** stage is the process the host starts (fork+exec of this
+//! small binary). It waits for the host's [`Go`] — sent
+//! once it sits in the sandbox's cgroup, so every descendant is contained —
+//! then `unshare`s new mount, uts, ipc, net and cgroup namespaces, brings up
+//! loopback, builds the root and pivots into it ([`crate::rootfs`]), sets
+//! the hostname, `unshare`s a new pid namespace and forks. The child is
+//! **PID 1** of that namespace: it dies with the outer stage
+//! (`PR_SET_PDEATHSIG`), mounts `/proc`, and serves the control socket
+//! (`serve`). The outer stage reports PID 1's host pid to the host, waits
+//! for it and exits with its status.
+//!
+//! Descriptors from the host: [`STARTUP_FD`] (the startup socketpair) and
+//! [`CONTROL_FD`] (the listening control socket). The configuration is the
+//! one JSON argument ([`InitConfig`]).
+
+mod child;
+mod serve;
+mod sys;
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use rustix::thread::UnshareFlags;
+
+use crate::protocol::{self, Go, InitConfig, Startup};
+use sys::Forked;
+
+/// The descriptor number of the startup socket in corral-init.
+pub const STARTUP_FD: i32 = 3;
+/// The descriptor number of the listening control socket in corral-init.
+pub const CONTROL_FD: i32 = 4;
+
+/// corral-init's `main`: returns the process exit code.
+pub fn main() -> i32 {
+    let Some(arg) = std::env::args().nth(1) else {
+        eprintln!("corral-init: run by the linux backend only (missing configuration)");
+        return 2;
+    };
+    let cfg: InitConfig = match serde_json::from_str(&arg) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("corral-init: malformed configuration: {e}");
+            return 2;
+        }
+    };
+    let (startup, listener) = match (sys::inherited(STARTUP_FD), sys::inherited(CONTROL_FD)) {
+        (Ok(s), Ok(l)) => (s, l),
+        _ => {
+            eprintln!("corral-init: run by the linux backend only (missing descriptors)");
+            return 2;
+        }
+    };
+    outer(&cfg, startup, listener)
+}
+
+fn fail(startup: &OwnedFd, step: &str, error: impl std::fmt::Display) -> i32 {
+    let msg = Startup::Failed {
+        step: step.to_string(),
+        error: error.to_string(),
+    };
+    let _ = send(startup, &msg);
+    1
+}
+
+fn send(sock: &OwnedFd, msg: &Startup) -> std::io::Result<()> {
+    protocol::send_with_fds(sock.as_fd(), msg, &[])
+}
+
+fn outer(cfg: &InitConfig, startup: OwnedFd, listener: OwnedFd) -> i32 {
+    let go: Go = {
+        let mut buf = Vec::new();
+        let mut fds = Vec::new();
+        loop {
+            match protocol::decode::<Go>(&buf) {
+                Ok(Some((go, _))) => break go,
+                Ok(None) => {}
+                Err(e) => return fail(&startup, "reading the go-ahead", e),
+            }
+            match protocol::recv_with_fds(startup.as_fd(), &mut buf, &mut fds) {
+                Ok(0) => return 1,
+                Ok(_) => {}
+                Err(e) => return fail(&startup, "reading the go-ahead", e),
+            }
+        }
+    };
+    let flags = UnshareFlags::NEWNS
+        | UnshareFlags::NEWUTS
+        | UnshareFlags::NEWIPC
+        | UnshareFlags::NEWNET
+        | UnshareFlags::NEWCGROUP;
+    // SAFETY: corral-init is single-threaded, so unsharing namespaces
+    // affects no other thread's view.
+    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(flags) } {
+        return fail(&startup, "unshare", e);
+    }
+    if let Err(e) = sys::loopback_up() {
+        return fail(&startup, "bringing up loopback", e);
+    }
+    if let Err(e) = crate::rootfs::enter(Path::new(&cfg.root), &cfg.host_dirs) {
+        return fail(&startup, &e.step, e.error);
+    }
+    if let Err(e) = rustix::system::sethostname(cfg.hostname.as_bytes()) {
+        return fail(&startup, "sethostname", e);
+    }
+    // SAFETY: single-threaded, as above; NEWPID only affects children.
+    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) } {
+        return fail(&startup, "unshare(pid)", e);
+    }
+    let (ready_r, ready_w) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => return fail(&startup, "pipe", e),
+    };
+    let child = match sys::fork() {
+        Err(e) => return fail(&startup, "fork", e),
+        Ok(Forked::Child) => {
+            drop(ready_r);
+            let deadline = cfg
+                .lifetime_ms
+                .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+            let code = pid1(startup, listener, ready_w, go.seccomp, deadline);
+            std::process::exit(code);
+        }
+        Ok(Forked::Parent(pid)) => pid,
+    };
+    drop(ready_w);
+    drop(listener);
+    let mut byte = [0u8; 1];
+    if matches!(rustix::io::read(&ready_r, &mut byte), Ok(1)) {
+        let _ = send(&startup, &Startup::Ready { pid: child as u32 });
+    }
+    drop(startup);
+    wait_for(child)
+}
+
+fn wait_for(child: i32) -> i32 {
+    let Some(pid) = rustix::process::Pid::from_raw(child) else {
+        return 1;
+    };
+    loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => {
+                return status
+                    .exit_status()
+                    .or(status.terminating_signal().map(|s| 128 + s))
+                    .unwrap_or(1);
+            }
+            Err(rustix::io::Errno::INTR) => continue,
+            _ => return 1,
+        }
+    }
+}
+
+fn pid1(
+    startup: OwnedFd,
+    listener: OwnedFd,
+    ready: OwnedFd,
+    seccomp: Vec<u8>,
+    deadline: Option<std::time::Instant>,
+) -> i32 {
+    if let Err(e) =
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+    {
+        return fail(&startup, "PR_SET_PDEATHSIG", e);
+    }
+    if let Err(e) = crate::rootfs::mount_proc() {
+        return fail(&startup, &e.step, e.error);
+    }
+    let sigfd = match sys::sigchld_fd() {
+        Ok(fd) => fd,
+        Err(e) => return fail(&startup, "signalfd", e),
+    };
+    drop(startup);
+    if rustix::io::write(&ready, b"r").is_err() {
+        return 1;
+    }
+    drop(ready);
+    serve::Pid1::new(listener, sigfd, seccomp, deadline).run()
+}

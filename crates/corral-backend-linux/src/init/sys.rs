@@ -1,0 +1,123 @@
+//! The few raw calls the init makes that rustix does not offer: `fork`,
+//! the signal mask, `signalfd`, and bringing up loopback.
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+/// The side of a fork this process is on.
+pub enum Forked {
+    /// The parent, with the child's pid.
+    Parent(i32),
+    /// The child.
+    Child,
+}
+
+/// `fork()`. Only called by corral-init, which is single-threaded, so the
+/// child may allocate and run arbitrary code before `execve`.
+pub fn fork() -> io::Result<Forked> {
+    // SAFETY: corral-init never starts a thread, so no lock can be held by
+    // another thread at the fork; both sides continue with valid state.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(Forked::Child),
+        p => Ok(Forked::Parent(p)),
+    }
+}
+
+fn sigchld_set() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is a valid value to initialise with
+    // sigemptyset, which is called right after.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable sigset_t.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+    }
+    set
+}
+
+/// Blocks `SIGCHLD` and returns a close-on-exec, non-blocking signalfd
+/// that becomes readable when a child changes state.
+pub fn sigchld_fd() -> io::Result<OwnedFd> {
+    let set = sigchld_set();
+    // SAFETY: `set` is a valid sigset_t; a null old-set pointer is allowed.
+    if unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: -1 asks for a new fd; `set` is valid for the call.
+    let fd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by signalfd and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Drains a non-blocking signalfd.
+pub fn drain_signalfd(fd: &OwnedFd) {
+    let mut buf = [0u8; 128 * 8];
+    while let Ok(n) = rustix::io::read(fd, &mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+/// In a freshly forked child: an empty signal mask and default
+/// dispositions for the signals the Rust runtime or the init changed.
+pub fn reset_signals_in_child() {
+    // SAFETY: an all-zero sigset_t is valid input for sigemptyset.
+    let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `empty` is a valid, writable sigset_t; null old-set is allowed;
+    // SIG_DFL is a valid disposition for SIGPIPE and SIGCHLD.
+    unsafe {
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+}
+
+/// Sets the `IFF_UP` flag of `lo` in the current network namespace.
+pub fn loopback_up() -> io::Result<()> {
+    let sock = rustix::net::socket(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        None,
+    )?;
+    // SAFETY: an all-zero ifreq is a valid value; the name is set below.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    use std::os::fd::AsRawFd;
+    // SAFETY: `sock` is an open socket and `req` a valid ifreq for SIOCGIFFLAGS.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    let flags = unsafe { req.ifr_ifru.ifru_flags };
+    req.ifr_ifru.ifru_flags = flags | libc::IFF_UP as libc::c_short;
+    // SAFETY: as above, for SIOCSIFFLAGS.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Takes ownership of an inherited descriptor number.
+///
+/// Only used for the fixed descriptors the host hands to corral-init.
+pub fn inherited(fd: i32) -> io::Result<OwnedFd> {
+    // F_GETFD tells whether the number is open at all.
+    // SAFETY: fcntl(F_GETFD) on any integer is harmless.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the host passed this descriptor to us and nothing else in this
+    // process owns it; we mark it close-on-exec right away.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    rustix::io::fcntl_setfd(&owned, rustix::io::FdFlags::CLOEXEC)?;
+    Ok(owned)
+}

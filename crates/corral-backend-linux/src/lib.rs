@@ -1,0 +1,35 @@
+//! # corral-backend-linux
+//!
+//! corral's own Linux sandbox: each sandbox is a tiny init of ours
+//! (`corral-init`, PID 1 in new mount, pid, uts, ipc, net and cgroup
+//! namespaces) on a root entered with `pivot_root` — a size-limited tmpfs
+//! with the host's system directories bound read-only (the `host` image),
+//! or an overlay of an imported image's layers with its upper dir on that
+//! tmpfs — in its own cgroup, with a reduced capability bounding set, under
+//! a seccomp filter compiled once per host process.
+//!
+//! The core: [`LinuxBackend`] (the `Backend` trait), [`init`] (the init's
+//! logic, run by the `corral-init` binary), [`protocol`] (what host and init
+//! say to each other), [`rootfs`] (the mounts).
+
+mod backend;
+pub mod cgroup;
+mod create;
+mod destroy;
+mod exec;
+mod files;
+mod hooks;
+pub mod images;
+pub mod init;
+mod pause;
+mod process;
+pub mod protocol;
+pub mod rootfs;
+pub mod seccomp;
+mod spawn;
+mod state;
+mod terminal;
+mod usage;
+
+pub use backend::LinuxBackend;
+pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};

@@ -1,0 +1,79 @@
+//! `pause` and `resume` through the cgroup freezer: every process of the
+//! sandbox, PID 1 included, stops until thawed. A paused sandbox is marked
+//! by a `paused` file in its directory (its status reads `paused`), and
+//! `exec` refuses it with `conflict` instead of hanging.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use corral_backend::{BackendError, ErrorCode, PauseOps, Result};
+
+use crate::state::{State, require_meta};
+
+/// The marker of a paused sandbox.
+pub const PAUSED_MARKER: &str = "paused";
+
+/// Pause and resume of linux sandboxes (declared only with cgroups).
+#[derive(Debug)]
+pub struct LinuxPause {
+    pub(crate) state: Arc<State>,
+}
+
+/// Whether sandbox `id` is paused.
+pub fn is_paused(state: &State, id: &str) -> bool {
+    state.sandbox_dir(id).join(PAUSED_MARKER).exists()
+}
+
+fn cgroup_of(state: &State, id: &str) -> Result<crate::cgroup::Cgroup> {
+    let unavailable = |what: String| BackendError::new(ErrorCode::Unavailable, what);
+    let cgroups = state
+        .cgroups
+        .as_ref()
+        .ok_or_else(|| unavailable("no cgroup hierarchy is usable here".into()))?;
+    cgroups
+        .open(id)
+        .map_err(|e| unavailable(format!("sandbox {id}: {e}")))?
+        .ok_or_else(|| unavailable(format!("sandbox {id} has no cgroup")))
+}
+
+fn set(state: &State, id: &str, paused: bool) -> Result<()> {
+    require_meta(state, id)?;
+    let cg = cgroup_of(state, id)?;
+    let marker = state.sandbox_dir(id).join(PAUSED_MARKER);
+    let io = |e: std::io::Error| BackendError::from_io(format!("sandbox {id}: pause marker"), &e);
+    if paused {
+        cg.freeze()
+            .map_err(|e| BackendError::new(ErrorCode::Io, format!("sandbox {id}: {e}")))?;
+        std::fs::write(&marker, b"").map_err(io)?;
+    } else {
+        cg.thaw()
+            .map_err(|e| BackendError::new(ErrorCode::Io, format!("sandbox {id}: {e}")))?;
+        match std::fs::remove_file(&marker) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Thaws sandbox `id`'s cgroup if it has one (before killing: frozen
+/// processes do not die on v1 until thawed).
+pub fn thaw_quietly(state: &State, id: &str) {
+    if let Ok(cg) = cgroup_of(state, id) {
+        let _ = cg.thaw();
+    }
+}
+
+#[async_trait]
+impl PauseOps for LinuxPause {
+    async fn pause(&self, id: &str) -> Result<()> {
+        let (state, id) = (self.state.clone(), id.to_string());
+        crate::backend::blocking(move || set(&state, &id, true)).await
+    }
+
+    async fn resume(&self, id: &str) -> Result<()> {
+        let (state, id) = (self.state.clone(), id.to_string());
+        crate::backend::blocking(move || set(&state, &id, false)).await
+    }
+}

@@ -1,0 +1,212 @@
+//! `start_process`: a live process in the sandbox, on its own control
+//! connection to PID 1.
+//!
+//! stdin is a pipe whose `shutdown()` closes it (the process sees EOF);
+//! stdout and stderr are pipes that end when the process and its group
+//! closed them. `wait` settles once, from PID 1's `Exited` (sent only when
+//! nothing of the group is left) and is re-readable; `signal` and `kill`
+//! go to the whole process group. Dropping every handle closes the control
+//! connection, and PID 1 then kills the group.
+
+use std::os::unix::net::UnixStream;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use corral_backend::{
+    BackendError, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl, ProcessOps,
+    ProcessSpec, Result, WORKSPACE_DIR,
+};
+use tokio::io::AsyncWrite;
+use tokio::sync::watch;
+
+use crate::exec::{command_env, exit_status, spawn};
+use crate::protocol::{self, Reply, Request};
+use crate::state::{State, require_meta};
+
+/// How long `kill` waits for PID 1 to confirm the group is gone.
+const KILL_CONFIRM: Duration = Duration::from_secs(10);
+
+/// Starts processes in linux sandboxes.
+#[derive(Debug)]
+pub struct LinuxProcesses {
+    pub(crate) state: Arc<State>,
+}
+
+/// The control of one live process (or terminal), over its control connection.
+pub(crate) struct Control {
+    pid: u32,
+    writer: Mutex<UnixStream>,
+    exited: watch::Receiver<Option<ExitStatus>>,
+    conn: UnixStream,
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        let _ = self.conn.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Control {
+    /// Watches `conn` (the connection that spawned `pid`) for the exit.
+    pub(crate) fn watch(conn: UnixStream, pid: u32) -> Result<Self> {
+        let clone = |s: &UnixStream| {
+            s.try_clone()
+                .map_err(|e| BackendError::from_io("control connection", &e))
+        };
+        let mut reader = clone(&conn)?;
+        let writer = clone(&conn)?;
+        let (tx, rx) = watch::channel(None);
+        std::thread::Builder::new()
+            .name("corral-process-ctl".into())
+            .spawn(move || {
+                while let Ok(Some(reply)) = protocol::read_frame::<Reply>(&mut reader) {
+                    if let Reply::Exited { code, signal } = reply {
+                        let _ = tx.send(Some(exit_status(code, signal)));
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| BackendError::from_io("starting a process thread", &e))?;
+        Ok(Control {
+            pid,
+            writer: Mutex::new(writer),
+            exited: rx,
+            conn,
+        })
+    }
+
+    fn send(&self, signal: i32) -> Result<()> {
+        let mut w = self
+            .writer
+            .lock()
+            .map_err(|_| BackendError::new(ErrorCode::Provider, "process control lock poisoned"))?;
+        match protocol::write_frame(
+            &mut *w,
+            &Request::Signal {
+                signal,
+                group: true,
+            },
+        ) {
+            Ok(()) => Ok(()),
+            // PID 1 already reported the exit and the connection is done.
+            Err(_) if self.exited.borrow().is_some() => Ok(()),
+            Err(e) => Err(BackendError::from_io("signalling the process", &e)),
+        }
+    }
+}
+
+#[async_trait]
+impl ProcessControl for Control {
+    fn pid(&self) -> Option<u32> {
+        Some(self.pid)
+    }
+
+    async fn wait(&self) -> Result<ExitStatus> {
+        let mut rx = self.exited.clone();
+        let status = rx
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| {
+                BackendError::new(
+                    ErrorCode::Unavailable,
+                    "the sandbox's init went away before the process exited",
+                )
+            })?
+            .clone();
+        status.ok_or_else(|| BackendError::new(ErrorCode::Provider, "exit status missing"))
+    }
+
+    async fn signal(&self, signal: ControlSignal) -> Result<()> {
+        self.send(signal.number())
+    }
+
+    async fn kill(&self) -> Result<()> {
+        if self.exited.borrow().is_some() {
+            return Ok(());
+        }
+        self.send(libc::SIGKILL)?;
+        match tokio::time::timeout(KILL_CONFIRM, self.wait()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(BackendError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "process group {} did not die within {KILL_CONFIRM:?}",
+                    self.pid
+                ),
+            )),
+        }
+    }
+}
+
+/// stdin: `shutdown()` flushes, then closes the pipe.
+struct Stdin(Option<tokio::fs::File>);
+
+impl AsyncWrite for Stdin {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.0.as_mut() {
+            Some(f) => Pin::new(f).poll_write(cx, buf),
+            None => Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into())),
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.0.as_mut() {
+            Some(f) => Pin::new(f).poll_flush(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Some(f) = self.0.as_mut() {
+            match Pin::new(f).poll_flush(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => {
+                    self.0 = None;
+                    return Poll::Ready(r);
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+    let meta = require_meta(state, id)?;
+    let env = command_env(&meta, &spec.env);
+    let cwd = spec.cwd.unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true)?;
+    let control = Control::watch(spawned.control, spawned.pid)?;
+    let stdin = spawned
+        .stdin
+        .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));
+    Ok(LiveProcess {
+        stdin: Box::pin(Stdin(stdin)),
+        stdout: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
+            spawned.stdout,
+        ))),
+        stderr: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
+            spawned.stderr,
+        ))),
+        control: Arc::new(control),
+    })
+}
+
+#[async_trait]
+impl ProcessOps for LinuxProcesses {
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+        spec.validate()?;
+        let state = self.state.clone();
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || start(&state, &id, spec))
+            .await
+            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("process task: {e}")))?
+    }
+}

@@ -1,0 +1,309 @@
+//! The sandbox's root file system: the skeleton the host prepares on the
+//! sandbox's tmpfs, and the mounts `corral-init` makes inside its new mount
+//! namespace before `pivot_root`.
+//!
+//! Construction for the `host` image (the cheapest correct one): the
+//! sandbox's `/` is a directory on the per-sandbox tmpfs (size = the disk
+//! limit). The host's `/usr`, `/etc` and library/binary directories are
+//! bind-mounted read-only onto it (non-recursively, so nothing mounted
+//! beneath them on the host shows), and symlinked top-level directories
+//! (`/bin -> usr/bin`) are recreated as the same symlinks. Everything else
+//! (`/workspace`, `/tmp`, `/root`, `/home`, `/var`, `/run`) is a plain
+//! directory of the tmpfs — writable, size-limited, and reachable from the
+//! host through the tmpfs mount in the state directory (the file
+//! primitives use it). `/dev` is a small tmpfs with bind mounts of the
+//! host's `null zero full random urandom tty`, a new `devpts` instance and a
+//! `shm` tmpfs; `/proc` is mounted by PID 1 for its own pid namespace.
+
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+
+use rustix::mount::{
+    MountFlags, MountPropagationFlags, UnmountFlags, mount, mount_bind, mount_bind_recursive,
+    mount_change, mount_remount, unmount,
+};
+
+use crate::protocol::HostDir;
+
+/// Directories every sandbox root has, with their modes.
+const SKELETON: &[(&str, u32)] = &[
+    ("workspace", 0o755),
+    ("tmp", 0o1777),
+    ("root", 0o700),
+    ("home", 0o755),
+    ("var", 0o755),
+    ("var/tmp", 0o1777),
+    ("run", 0o755),
+    ("proc", 0o555),
+    ("dev", 0o755),
+    ("mnt", 0o755),
+];
+
+/// Devices bound from the host into `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Host side: creates the skeleton of a sandbox root in `root` (on the
+/// sandbox's tmpfs, or its overlay), including the mount points of
+/// `host_dirs`. Directories an image already has are kept as they are.
+pub fn make_skeleton(root: &Path, host_dirs: &[HostDir]) -> io::Result<()> {
+    match std::fs::DirBuilder::new().mode(0o755).create(root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    for (dir, mode) in SKELETON {
+        let p = root.join(dir);
+        match std::fs::DirBuilder::new().mode(*mode).create(&p) {
+            // The umask may have narrowed the mode.
+            Ok(()) => std::fs::set_permissions(&p, std::fs::Permissions::from_mode(*mode))?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for d in host_dirs {
+        let name = d.path.trim_start_matches('/');
+        let p = root.join(name);
+        match &d.symlink {
+            Some(target) => std::os::unix::fs::symlink(target, &p)?,
+            None => std::fs::DirBuilder::new().mode(0o755).create(&p)?,
+        }
+    }
+    Ok(())
+}
+
+/// A failed step of [`enter`]: what was done, and the OS error.
+#[derive(Debug)]
+pub struct StepError {
+    /// The step.
+    pub step: String,
+    /// The error.
+    pub error: io::Error,
+}
+
+fn step<T>(what: impl Into<String>, r: rustix::io::Result<T>) -> Result<T, StepError> {
+    r.map_err(|e| StepError {
+        step: what.into(),
+        error: e.into(),
+    })
+}
+
+fn step_io<T>(what: impl Into<String>, r: io::Result<T>) -> Result<T, StepError> {
+    r.map_err(|error| StepError {
+        step: what.into(),
+        error,
+    })
+}
+
+/// Init side, in a fresh mount namespace: makes every mount private, binds
+/// the image into `root`, builds `/dev`, and pivots into `root`, detaching
+/// the host's tree. Afterwards the process's `/` is the sandbox root.
+pub fn enter(root: &Path, host_dirs: &[HostDir]) -> Result<(), StepError> {
+    step(
+        "making mounts private",
+        mount_change(
+            "/",
+            MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+        ),
+    )?;
+    step(
+        "binding the root onto itself",
+        mount_bind_recursive(root, root),
+    )?;
+    for d in host_dirs {
+        if d.symlink.is_some() {
+            continue;
+        }
+        let target = root.join(d.path.trim_start_matches('/'));
+        step(
+            format!("binding {}", d.path),
+            mount_bind(d.path.as_str(), &target),
+        )?;
+        step(
+            format!("making {} read-only", d.path),
+            mount_remount(
+                &target,
+                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+                "",
+            ),
+        )?;
+    }
+    make_dev(&root.join("dev"))?;
+    step("entering the root", rustix::process::chdir(root))?;
+    step("pivot_root", rustix::process::pivot_root(".", "."))?;
+    step(
+        "detaching the host's root",
+        unmount(".", UnmountFlags::DETACH),
+    )?;
+    step("entering /", rustix::process::chdir("/"))?;
+    Ok(())
+}
+
+/// Builds `/dev` at `dev` (a directory of the root).
+fn make_dev(dev: &Path) -> Result<(), StepError> {
+    step(
+        "mounting /dev",
+        mount(
+            "tmpfs",
+            dev,
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NOEXEC,
+            Some(c"mode=755,size=65536"),
+        ),
+    )?;
+    for name in DEVICES {
+        let target = dev.join(name);
+        step_io(
+            format!("creating /dev/{name}"),
+            std::fs::File::create(&target).map(drop),
+        )?;
+        step(
+            format!("binding /dev/{name}"),
+            mount_bind(Path::new("/dev").join(name), &target),
+        )?;
+    }
+    let pts = dev.join("pts");
+    step_io("creating /dev/pts", std::fs::create_dir(&pts))?;
+    step(
+        "mounting /dev/pts",
+        mount(
+            "devpts",
+            &pts,
+            "devpts",
+            MountFlags::NOSUID | MountFlags::NOEXEC,
+            Some(c"newinstance,ptmxmode=0666,mode=0620"),
+        ),
+    )?;
+    let shm = dev.join("shm");
+    step_io("creating /dev/shm", std::fs::create_dir(&shm))?;
+    step(
+        "mounting /dev/shm",
+        mount(
+            "shm",
+            &shm,
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NODEV,
+            Some(c"mode=1777,size=67108864"),
+        ),
+    )?;
+    for (link, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        step_io(
+            format!("linking /dev/{link}"),
+            std::os::unix::fs::symlink(target, dev.join(link)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Parts of `/proc` made read-only (kernel tunables and triggers).
+const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs"];
+/// Parts of `/proc` hidden behind `/dev/null` (kernel memory and timers).
+const PROC_MASKED: &[&str] = &["kcore", "keys", "timer_list", "kallsyms"];
+
+/// PID 1 side: mounts `/proc` for the new pid namespace, with the kernel's
+/// tunables read-only and its memory views masked.
+pub fn mount_proc() -> Result<(), StepError> {
+    step(
+        "mounting /proc",
+        mount(
+            "proc",
+            "/proc",
+            "proc",
+            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            None,
+        ),
+    )?;
+    for name in PROC_READ_ONLY {
+        let p = Path::new("/proc").join(name);
+        if !p.exists() {
+            continue;
+        }
+        step(format!("binding /proc/{name}"), mount_bind(&p, &p))?;
+        step(
+            format!("making /proc/{name} read-only"),
+            mount_remount(
+                &p,
+                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+                "",
+            ),
+        )?;
+    }
+    for name in PROC_MASKED {
+        let p = Path::new("/proc").join(name);
+        if p.exists() {
+            step(format!("masking /proc/{name}"), mount_bind("/dev/null", &p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Host side: mounts the per-sandbox tmpfs of `size_bytes` at `dir`.
+pub fn mount_sandbox_tmpfs(dir: &Path, size_bytes: u64) -> io::Result<()> {
+    let data =
+        std::ffi::CString::new(format!("mode=755,size={size_bytes}")).map_err(io::Error::other)?;
+    mount(
+        "corral",
+        dir,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(data.as_c_str()),
+    )?;
+    Ok(())
+}
+
+/// Host side: mounts the overlay of `layers` (topmost first) at `root`,
+/// with `upper` and `work` on the sandbox's tmpfs. It is mounted in the
+/// host's mount namespace, so the file primitives see the merged view.
+pub fn mount_overlay(
+    root: &Path,
+    layers: &[std::path::PathBuf],
+    upper: &Path,
+    work: &Path,
+) -> io::Result<()> {
+    for d in [root, upper, work] {
+        std::fs::DirBuilder::new().mode(0o755).create(d)?;
+    }
+    let list: Vec<String> = layers
+        .iter()
+        .map(|l| l.to_string_lossy().into_owned())
+        .collect();
+    if list.is_empty() || list.iter().any(|l| l.contains([',', ':'])) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "overlay layers must be non-empty paths without ',' or ':'",
+        ));
+    }
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        list.join(":"),
+        upper.display(),
+        work.display()
+    );
+    let data = std::ffi::CString::new(data).map_err(io::Error::other)?;
+    mount(
+        "corral",
+        root,
+        "overlay",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(data.as_c_str()),
+    )?;
+    Ok(())
+}
+
+/// Host side: detaches whatever is mounted at `dir` (and beneath it).
+/// Nothing mounted there is not an error.
+pub fn unmount_all(dir: &Path) -> io::Result<()> {
+    loop {
+        match unmount(dir, UnmountFlags::DETACH | UnmountFlags::NOFOLLOW) {
+            Ok(()) => continue,
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! The linux backend's state directory and its records.
+//!
+//! ```text
+//! <state>/linux/sandboxes/<id>/meta.json     the record, written last (the commit point)
+//! <state>/linux/sandboxes/<id>/control.sock  PID 1's control socket
+//! <state>/linux/sandboxes/<id>/fs/           the sandbox's tmpfs (size = disk limit)
+//! <state>/linux/sandboxes/<id>/fs/root/      the sandbox's `/` (the overlay for layered images)
+//! <state>/linux/sandboxes/<id>/fs/upper/     overlay upper dir (layered images)
+//! <state>/linux/sandboxes/<id>/fs/work/      overlay work dir (layered images)
+//! <state>/linux/keys/<hex sha-256 of key>    key claim holding the owning id
+//! <state>/linux/images/                      the image store
+//! ```
+//!
+//! Everything a sandbox holds on the host is named by its id (`lnx-` and
+//! 16 hex digits): its directory, its tmpfs mount, its cgroup, its
+//! hostname. A sweep finds orphans from these names alone.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+/// The backend's name.
+pub const NAME: &str = "linux";
+/// What every sandbox id starts with.
+pub const SANDBOX_PREFIX: &str = "lnx-";
+
+/// The layout of the backend's state directory.
+#[derive(Debug, Clone)]
+pub struct State {
+    dir: PathBuf,
+    /// The host's cgroup hierarchy, when corral can use it.
+    pub cgroups: Option<crate::cgroup::Cgroups>,
+    /// The image store (`<state>/linux/images`), when it opened.
+    pub images: Option<crate::images::ImageStore>,
+}
+
+impl State {
+    /// Opens (creating) `<state_dir>/linux` and its subdirectories.
+    pub fn open(
+        state_dir: &Path,
+        cgroups: Option<crate::cgroup::Cgroups>,
+    ) -> std::io::Result<Self> {
+        let mut state = State {
+            dir: state_dir.join("linux"),
+            cgroups,
+            images: None,
+        };
+        std::fs::create_dir_all(state.sandboxes())?;
+        std::fs::create_dir_all(state.keys())?;
+        state.images = crate::images::ImageStore::open(state.dir.join("images")).ok();
+        Ok(state)
+    }
+
+    /// `<state>/linux`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where sandboxes live.
+    pub fn sandboxes(&self) -> PathBuf {
+        self.dir.join("sandboxes")
+    }
+
+    /// Where key claims live.
+    pub fn keys(&self) -> PathBuf {
+        self.dir.join("keys")
+    }
+
+    /// The directory of sandbox `id`.
+    pub fn sandbox_dir(&self, id: &str) -> PathBuf {
+        self.sandboxes().join(id)
+    }
+
+    /// The tmpfs mount point of sandbox `id`.
+    pub fn fs_dir(&self, id: &str) -> PathBuf {
+        self.sandbox_dir(id).join("fs")
+    }
+
+    /// The host directory behind the sandbox's `/`.
+    pub fn root_dir(&self, id: &str) -> PathBuf {
+        self.fs_dir(id).join("root")
+    }
+
+    /// Binds PID 1's control socket of sandbox `id`.
+    pub fn bind_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixListener> {
+        with_short_path(&self.sandbox_dir(id), |p| {
+            std::os::unix::net::UnixListener::bind(p)
+        })
+    }
+
+    /// Connects to PID 1's control socket of sandbox `id`.
+    pub fn connect_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
+        with_short_path(&self.sandbox_dir(id), |p| {
+            std::os::unix::net::UnixStream::connect(p)
+        })
+    }
+
+    /// The record of sandbox `id`.
+    pub fn meta_path(&self, id: &str) -> PathBuf {
+        self.sandbox_dir(id).join("meta.json")
+    }
+
+    /// The claim file of `key`.
+    pub fn key_path(&self, key: &str) -> PathBuf {
+        self.keys()
+            .join(hex::encode(sha2::Sha256::digest(key.as_bytes())))
+    }
+}
+
+/// The on-disk record of one sandbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Meta {
+    /// Its id.
+    pub id: String,
+    /// Its get-or-create key.
+    pub key: Option<String>,
+    /// Its labels.
+    pub labels: Labels,
+    /// Creation time, epoch milliseconds.
+    pub created_at_ms: u64,
+    /// The environment every command starts with.
+    pub env: BTreeMap<String, String>,
+    /// Whether `network: none` was asked for (it is what every sandbox gets).
+    pub network_none: bool,
+    /// Host pid of the sandbox's PID 1.
+    pub init_pid: u32,
+    /// Its start time (clock ticks since boot), to never signal a reused pid.
+    pub init_start: u64,
+    /// Size of the sandbox's tmpfs in bytes.
+    pub disk_bytes: u64,
+    /// The digest of the image it runs.
+    #[serde(default)]
+    pub image: String,
+    /// When its `timeout` ends it, epoch milliseconds.
+    #[serde(default)]
+    pub expires_at_ms: Option<u64>,
+}
+
+impl Meta {
+    /// The record as the `Backend` trait reports it.
+    pub fn info(&self) -> SandboxInfo {
+        SandboxInfo {
+            id: self.id.clone(),
+            backend: NAME.to_string(),
+            key: self.key.clone(),
+            labels: self.labels.clone(),
+            status: SandboxStatus::Running,
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+        }
+    }
+}
+
+/// The longest socket path used as is (`sun_path` holds 108 bytes).
+const MAX_SOCKET_PATH: usize = 100;
+
+/// Runs `f` on the path of `dir/control.sock`, or — when that is too long
+/// for a unix socket address — on the same file reached through a
+/// descriptor of `dir` (`/proc/self/fd/<n>/control.sock`).
+fn with_short_path<T>(
+    dir: &Path,
+    f: impl FnOnce(&Path) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let full = dir.join("control.sock");
+    if full.as_os_str().len() <= MAX_SOCKET_PATH {
+        return f(&full);
+    }
+    let fd = rustix::fs::open(
+        dir,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    use std::os::fd::AsRawFd;
+    f(Path::new(&format!(
+        "/proc/self/fd/{}/control.sock",
+        fd.as_raw_fd()
+    )))
+}
+
+/// Whether `s` is a well-formed sandbox id; nothing else is joined into a path.
+pub fn is_sandbox_id(s: &str) -> bool {
+    s.strip_prefix(SANDBOX_PREFIX).is_some_and(|hex| {
+        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+/// 16 random lowercase hex digits.
+pub fn random_hex() -> std::io::Result<String> {
+    let mut bytes = [0u8; 8];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(hex::encode(bytes))
+}
+
+/// An error of the state directory, naming what was being done.
+pub fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
+    BackendError::new(ErrorCode::Io, format!("linux state: {what}: {err}"))
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".tmp-{}", random_hex()?));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The record of sandbox `id`; `None` when there is none (or it is half-made).
+pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
+    if !is_sandbox_id(id) {
+        return Ok(None);
+    }
+    let bytes = match std::fs::read(state.meta_path(id)) {
+        Ok(b) => b,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(state_error(format_args!("reading sandbox {id}"), &e)),
+    };
+    let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| {
+        BackendError::new(
+            ErrorCode::Provider,
+            format!("linux state: the record of sandbox {id} is malformed: {e}"),
+        )
+    })?;
+    if meta.id != id {
+        return Err(BackendError::new(
+            ErrorCode::Provider,
+            format!(
+                "linux state: the record of sandbox {id} names {:?}",
+                meta.id
+            ),
+        ));
+    }
+    Ok(Some(meta))
+}
+
+/// The record of sandbox `id` as reported, with its paused status.
+pub fn info_of(state: &State, meta: &Meta) -> SandboxInfo {
+    let mut info = meta.info();
+    if crate::pause::is_paused(state, &meta.id) {
+        info.status = SandboxStatus::Paused;
+    }
+    info
+}
+
+/// The record of sandbox `id` unless its lifetime is over; an expired
+/// sandbox (whose PID 1 already killed everything at the deadline) is torn
+/// down here, on first sight.
+pub fn live_meta(state: &State, id: &str) -> Result<Option<Meta>> {
+    let Some(meta) = read_meta(state, id)? else {
+        return Ok(None);
+    };
+    if meta
+        .expires_at_ms
+        .is_some_and(|t| corral_backend::now_ms() >= t)
+    {
+        crate::destroy::destroy(state, id)?;
+        return Ok(None);
+    }
+    Ok(Some(meta))
+}
+
+/// The record of live sandbox `id`, or `not_found`.
+pub fn require_meta(state: &State, id: &str) -> Result<Meta> {
+    live_meta(state, id)?.ok_or_else(|| BackendError::sandbox_not_found(id))
+}
+
+/// Every completely created, live sandbox, oldest first.
+pub fn list_metas(state: &State) -> Result<Vec<Meta>> {
+    let entries =
+        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| state_error("listing sandboxes", &e))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if let Some(meta) = live_meta(state, &name)? {
+            out.push(meta);
+        }
+    }
+    out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+    Ok(out)
+}
+
+/// The start time (field 22 of `/proc/<pid>/stat`) of a live, non-zombie
+/// process; `None` when it is gone or a zombie.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: split after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_strict() {
+        assert!(is_sandbox_id("lnx-0123456789abcdef"));
+        assert!(!is_sandbox_id("lnx-0123456789ABCDEF"));
+        assert!(!is_sandbox_id("lnx-../../etc/passwd"));
+        assert!(!is_sandbox_id("never-existed"));
+        assert!(is_sandbox_id(&format!(
+            "{SANDBOX_PREFIX}{}",
+            random_hex().unwrap()
+        )));
+    }
+
+    #[test]
+    fn start_time_of_self_and_of_nothing() {
+        assert!(process_start(std::process::id()).is_some());
+        assert!(process_start(u32::MAX).is_none());
+    }
+}

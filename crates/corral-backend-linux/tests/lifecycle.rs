@@ -1,0 +1,560 @@
+//! create → exec → destroy leaves no mount, no process and no directory.
+
+use std::time::Duration;
+
+use corral_backend::{Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus};
+use corral_backend_linux::LinuxBackend;
+
+/// The state directory of a test; whatever the test left (a failed test
+/// panics before its destroy) is destroyed when it drops.
+struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
+
+impl StateDir {
+    fn path(&self) -> &std::path::Path {
+        self.1
+            .as_ref()
+            .map(|d| d.path())
+            .unwrap_or(std::path::Path::new("/"))
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = self.0.destroy_all();
+        drop(self.1.take());
+    }
+}
+
+fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
+    // SAFETY: set before any sandbox is made; every test sets the same value.
+    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
+    if let Err(reason) = LinuxBackend::available() {
+        println!("SKIP {test}: {reason}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = LinuxBackend::open(dir.path()).unwrap();
+    Some((b.clone(), StateDir(b, Some(dir))))
+}
+
+fn mounts_under(dir: &std::path::Path) -> usize {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let needle = dir.to_string_lossy().into_owned();
+    text.lines().filter(|l| l.contains(&needle)).count()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_exec_destroy_leaves_nothing_behind() {
+    let Some((b, dir)) = backend("create_exec_destroy_leaves_nothing_behind") else {
+        return;
+    };
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let native = b.native(&info.id).await.unwrap();
+    let init_pid = native["init_pid"].as_u64().unwrap() as u32;
+    assert!(alive(init_pid), "PID 1 runs");
+    assert!(mounts_under(dir.path()) > 0, "the sandbox tmpfs is mounted");
+    let mut out = CollectedOutput::default();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        b.exec(
+            &info.id,
+            ExecRequest::new(Command::shell("echo hello; sleep 100 & exit 4")),
+            &mut out,
+        ),
+    )
+    .await
+    .expect("exec settles")
+    .unwrap();
+    assert_eq!(outcome.status, ExitStatus::Code(4));
+    assert_eq!(out.stdout, b"hello\n");
+    b.destroy(&info.id).await.unwrap();
+    for _ in 0..100 {
+        if !alive(init_pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(init_pid), "PID 1 is gone after destroy");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    let sandboxes = dir.path().join("linux/sandboxes");
+    assert_eq!(
+        std::fs::read_dir(&sandboxes).unwrap().count(),
+        0,
+        "no sandbox directory is left"
+    );
+    b.destroy(&info.id).await.unwrap();
+}
+
+/// The cgroup path of `pid` in the v1 memory hierarchy or the v2 one.
+fn cgroup_dir_of(pid: u32) -> Option<std::path::PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            return Some(std::path::Path::new("/sys/fs/cgroup/memory").join(&path[1..]));
+        }
+        if controllers.is_empty()
+            && std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
+        {
+            return Some(std::path::Path::new("/sys/fs/cgroup").join(&path[1..]));
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox() {
+    let test = "limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    if !b.capabilities().enforces.memory {
+        println!("SKIP {test}: no usable cgroup hierarchy on this host");
+        return;
+    }
+    let mut req = CreateRequest::default();
+    req.size.memory_bytes = Some(64 << 20);
+    req.limits.pids = Some(32);
+    let info = b.create(req).await.unwrap();
+    let init_pid = b.native(&info.id).await.unwrap()["init_pid"]
+        .as_u64()
+        .unwrap() as u32;
+    let cg = cgroup_dir_of(init_pid).expect("PID 1 is in a cgroup");
+    assert!(
+        cg.to_string_lossy().ends_with(&info.id),
+        "PID 1's cgroup {cg:?} is named after the sandbox"
+    );
+    let before = b.oom_kills(&info.id).await.unwrap().unwrap();
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["tail", "/dev/zero"])).timeout(Duration::from_secs(30)),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        ExitStatus::Signal("SIGKILL".into()),
+        "memory hog"
+    );
+    let after = b.oom_kills(&info.id).await.unwrap().unwrap();
+    assert!(
+        after > before,
+        "the OOM kill is counted ({before} -> {after})"
+    );
+
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell(
+                "i=0; while [ $i -lt 100 ]; do sleep 3 & i=$((i+1)); done; wait",
+            ))
+            .timeout(Duration::from_secs(30)),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !outcome.status.success() || stderr.contains("fork"),
+        "100 processes under a limit of 32: {outcome:?} {stderr}"
+    );
+    let mut out = CollectedOutput::default();
+    let ok = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["true"])),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "the sandbox still works after the bomb"
+    );
+    b.destroy(&info.id).await.unwrap();
+    assert!(
+        !cg.exists(),
+        "the cgroup {cg:?} is removed with the sandbox"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_process_streams_stdio_and_kills_its_group() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let test = "start_process_streams_stdio_and_kills_its_group";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let ops = b.process_ops().expect("start_process is declared");
+    let spec = |cmd: Command| corral_backend::ProcessSpec {
+        command: cmd,
+        cwd: None,
+        env: Default::default(),
+    };
+    let mut p = ops
+        .start_process(&info.id, spec(Command::argv(["cat"])))
+        .await
+        .unwrap();
+    p.stdin.write_all(b"hello through cat").await.unwrap();
+    p.stdin.shutdown().await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), p.stdout.read_to_end(&mut out))
+        .await
+        .expect("stdout reaches EOF")
+        .unwrap();
+    assert_eq!(out, b"hello through cat");
+    assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Code(0));
+    assert_eq!(
+        p.control.wait().await.unwrap(),
+        ExitStatus::Code(0),
+        "re-readable"
+    );
+
+    let p = ops
+        .start_process(
+            &info.id,
+            spec(Command::shell(
+                "(sleep 1; touch /workspace/late) & sleep 30",
+            )),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    p.control.kill().await.unwrap();
+    assert_eq!(
+        p.control.wait().await.unwrap(),
+        ExitStatus::Signal("SIGKILL".into())
+    );
+    p.control.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        b.files().stat(&info.id, "/workspace/late").await.is_err(),
+        "the group's background child outlived kill"
+    );
+    b.destroy(&info.id).await.unwrap();
+}
+
+/// Counts bytes without keeping them.
+struct Counter(u64, u64);
+
+impl corral_backend::OutputSink for Counter {
+    fn chunk(&mut self, _stream: corral_backend::StreamKind, bytes: &[u8]) {
+        self.0 += bytes.len() as u64;
+        self.1 = self.1.max(bytes.len() as u64);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit() {
+    let test = "an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let mut req = CreateRequest::default();
+    req.size.disk_bytes = Some(16 << 20);
+    let info = b.create(req).await.unwrap();
+    let mut count = Counter(0, 0);
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell("head -c 268435456 /dev/zero"))
+                .timeout(Duration::from_secs(60)),
+            &mut count,
+        )
+        .await
+        .unwrap();
+    assert!(outcome.status.success());
+    assert_eq!(count.0, 256 << 20, "every byte of the flood arrived");
+    assert!(count.1 <= 64 * 1024, "chunks are bounded, saw {}", count.1);
+
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell(
+                "dd if=/dev/zero of=/workspace/fill bs=1M count=64",
+            )),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(!outcome.status.success(), "64 MiB fit into a 16 MiB disk");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("No space left"), "{stderr}");
+    let err = b
+        .files()
+        .write(&info.id, "/workspace/more", &vec![0u8; 1 << 20], None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, corral_backend::ErrorCode::Quota, "{err}");
+    b.destroy(&info.id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_whose_init_died_is_swept_with_everything_it_held() {
+    let test = "a_sandbox_whose_init_died_is_swept_with_everything_it_held";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let live = b.create(CreateRequest::default()).await.unwrap();
+    let dead = b.create(CreateRequest::default()).await.unwrap();
+    let pid = b.native(&dead.id).await.unwrap()["init_pid"]
+        .as_u64()
+        .unwrap() as i32;
+    // Simulate a crash: PID 1 of `dead` (a process this test created) dies.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    for _ in 0..100 {
+        if !alive(pid as u32) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let swept = b.sweep_orphans(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(swept, vec![dead.id.clone()]);
+    assert!(b.connect(&live.id).await.is_ok(), "the live sandbox stays");
+    b.destroy(&live.id).await.unwrap();
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_freezes_resume_thaws_and_usage_counts() {
+    let test = "pause_freezes_resume_thaws_and_usage_counts";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let (Some(pause), Some(usage)) = (b.pause_ops(), b.usage_ops()) else {
+        println!("SKIP {test}: no usable cgroup hierarchy on this host");
+        return;
+    };
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let mut out = CollectedOutput::default();
+    b.exec(
+        &info.id,
+        ExecRequest::new(Command::shell("head -c 1048576 /dev/zero > /workspace/mib")),
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let u = usage.usage(&info.id).await.unwrap();
+    assert!(u.disk_bytes.unwrap() >= 1 << 20, "{u:?}");
+    assert!(u.processes.unwrap() >= 1, "{u:?}");
+    pause.pause(&info.id).await.unwrap();
+    assert_eq!(
+        b.connect(&info.id).await.unwrap().status,
+        corral_backend::SandboxStatus::Paused
+    );
+    let err = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["true"])),
+            &mut out,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, corral_backend::ErrorCode::Conflict, "{err}");
+    pause.resume(&info.id).await.unwrap();
+    let ok = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["true"])),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(ok.status.success());
+    pause.pause(&info.id).await.unwrap();
+    // A paused sandbox is destroyed completely too.
+    b.destroy(&info.id).await.unwrap();
+    assert!(b.connect(&info.id).await.is_err());
+}
+
+/// Writes a one-layer OCI image layout holding `/hello.txt` into `dir`.
+fn tiny_oci_layout(dir: &std::path::Path) {
+    use sha2::Digest;
+    let blobs = dir.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let put = |bytes: &[u8]| -> (String, usize) {
+        let hex = hex::encode(sha2::Sha256::digest(bytes));
+        std::fs::write(blobs.join(&hex), bytes).unwrap();
+        (format!("sha256:{hex}"), bytes.len())
+    };
+    let mut layer = tar::Builder::new(Vec::new());
+    let body = b"from the image\n";
+    let mut h = tar::Header::new_gnu();
+    h.set_size(body.len() as u64);
+    h.set_mode(0o644);
+    h.set_cksum();
+    layer.append_data(&mut h, "hello.txt", &body[..]).unwrap();
+    let layer = layer.into_inner().unwrap();
+    let (layer_digest, layer_size) = put(&layer);
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux", "config": {},
+        "rootfs": {"type": "layers", "diff_ids": [layer_digest]}
+    });
+    let (config_digest, config_size) = put(config.to_string().as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": config_digest, "size": config_size},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": layer_digest, "size": layer_size}]
+    });
+    let (manifest_digest, manifest_size) = put(manifest.to_string().as_bytes());
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": manifest_digest, "size": manifest_size,
+                       "annotations": {"org.opencontainers.image.ref.name": "tiny"}}]
+    });
+    std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
+    let test = "a_layered_image_runs_on_an_overlay_and_leaves_nothing";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let Some(store) = b.images() else {
+        panic!("{test}: the image store did not open");
+    };
+    let src = tempfile::tempdir().unwrap();
+    tiny_oci_layout(src.path());
+    store.import(src.path(), Some("tiny")).unwrap();
+    let req = CreateRequest {
+        image: Some("tiny".into()),
+        ..CreateRequest::default()
+    };
+    let info = b.create(req).await.unwrap();
+    let f = b.files();
+    assert_eq!(
+        f.read(&info.id, "/hello.txt").await.unwrap(),
+        b"from the image\n"
+    );
+    f.write(&info.id, "/hello.txt", b"changed", None)
+        .await
+        .unwrap();
+    assert_eq!(f.read(&info.id, "/hello.txt").await.unwrap(), b"changed");
+    assert!(
+        f.stat(&info.id, "/workspace").await.is_ok(),
+        "the skeleton is there"
+    );
+    // The image has no programs at all: nothing of the host leaks in.
+    let mut out = CollectedOutput::default();
+    let err = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["cat", "/hello.txt"])),
+            &mut out,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, corral_backend::ErrorCode::NotFound, "{err}");
+    b.destroy(&info.id).await.unwrap();
+    assert_eq!(mounts_under(dir.path()), 0, "no overlay or tmpfs is left");
+    let again = b
+        .create(CreateRequest {
+            image: Some("tiny".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        f.read(&again.id, "/hello.txt").await.unwrap(),
+        b"from the image\n",
+        "the image itself was not changed"
+    );
+    let missing = b
+        .create(CreateRequest {
+            image: Some("no-such-image".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        missing.code,
+        corral_backend::ErrorCode::NotFound,
+        "{missing}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_dir_too_long_for_a_socket_address_still_works() {
+    let test = "a_state_dir_too_long_for_a_socket_address_still_works";
+    let Some((_, outer)) = backend(test) else {
+        return;
+    };
+    let deep = outer.path().join("d".repeat(100)).join("e".repeat(60));
+    std::fs::create_dir_all(&deep).unwrap();
+    let b = LinuxBackend::open(&deep).unwrap();
+    let _guard = StateDir(b.clone(), None);
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["echo", "deep"])),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(outcome.status.success());
+    assert_eq!(out.stdout, b"deep\n");
+    b.destroy(&info.id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
+    let test = "a_sandbox_timeout_ends_everything_at_the_deadline";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let req = CreateRequest {
+        timeout: Some(Duration::from_millis(1500)),
+        ..CreateRequest::default()
+    };
+    let info = b.create(req).await.unwrap();
+    let expires = info.expires_at_ms.expect("expires_at_ms is reported");
+    assert!(expires >= info.created_at_ms + 1000, "{info:?}");
+    let started = std::time::Instant::now();
+    let mut out = CollectedOutput::default();
+    let res = tokio::time::timeout(
+        Duration::from_secs(20),
+        b.exec(
+            &info.id,
+            ExecRequest::new(Command::argv(["sleep", "30"])),
+            &mut out,
+        ),
+    )
+    .await
+    .expect("the command ends with the sandbox");
+    let err = res.expect_err("a command outliving its sandbox is not a result");
+    assert_eq!(err.code, corral_backend::ErrorCode::Timeout, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "ended at the deadline"
+    );
+    assert_eq!(
+        b.connect(&info.id).await.unwrap_err().code,
+        corral_backend::ErrorCode::NotFound
+    );
+    assert_eq!(mounts_under(dir.path()), 0, "torn down once seen expired");
+}

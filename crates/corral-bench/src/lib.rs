@@ -1,0 +1,127 @@
+//! # corral-bench
+//!
+//! `corral bench`: what starting a sandbox, running a command in it and
+//! reading out of it costs, measured **side by side in one run** with what
+//! it is compared with, and reported as medians (with p10 and p90) and as
+//! ratios to a floor.
+//!
+//! | group | floor | rows |
+//! |---|---|---|
+//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory and local backends: create→exec→destroy and exec alone |
+//! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
+//! | `footprint` | none | growth of this process's RSS per idle local sandbox (200 of them); reported, never asserted |
+//!
+//! Each row is a [`Measure`]: set up once, warm-up iterations (not
+//! recorded), timed iterations, teardown that releases everything (bench
+//! sandboxes carry the label `corral.bench=1`; state directories and files
+//! are temporary). A row that cannot run here is *skipped* with a one-line
+//! reason; one that breaks is *failed* with the error, and the bench goes
+//! on. A backend adds its rows with [`backend_measures`] in one line.
+//!
+//! Default iteration counts keep the whole run under a minute on a small
+//! machine; `iterations` overrides them for every row but the footprint,
+//! whose count is part of its meaning.
+
+mod backend;
+mod docker;
+mod error;
+mod footprint;
+pub mod host;
+mod measure;
+mod process;
+mod read;
+mod report;
+mod runner;
+pub mod stats;
+
+pub use backend::{
+    BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, local_opener,
+    memory_opener,
+};
+pub use docker::{DockerMeasure, DockerOp, pick_image};
+pub use error::BenchError;
+pub use footprint::IdleFootprint;
+pub use host::Host;
+pub use measure::{BoxFuture, Group, Measure, Metric, Role, Setup};
+pub use process::ProcessMeasure;
+pub use read::{READ_BYTES, ReadMeasure, ReadWay};
+pub use report::{Report, time_text};
+pub use runner::{Outcome, Row, RunOptions, fill_ratios, run_measures, select};
+pub use stats::Summary;
+
+use corral_backend::Command;
+
+/// Idle local sandboxes the footprint row keeps.
+pub const IDLE_SANDBOXES: u32 = 200;
+
+/// What `corral bench` was asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BenchConfig {
+    /// Timed iterations per row (`None`: each row's default).
+    pub iterations: Option<u32>,
+    /// Row-name prefixes or group names to keep (empty: all rows).
+    pub only: Vec<String>,
+    /// The image for the docker rows (`None`: one already present).
+    pub docker_image: Option<String>,
+}
+
+/// Every row of the standard bench, in table order. A backend joins with
+/// one more line here, e.g. `v.extend(backend_measures("linux", opener,
+/// Command::argv(["/bin/true"]), Some(IDLE_SANDBOXES)));`.
+pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
+    let mut v: Vec<Box<dyn Measure>> = vec![
+        Box::new(ProcessMeasure::fork_exec()),
+        Box::new(ProcessMeasure::unshare()),
+        Box::new(ProcessMeasure::bwrap()),
+        Box::new(DockerMeasure::new(
+            DockerOp::Run,
+            config.docker_image.clone(),
+        )),
+        Box::new(DockerMeasure::new(
+            DockerOp::Exec,
+            config.docker_image.clone(),
+        )),
+    ];
+    v.extend(backend_measures(
+        "memory",
+        memory_opener(),
+        Command::argv(["true"]),
+        None,
+    ));
+    v.extend(backend_measures(
+        "local",
+        local_opener(),
+        Command::argv(["/bin/true"]),
+        Some(IDLE_SANDBOXES),
+    ));
+    v.push(Box::new(ReadMeasure::new(ReadWay::Std)));
+    v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));
+    v
+}
+
+/// Runs `measures` as `config` asks and reports on this host.
+pub async fn run_with(
+    measures: Vec<Box<dyn Measure>>,
+    config: &BenchConfig,
+) -> Result<Report, BenchError> {
+    if config.iterations == Some(0) {
+        return Err(BenchError::io("iterations", "must be at least 1"));
+    }
+    let measures = select(measures, &config.only)?;
+    let options = RunOptions {
+        iterations: config.iterations,
+        ..RunOptions::default()
+    };
+    let rows = run_measures(measures, &options).await;
+    Ok(Report {
+        host: Host::current(),
+        iterations_requested: config.iterations,
+        only: config.only.clone(),
+        rows,
+    })
+}
+
+/// Runs the standard bench as `config` asks.
+pub async fn run(config: &BenchConfig) -> Result<Report, BenchError> {
+    run_with(standard_measures(config), config).await
+}

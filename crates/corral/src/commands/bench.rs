@@ -1,0 +1,104 @@
+//! `corral bench`: sandbox start, exec and read costs measured side by side
+//! with fork+exec, `unshare`, `bwrap` and docker, printed as a table of
+//! medians (p10, p90) and ratios to each group's floor.
+//!
+//! `--iterations N` sets the timed iterations of every row (the idle
+//! footprint keeps its 200 sandboxes); `--only NAME` (repeatable) keeps the
+//! rows whose name starts with NAME or whose group is NAME, plus the floor
+//! they are compared with. `--json PATH` also writes the report with the
+//! host's facts as JSON (`-` writes it to stdout and the table to stderr).
+//! The docker rows use `$CORRAL_BENCH_DOCKER_IMAGE` when set, else an image
+//! already present; nothing is ever pulled. Rows that cannot run here are
+//! skipped with their reason; the exit status is 1 when a row failed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use corral_bench::{BenchConfig, BenchError, Outcome};
+
+use crate::error::{CliError, CliResult, EXIT_FAILURE};
+
+/// The variable naming the image of the docker rows.
+const DOCKER_IMAGE_VAR: &str = "CORRAL_BENCH_DOCKER_IMAGE";
+
+/// Runs `corral bench`.
+pub async fn bench(json: Option<PathBuf>, iterations: Option<u32>, only: Vec<String>) -> CliResult {
+    if iterations == Some(0) {
+        return Err(CliError::usage("--iterations must be at least 1"));
+    }
+    let config = BenchConfig {
+        iterations,
+        only,
+        docker_image: std::env::var(DOCKER_IMAGE_VAR)
+            .ok()
+            .filter(|s| !s.trim().is_empty()),
+    };
+    let report = corral_bench::run(&config).await.map_err(cli_error)?;
+    let table = report.table();
+    let to_stdout = json.as_deref() == Some(Path::new("-"));
+    if to_stdout {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    if let Some(path) = &json {
+        let text = report.to_json().map_err(cli_error)?;
+        if to_stdout {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{text}")
+                .map_err(|e| CliError::failure("io", format!("writing the report: {e}")))?;
+        } else {
+            std::fs::write(path, format!("{text}\n"))
+                .map_err(|e| CliError::failure("io", format!("writing {}: {e}", path.display())))?;
+        }
+    }
+    let failed = report.rows.iter().any(|r| r.outcome == Outcome::Failed);
+    Ok(if failed { EXIT_FAILURE } else { 0 })
+}
+
+/// A bench error as a CLI error: an unknown filter is a usage error.
+fn cli_error(e: BenchError) -> CliError {
+    match e {
+        BenchError::UnknownFilter { .. } => CliError::usage(e.to_string()),
+        BenchError::Json(_) => CliError::failure("io", e.to_string()),
+        _ => CliError::failure("provider", e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn zero_iterations_and_unknown_rows_are_usage_errors() {
+        let e = bench(None, Some(0), vec![]).await.unwrap_err();
+        assert_eq!(e.exit, crate::error::EXIT_USAGE);
+        assert_eq!(
+            e.to_string(),
+            "corral: error: [usage] --iterations must be at least 1"
+        );
+        let e = bench(None, Some(1), vec!["nosuchrow".into()])
+            .await
+            .unwrap_err();
+        assert_eq!(e.exit, crate::error::EXIT_USAGE);
+        assert!(
+            e.to_string().contains("no measure matches \"nosuchrow\""),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn memory_rows_write_their_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bench.json");
+        let code = bench(Some(path.clone()), Some(3), vec!["memory".into()])
+            .await
+            .unwrap();
+        assert_eq!(code, 0);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(json["rows"].as_array().map(Vec::len), Some(3));
+        assert_eq!(json["rows"][2]["name"], "memory exec");
+        assert!(json["host"]["kernel"].is_string());
+    }
+}
