@@ -69,6 +69,22 @@ pub fn local_opener() -> Opener {
     })
 }
 
+/// Opens a linux backend on a fresh temporary state directory.
+pub fn linux_opener() -> Opener {
+    Arc::new(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("corral-bench-")
+            .tempdir()
+            .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
+        let backend = corral_backend_linux::LinuxBackend::open(dir.path())
+            .map_err(|e| BenchError::backend("linux", "open", e))?;
+        Ok(Opened {
+            backend: Arc::new(backend),
+            state_dir: Some(dir),
+        })
+    })
+}
+
 /// The rows of one backend: create→exec→destroy, exec alone, and (with
 /// `idle_sandboxes`) the idle-sandbox footprint. `command` is what each
 /// exec runs; it must exit 0.

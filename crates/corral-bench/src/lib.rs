@@ -35,8 +35,8 @@ mod runner;
 pub mod stats;
 
 pub use backend::{
-    BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, local_opener,
-    memory_opener,
+    BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener,
+    local_opener, memory_opener,
 };
 pub use docker::{DockerMeasure, DockerOp, pick_image};
 pub use error::BenchError;
@@ -94,6 +94,17 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
         Command::argv(["/bin/true"]),
         Some(IDLE_SANDBOXES),
     ));
+    // The linux backend where this host runs it. Its idle footprint lives in
+    // its init processes, not in this process, so that row waits for a
+    // measure that sums them.
+    if corral_backend_linux::LinuxBackend::available().is_ok() {
+        v.extend(backend_measures(
+            "linux",
+            linux_opener(),
+            Command::argv(["/bin/true"]),
+            None,
+        ));
+    }
     v.push(Box::new(ReadMeasure::new(ReadWay::Std)));
     v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));
     v

@@ -31,6 +31,16 @@ pub enum Commands {
     /// Run a conformance suite against a backend and report each case:
     /// passed, failed, or skipped with its reason. Exit 0 only when nothing failed.
     Conformance(ConformanceArgs),
+    /// Measure sandbox start, exec and read costs side by side with their
+    /// peers (fork+exec, unshare, bwrap, docker), as medians and ratios.
+    Bench(BenchArgs),
+    /// Manage the linux backend's image store: import OCI layouts and
+    /// `docker save` archives, list, remove.
+    Image {
+        /// What to do with images.
+        #[command(subcommand)]
+        cmd: crate::commands::image::ImageCommand,
+    },
 }
 
 /// Options shared by commands that pick a backend.
@@ -152,4 +162,19 @@ pub struct ConformanceArgs {
     /// Also write the evidence report as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
+}
+
+/// `corral bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Also write every figure as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Iterations per row (default: sized per row so the run takes under a minute).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Only rows whose name or group starts with this (repeatable); each
+    /// group's floor always runs too.
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
 }

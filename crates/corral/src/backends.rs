@@ -1,26 +1,38 @@
 //! Backends by name.
+//!
+//! The default is `linux` — corral's own isolation — wherever this host
+//! allows it (root, overlayfs, namespaces). Elsewhere the CLI falls back to
+//! `local`, which isolates next to nothing, and says so in one line on
+//! stderr.
 
 use std::sync::Arc;
 
 use corral_backend::{Backend, verify};
+use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 
 use crate::error::CliError;
 
-/// The backend used when none is named.
-pub const DEFAULT_BACKEND: &str = "local";
-
 /// The backends this build knows.
-pub const KNOWN: &[&str] = &["local", "memory"];
+pub const KNOWN: &[&str] = &["linux", "local", "memory"];
 
-/// Opens the backend called `name` (the default when `None`), verified.
+/// Opens the backend called `name`, or the default when `None`, verified.
 pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
-    let name = name.unwrap_or(DEFAULT_BACKEND);
     let backend: Arc<dyn Backend> = match name {
-        "local" => Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?),
-        "memory" => Arc::new(MemoryBackend::new()),
-        other => {
+        None => default_backend()?,
+        Some("linux") => {
+            LinuxBackend::available().map_err(|why| {
+                CliError::failure(
+                    "unavailable",
+                    format!("the linux backend cannot run here: {why}"),
+                )
+            })?;
+            Arc::new(LinuxBackend::open(LocalBackend::default_state_dir())?)
+        }
+        Some("local") => Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?),
+        Some("memory") => Arc::new(MemoryBackend::new()),
+        Some(other) => {
             return Err(CliError::usage(format!(
                 "unknown backend {other:?}; known backends: {}",
                 KNOWN.join(", ")
@@ -29,6 +41,20 @@ pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     };
     verify(&*backend)?;
     Ok(backend)
+}
+
+fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
+    match LinuxBackend::available() {
+        Ok(()) => Ok(Arc::new(LinuxBackend::open(
+            LocalBackend::default_state_dir(),
+        )?)),
+        Err(why) => {
+            eprintln!("corral: notice: using the local backend, which isolates nothing: {why}");
+            Ok(Arc::new(LocalBackend::open(
+                LocalBackend::default_state_dir(),
+            )?))
+        }
+    }
 }
 
 /// The backend that issued `id`, from its prefix, unless one is named.
@@ -43,6 +69,12 @@ pub fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, CliErro
                 "no sandbox with id {id:?}: memory sandboxes live only inside the process that created them"
             ),
         ));
+    }
+    if id.starts_with("loc-") {
+        return open(Some("local"));
+    }
+    if id.starts_with("lnx-") {
+        return open(Some("linux"));
     }
     open(None)
 }

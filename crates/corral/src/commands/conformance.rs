@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use corral_conformance::Suite;
 use corral_conformance::targets::{self, TargetError};
 
-use crate::backends::DEFAULT_BACKEND;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// Runs `corral conformance`.
@@ -24,7 +23,12 @@ pub async fn conformance(
     json: Option<PathBuf>,
 ) -> CliResult {
     let suite = parse_suite(suite.as_deref())?;
-    let name = backend.as_deref().unwrap_or(DEFAULT_BACKEND);
+    let Some(name) = backend.as_deref() else {
+        return Err(CliError::usage(format!(
+            "name the target with --backend ({})",
+            targets::NAMES.join(", ")
+        )));
+    };
     let target = targets::by_name(name).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
         TargetError::Local(_) => CliError::failure("unavailable", e.to_string()),

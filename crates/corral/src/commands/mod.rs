@@ -1,9 +1,11 @@
 //! One file per subcommand.
 
+pub mod bench;
 pub mod conformance;
 pub mod cp;
 pub mod create;
 pub mod exec;
+pub mod image;
 pub mod ls;
 pub mod rm;
 pub mod run;
