@@ -36,19 +36,20 @@ impl LinuxBackend {
     /// `timeout` (PID 1 kills everything at the deadline, and the host tears
     /// the sandbox down the next time it looks at it). Memory, processes and
     /// CPU are added by [`Self::capabilities_here`] where cgroups are
-    /// usable; idle timeouts, allowlists and previews are not enforced, so
-    /// `create` refuses them.
+    /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
+    /// nf_tables work ([`crate::network::available`]); idle timeouts and
+    /// previews are not enforced, so `create` refuses them.
     pub const CAPABILITIES: Capabilities = Capabilities {
         pause: false,
-        snapshot: false,
-        snapshot_clone: false,
+        snapshot: true,
+        snapshot_clone: true,
         terminal: true,
         start_process: true,
         usage: false,
         read_range: true,
-        contained_read: false,
-        list_tree: false,
-        write_batch: false,
+        contained_read: true,
+        list_tree: true,
+        write_batch: true,
         previews: false,
         write_creates_parents: false,
         enforces: Enforcement {
@@ -65,7 +66,8 @@ impl LinuxBackend {
 
     /// The capabilities on this host: [`Self::CAPABILITIES`] plus memory,
     /// process and CPU limits, pause/resume and usage when a cgroup
-    /// hierarchy was detected.
+    /// hierarchy was detected, and allowlists when the network machinery
+    /// works here (probed once per process).
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         let cg = self.state.cgroups.is_some();
@@ -74,6 +76,7 @@ impl LinuxBackend {
         caps.enforces.cpu = cg;
         caps.pause = cg;
         caps.usage = cg;
+        caps.enforces.network_allowlist = crate::network::available().is_ok();
         caps
     }
 
@@ -180,10 +183,32 @@ impl LinuxBackend {
         blocking(move || crate::destroy::sweep(&state, min_age)).await
     }
 
+    /// Garbage collection: reclaims every piece of host state of sandboxes
+    /// that are not live — complete ones whose PID 1 is gone, half-made ones
+    /// whose creating process is gone — and orphaned init processes, mounts,
+    /// cgroups and key claims; spares live sandboxes (see [`crate::gc`] for
+    /// how liveness is proven). Idempotent.
+    pub async fn gc(&self) -> Result<crate::gc::GcReport> {
+        let state = self.state.clone();
+        blocking(move || crate::gc::gc(&state)).await
+    }
+
     /// The image store sandboxes are created from (`<state_dir>/linux/images`),
     /// when it could be opened.
     pub fn images(&self) -> Option<&crate::images::ImageStore> {
         self.state.images.as_ref()
+    }
+
+    /// The shared state of this backend (for the contract primitives).
+    pub(crate) fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+
+    /// Removes snapshots half-built by crashed processes (hidden `.tmp-`
+    /// directories of `<state_dir>/linux/snapshots` older than `min_age`);
+    /// returns how many. For `gc`.
+    pub fn sweep_snapshots(&self, min_age: std::time::Duration) -> usize {
+        crate::snapshot::sweep(&self.state, min_age)
     }
 
     /// The state directory of this backend (`<state_dir>/linux`).
@@ -286,6 +311,26 @@ impl Backend for LinuxBackend {
 
     fn process_ops(&self) -> Option<&dyn ProcessOps> {
         Some(&*self.processes)
+    }
+
+    fn snapshot_ops(&self) -> Option<&dyn corral_backend::SnapshotOps> {
+        Some(self)
+    }
+
+    fn snapshot_clone_ops(&self) -> Option<&dyn corral_backend::SnapshotCloneOps> {
+        Some(self)
+    }
+
+    fn contained_read_ops(&self) -> Option<&dyn corral_backend::ContainedReadOps> {
+        Some(self)
+    }
+
+    fn tree_list_ops(&self) -> Option<&dyn corral_backend::TreeListOps> {
+        Some(self)
+    }
+
+    fn batch_write_ops(&self) -> Option<&dyn corral_backend::BatchWriteOps> {
+        Some(self)
     }
 
     fn terminal_ops(&self) -> Option<&dyn TerminalOps> {

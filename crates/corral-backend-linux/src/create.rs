@@ -28,7 +28,23 @@ pub const HOST_IMAGE: &str = "host";
 pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<SandboxInfo> {
     req.validate()?;
     check_enforceable(NAME, caps, &req)?;
-    let image = resolve_image(state, req.image.as_deref())?;
+    // A restore is verified (digest) before anything is allocated, and runs
+    // on the image its snapshot was captured from.
+    let restore = match req.snapshot.as_deref() {
+        Some(snap) => Some(crate::snapshot::open_for_restore(state, snap)?),
+        None => None,
+    };
+    let reference = match (&restore, req.image.as_deref()) {
+        (Some(r), Some(asked)) if asked != r.image => {
+            return Err(BackendError::invalid(format!(
+                "snapshot {} runs on image {:?}, not {asked:?}",
+                r.snapshot_id, r.image
+            )));
+        }
+        (Some(r), _) => Some(r.image.as_str()),
+        (None, asked) => asked,
+    };
+    let image = resolve_image(state, reference)?;
     let id = format!(
         "{SANDBOX_PREFIX}{}",
         random_hex().map_err(|e| state_error("random id", &e))?
@@ -36,7 +52,7 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
     if let Some(key) = &req.key {
         claim_key(state, key, &id)?;
     }
-    match allocate(state, &id, &req, &image) {
+    match allocate(state, &id, &req, &image, restore) {
         Ok(info) => Ok(info),
         Err(e) => {
             let _ = destroy::teardown(state, &id);
@@ -72,12 +88,19 @@ fn resolve_image(state: &State, reference: Option<&str>) -> Result<Image> {
     })
 }
 
-fn allocate(state: &State, id: &str, req: &CreateRequest, image: &Image) -> Result<SandboxInfo> {
+fn allocate(
+    state: &State,
+    id: &str,
+    req: &CreateRequest,
+    image: &Image,
+    restore: Option<crate::snapshot::Restore>,
+) -> Result<SandboxInfo> {
     let dir = state.sandbox_dir(id);
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&dir)
         .map_err(|e| state_error(format_args!("creating sandbox {id}"), &e))?;
+    crate::gc::mark_creator(state, id);
     let fs = state.fs_dir(id);
     std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
     let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
@@ -113,6 +136,9 @@ fn allocate(state: &State, id: &str, req: &CreateRequest, image: &Image) -> Resu
     };
     rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
         .map_err(|e| state_error("building the sandbox root", &e))?;
+    if let Some(restore) = restore {
+        crate::snapshot::apply(restore, &state.root_dir(id))?;
+    }
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
@@ -177,6 +203,7 @@ fn allocate(state: &State, id: &str, req: &CreateRequest, image: &Image) -> Resu
             format!("sandbox {id}: PID 1 ({init_pid}) vanished right after start"),
         )
     })?;
+    crate::network::apply(&state.sandbox_dir(id), id, init_pid, &req.network)?;
     let meta = Meta {
         id: id.to_string(),
         key: req.key.clone(),

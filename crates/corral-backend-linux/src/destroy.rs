@@ -45,6 +45,7 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
     if let Some(meta) = &meta {
         stop_init(meta.init_pid, meta.init_start);
     }
+    crate::network::teardown(&dir)?;
     // Whatever is left in the cgroup dies with it.
     if let Some(cgroups) = &state.cgroups
         && let Ok(Some(cg)) = cgroups.open(id)

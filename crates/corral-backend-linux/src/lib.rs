@@ -13,22 +13,29 @@
 //! say to each other), [`rootfs`] (the mounts).
 
 mod backend;
+mod batch;
 pub mod cgroup;
+mod contained;
 mod create;
 mod destroy;
 mod exec;
 mod files;
+pub mod gc;
 mod hooks;
 pub mod images;
 pub mod init;
+mod listing;
+pub mod network;
 mod pause;
 mod process;
 pub mod protocol;
 pub mod rootfs;
 pub mod seccomp;
+mod snapshot;
 mod spawn;
 mod state;
 mod terminal;
+pub mod testhost;
 mod usage;
 
 pub use backend::LinuxBackend;

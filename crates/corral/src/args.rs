@@ -34,6 +34,10 @@ pub enum Commands {
     /// Measure sandbox start, exec and read costs side by side with their
     /// peers (fork+exec, unshare, bwrap, docker), as medians and ratios.
     Bench(BenchArgs),
+    /// Reclaim what crashed corral processes left: sandboxes whose PID 1 or
+    /// creator is gone, their mounts, cgroups, network links and processes.
+    /// Live sandboxes are never touched.
+    Gc(GcArgs),
     /// Manage the linux backend's image store: import OCI layouts and
     /// `docker save` archives, list, remove.
     Image {
@@ -177,4 +181,12 @@ pub struct BenchArgs {
     /// group's floor always runs too.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+}
+
+/// `corral gc`.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

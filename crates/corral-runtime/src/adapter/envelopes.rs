@@ -66,7 +66,34 @@
 //!   process that leaves the group on purpose outlives it, and nothing ends
 //!   the instance at `expires_at` but `cleanup`).
 //!
-//! `ephemeral_zdr` is declared by both: a ZDR instance is never snapshotted,
+//! # `linux_for(capabilities)` — corral's own namespaces and cgroups
+//!
+//! `placement: local`, tier `container`, the host's platform. Every sandbox
+//! has its own mount, pid, uts, ipc, net and cgroup namespaces and a
+//! pivoted root, so `filesystem_isolation` and `process_isolation` are
+//! `provider_enforced`. [`linux_for`] reads the rest from the backend's
+//! declared capabilities (`LinuxBackend::capabilities()`):
+//!
+//! - `network_modes: [none]` (a fresh network namespace with loopback only),
+//!   plus `allowlist` certified `kernel_enforced` only where the backend
+//!   enforces allowlists; `network_egress` is `provider_enforced` because
+//!   every listed mode is enforced by the kernel. Without allowlists,
+//!   `allowlist-egress` is a recorded skip and an allowlist profile is
+//!   refused at provision;
+//! - `memory_limit`, `cpu_limit`, `process_count_limit`: `provider_enforced`
+//!   exactly where the backend enforces them (its cgroups), else
+//!   `not_enforced`;
+//! - `read_only_mounts`: `not_enforced` — the adapter seals mounts at its
+//!   trusted port only (and refuses any stronger claim);
+//! - `wall_clock_timeout`: `runner_enforced` — a command's timeout kills its
+//!   whole process tree, but the instance's `expires_at` is held by
+//!   `cleanup`, which the Runner drives; `output_bounds`: by the adapter;
+//! - snapshots (durable, in the backend's state directory) and clones,
+//!   contained reads (`openat2` beneath the allowed root), `readFiles`,
+//!   `listDir`, `listProjectDir`, `openProcess`, and `active_mount_write`
+//!   where the backend writes batches atomically.
+//!
+//! `ephemeral_zdr` is declared by all three: a ZDR instance is never snapshotted,
 //! and `release` destroys its sandbox — every file the provider holds for it.
 
 use corral_backend::Capabilities;
@@ -152,6 +179,63 @@ pub fn local() -> SandboxProviderCapabilities {
 /// claim is [`local`]'s.
 pub fn local_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
     build(local_declaration(capabilities.enforces.network_none))
+}
+
+/// The linux backend's envelope for a backend declaring `capabilities`
+/// (pass `LinuxBackend::capabilities()`; see the module documentation).
+pub fn linux_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
+    use EnforcementLevel::{NotEnforced, ProviderEnforced, RunnerEnforced};
+    let enforces = &capabilities.enforces;
+    let level = |enforced: bool| {
+        if enforced {
+            ProviderEnforced
+        } else {
+            NotEnforced
+        }
+    };
+    let mut network_modes = Vec::new();
+    if enforces.network_none {
+        network_modes.push(NetworkMode::None);
+    }
+    let egress_certification = if enforces.network_allowlist {
+        network_modes.push(NetworkMode::Allowlist);
+        EgressCertification::KernelEnforced
+    } else {
+        EgressCertification::Unsupported
+    };
+    build(CapabilityDeclaration {
+        placement: Placement::Local,
+        tiers: vec![Tier::Container],
+        platforms: vec![HOST_PLATFORM],
+        image_mode: ImageMode::Host,
+        package_managers: Vec::new(),
+        network_modes,
+        retention_modes: vec![RetentionMode::EphemeralZdr, RetentionMode::Durable],
+        snapshots: capabilities.snapshot,
+        snapshot_custody: SnapshotCustody::Runner,
+        snapshot_clone: capabilities.snapshot_clone,
+        list_dir: capabilities.list_tree,
+        list_project_dir: capabilities.list_tree,
+        read_files: capabilities.contained_read,
+        physically_contained_file_read: capabilities.contained_read,
+        active_mount_write: capabilities.write_batch,
+        open_process: capabilities.start_process,
+        egress_certification,
+        enforcement: Enforcement {
+            filesystem_isolation: ProviderEnforced,
+            process_isolation: ProviderEnforced,
+            network_egress: level(enforces.network_none),
+            read_only_mounts: NotEnforced,
+            memory_limit: level(enforces.memory),
+            cpu_limit: level(enforces.cpu),
+            process_count_limit: level(enforces.pids),
+            wall_clock_timeout: RunnerEnforced,
+            output_bounds: ProviderEnforced,
+        },
+        max_mounts: MaxMounts::MAX,
+        provider_revision: revision(format!("corral-linux-{VERSION}")),
+        materialization_revision: revision(format!("corral-host-{VERSION}")),
+    })
 }
 
 fn local_declaration(drops_network: bool) -> CapabilityDeclaration {

@@ -4,7 +4,9 @@
 //!
 //! Targets: `memory` (the deterministic oracle), `minimal` (the contract's
 //! minimum provider, made from the oracle), `local` (the local backend, in
-//! a temporary state directory removed afterwards — never the user's own).
+//! a temporary state directory removed afterwards — never the user's own),
+//! `linux` (the linux backend, likewise; unavailable where the host cannot
+//! make linux sandboxes).
 //! `--json PATH` also writes the report as JSON (`-` writes it to stdout and
 //! the table to stderr). The exit status is 0 only when no case failed.
 
@@ -31,7 +33,9 @@ pub async fn conformance(
     };
     let target = targets::by_name(name).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
-        TargetError::Local(_) => CliError::failure("unavailable", e.to_string()),
+        TargetError::Local(_) | TargetError::Linux(_) => {
+            CliError::failure("unavailable", e.to_string())
+        }
     })?;
     let report = target
         .run(suite)
@@ -95,7 +99,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "corral: error: [usage] unknown backend \"docker\"; known backends: memory, minimal, local"
+            "corral: error: [usage] unknown backend \"docker\"; known backends: memory, minimal, local, linux"
         );
     }
 

@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod cp;
 pub mod create;
 pub mod exec;
+pub mod gc;
 pub mod image;
 pub mod ls;
 pub mod rm;

@@ -1,0 +1,401 @@
+//! `gc`: reclaims every piece of host state that crashed processes left —
+//! sandbox directories, the tmpfs and overlay mounts under them, `lnx-`
+//! cgroups, orphaned `corral-init` processes (whose death takes their
+//! network namespace and veth with it), control sockets, host firewall
+//! tables of allowlisted sandboxes and stale key claims — and never touches
+//! a live sandbox.
+//!
+//! How liveness is proven (a sandbox is spared when either holds):
+//!
+//! - **complete** (its `meta.json` exists): PID 1 is alive with the start
+//!   time recorded next to its pid. A pid is never reused with the same
+//!   start time, and a paused sandbox's PID 1 (frozen, so it cannot answer
+//!   on its control socket) is alive by this test too. An expired one is
+//!   torn down, as on any other first sight.
+//! - **half-made** (no record yet): the process creating it is alive — its
+//!   pid and start time are in the `creator` file written right after the
+//!   directory. A directory without that file (a crash in the instant
+//!   between the two) is reclaimed once older than [`NO_CREATOR_GRACE`].
+//!
+//! Processes are found by what they are, not by where they run: a
+//! `corral-init` whose configuration names a root under this state
+//! directory's `sandboxes/` belongs to the sandbox named by the next path
+//! component, and is killed only when that sandbox is not live. Cgroups
+//! are shared by every state directory of the same parent, so one with no
+//! directory here is removed only when empty and older than
+//! [`CGROUP_GRACE`] (a live sandbox always holds its init; a create makes
+//! its cgroup just before starting it).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use corral_backend::Result;
+use serde::Serialize;
+
+use crate::state::{State, is_sandbox_id, process_start, read_meta, state_error};
+
+/// The file holding `<pid> <start time>` of the process creating a sandbox.
+const CREATOR_FILE: &str = "creator";
+/// How old a sandbox directory without a `creator` file must be to be reclaimed.
+pub const NO_CREATOR_GRACE: Duration = Duration::from_secs(2);
+/// How old an empty sandbox cgroup with no directory here must be to be removed.
+pub const CGROUP_GRACE: Duration = Duration::from_secs(10);
+/// How old a key claim whose sandbox directory is gone must be to be removed
+/// (a create claims its key just before making its directory).
+pub const KEY_GRACE: Duration = Duration::from_secs(10);
+/// How long killed init processes get to disappear.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// What one `gc` pass reclaimed and what it spared.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GcReport {
+    /// Sandboxes (directories and everything they held) reclaimed.
+    pub sandboxes: Vec<String>,
+    /// Live sandboxes left alone.
+    pub spared: Vec<String>,
+    /// Orphaned `corral-init` processes killed.
+    pub processes_killed: usize,
+    /// Mounts under the state directory detached outside a sandbox teardown.
+    pub mounts_detached: usize,
+    /// Sandbox cgroups with no directory here removed.
+    pub cgroups: Vec<String>,
+    /// Stale key claims removed.
+    pub key_claims: usize,
+    /// Host firewall tables of allowlisted sandboxes whose link is gone.
+    pub tables: Vec<String>,
+    /// Sandboxes that could not be reclaimed, one line each (the pass goes
+    /// on with the others; a next pass retries them).
+    pub errors: Vec<String>,
+}
+
+impl GcReport {
+    /// Whether nothing was reclaimed and nothing failed.
+    pub fn is_empty(&self) -> bool {
+        self.sandboxes.is_empty()
+            && self.processes_killed == 0
+            && self.mounts_detached == 0
+            && self.cgroups.is_empty()
+            && self.key_claims == 0
+            && self.tables.is_empty()
+            && self.errors.is_empty()
+    }
+}
+
+/// Records this process as the creator of sandbox `id` (best effort: a
+/// missing file only delays the reclaim by [`NO_CREATOR_GRACE`]).
+pub(crate) fn mark_creator(state: &State, id: &str) {
+    let me = std::process::id();
+    if let Some(start) = process_start(me) {
+        let _ = std::fs::write(
+            state.sandbox_dir(id).join(CREATOR_FILE),
+            format!("{me} {start}"),
+        );
+    }
+}
+
+/// Whether the process that created half-made sandbox `id` still runs;
+/// `None` when no creator was recorded.
+fn creator_alive(state: &State, id: &str) -> Option<bool> {
+    let text = std::fs::read_to_string(state.sandbox_dir(id).join(CREATOR_FILE)).ok()?;
+    let mut parts = text.split_whitespace();
+    let pid: u32 = parts.next()?.parse().ok()?;
+    let start: u64 = parts.next()?.parse().ok()?;
+    Some(process_start(pid) == Some(start))
+}
+
+/// Whether sandbox `id` (its directory exists) is live; see the module docs.
+fn is_live(state: &State, id: &str) -> bool {
+    if let Ok(Some(meta)) = read_meta(state, id) {
+        let expired = meta
+            .expires_at_ms
+            .is_some_and(|t| corral_backend::now_ms() >= t);
+        return !expired && process_start(meta.init_pid) == Some(meta.init_start);
+    }
+    match creator_alive(state, id) {
+        Some(alive) => alive,
+        None => !older_than(&state.sandbox_dir(id), NO_CREATOR_GRACE),
+    }
+}
+
+/// One `corral-init` process of this state directory.
+#[derive(Debug, Clone)]
+struct InitProcess {
+    pid: u32,
+    start: u64,
+    sandbox: String,
+}
+
+/// Every `corral-init` process whose root lies under `sandboxes`.
+fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let mut args = cmdline.split(|&b| b == 0);
+        let is_init = args
+            .next()
+            .and_then(|a| std::str::from_utf8(a).ok())
+            .is_some_and(|a| Path::new(a).file_name().is_some_and(|n| n == "corral-init"));
+        if !is_init {
+            continue;
+        }
+        let Some(cfg) = args
+            .next()
+            .and_then(|a| serde_json::from_slice::<crate::protocol::InitConfig>(a).ok())
+        else {
+            continue;
+        };
+        let sandbox = Path::new(&cfg.root)
+            .strip_prefix(sandboxes)
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .and_then(|c| c.as_os_str().to_str())
+            .filter(|s| is_sandbox_id(s))
+            .map(str::to_owned);
+        if let (Some(sandbox), Some(start)) = (sandbox, process_start(pid)) {
+            out.push(InitProcess {
+                pid,
+                start,
+                sandbox,
+            });
+        }
+    }
+    out
+}
+
+/// Kills `procs` (each only while its start time still matches) and waits
+/// for them to go. Returns how many were signalled.
+fn kill_all(procs: &[&InitProcess]) -> usize {
+    let mut n = 0;
+    for p in procs {
+        if process_start(p.pid) == Some(p.start)
+            && let Some(pid) = i32::try_from(p.pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            && rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
+        {
+            n += 1;
+        }
+    }
+    let deadline = Instant::now() + KILL_WAIT;
+    while Instant::now() < deadline && procs.iter().any(|p| process_start(p.pid) == Some(p.start)) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    n
+}
+
+/// Mount points under `sandboxes`, deepest first, with the sandbox each
+/// belongs to.
+fn mounts_under(sandboxes: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = text
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|p| PathBuf::from(unescape(p)))
+        .filter_map(|p| {
+            let id = p
+                .strip_prefix(sandboxes)
+                .ok()?
+                .components()
+                .next()?
+                .as_os_str()
+                .to_str()?
+                .to_owned();
+            is_sandbox_id(&id).then_some((id, p))
+        })
+        .collect();
+    out.sort_by_key(|(_, p)| std::cmp::Reverse(p.components().count()));
+    out.dedup();
+    out
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space and so on).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = b[i + 1..i + 4]
+                .iter()
+                .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether `path` was last modified at least `age` ago.
+fn older_than(path: &Path, age: Duration) -> bool {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|a| a >= age)
+}
+
+/// The sandbox ids with a directory in this state directory.
+fn sandbox_dirs(state: &State) -> Result<Vec<String>> {
+    let entries =
+        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|n| is_sandbox_id(n))
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+/// One pass of garbage collection over `state` (blocking). Idempotent: a
+/// second pass right after finds nothing.
+pub(crate) fn gc(state: &State) -> Result<GcReport> {
+    let mut report = GcReport::default();
+    let sandboxes = state.sandboxes();
+    let mut live = BTreeSet::new();
+    let mut dead = BTreeSet::new();
+    for id in sandbox_dirs(state)? {
+        if is_live(state, &id) {
+            live.insert(id);
+        } else {
+            dead.insert(id);
+        }
+    }
+    // Inits first: a dead sandbox's init may still run (a creator killed
+    // after the start, before the record), and so may inits whose
+    // directory is already gone.
+    let inits = init_processes(&sandboxes);
+    let orphans: Vec<&InitProcess> = inits
+        .iter()
+        .filter(|p| !live.contains(&p.sandbox))
+        .filter(|p| dead.contains(&p.sandbox) || !state.sandbox_dir(&p.sandbox).exists())
+        .collect();
+    // A frozen process does not die of SIGKILL until thawed.
+    for p in &orphans {
+        crate::pause::thaw_quietly(state, &p.sandbox);
+    }
+    report.processes_killed = kill_all(&orphans);
+    for id in &dead {
+        reclaim(state, id, &mut report);
+    }
+    // Sandboxes that appeared since the listing are judged afresh: a create
+    // running elsewhere is live by its creator.
+    let stale = |id: &String| dead.contains(id) || (!live.contains(id) && !is_live(state, id));
+    for (id, path) in mounts_under(&sandboxes) {
+        if stale(&id) && crate::rootfs::unmount_all(&path).is_ok() {
+            report.mounts_detached += 1;
+        }
+    }
+    // What a detached mount kept alive: remove what is left of it.
+    let leftovers: Vec<String> = sandbox_dirs(state)?
+        .into_iter()
+        .filter(|id| !dead.contains(id) && stale(id))
+        .collect();
+    for id in leftovers {
+        if dead.insert(id.clone()) {
+            reclaim(state, &id, &mut report);
+        }
+    }
+    if let Some(cgroups) = &state.cgroups
+        && let Ok(names) = cgroups.list()
+    {
+        for name in names {
+            if is_sandbox_id(&name)
+                && !live.contains(&name)
+                && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
+                && let Ok(Some(cg)) = cgroups.open(&name)
+                && cg.pids().is_ok_and(|p| p.is_empty())
+                && older_than(cg.dir(), CGROUP_GRACE)
+                && cg.destroy().is_ok()
+            {
+                report.cgroups.push(name);
+            }
+        }
+    }
+    report.key_claims = stale_key_claims(state);
+    // Without `nft` no table was ever made: nothing to sweep.
+    report.tables = crate::network::sweep_tables().unwrap_or_default();
+    report.spared = live.into_iter().collect();
+    Ok(report)
+}
+
+/// Destroys sandbox `id`, noting the outcome in `report`.
+fn reclaim(state: &State, id: &str, report: &mut GcReport) {
+    match crate::destroy::destroy(state, id) {
+        Ok(()) => report.sandboxes.push(id.to_string()),
+        Err(e) => report.errors.push(format!("{id}: {}", e.message)),
+    }
+}
+
+/// Removes key claims whose sandbox directory is gone; returns how many.
+fn stale_key_claims(state: &State) -> usize {
+    let Ok(entries) = std::fs::read_dir(state.keys()) else {
+        return 0;
+    };
+    let mut n = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let owner = std::fs::read_to_string(&path).unwrap_or_default();
+        let orphan = !is_sandbox_id(&owner) || !state.sandbox_dir(&owner).exists();
+        if orphan && older_than(&path, KEY_GRACE) && std::fs::remove_file(&path).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        assert_eq!(unescape(r"/a\040b/c"), "/a b/c");
+        assert_eq!(unescape(r"/tab\011x\134"), "/tab\tx\\");
+        assert_eq!(unescape(r"/plain\04"), r"/plain\04");
+    }
+
+    #[test]
+    fn a_half_made_sandbox_lives_exactly_as_long_as_its_creator() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::open(dir.path(), None).unwrap();
+        let id = "lnx-00000000000000aa";
+        std::fs::create_dir(state.sandbox_dir(id)).unwrap();
+        assert_eq!(creator_alive(&state, id), None);
+        assert!(is_live(&state, id), "a fresh directory gets its grace");
+        mark_creator(&state, id);
+        assert_eq!(creator_alive(&state, id), Some(true));
+        assert!(is_live(&state, id));
+        std::fs::write(state.sandbox_dir(id).join(CREATOR_FILE), "4294967295 1").unwrap();
+        assert_eq!(creator_alive(&state, id), Some(false), "no such creator");
+        assert!(!is_live(&state, id));
+        let report = gc(&state).unwrap();
+        assert_eq!(report.sandboxes, vec![id.to_string()]);
+        assert!(!state.sandbox_dir(id).exists());
+        assert!(
+            gc(&state).unwrap().is_empty(),
+            "a second pass finds nothing"
+        );
+    }
+}

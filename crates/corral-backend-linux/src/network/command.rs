@@ -1,0 +1,99 @@
+//! Running `ip` and `nft` as subprocesses — with an argument vector, never
+//! a shell string — either in the host's network namespace or in a
+//! sandbox's (entered with `setns` between `fork` and `exec`).
+
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use super::NetworkError;
+
+/// Where a command runs.
+#[derive(Clone, Copy)]
+pub enum Namespace<'a> {
+    /// The network namespace of the calling process.
+    Host,
+    /// The network namespace `fd` refers to (`/proc/<pid>/ns/net`).
+    Enter(&'a OwnedFd),
+    /// A fresh, empty network namespace, gone when the command exits.
+    Throwaway,
+}
+
+/// Runs `program args…` in `ns`, feeding `stdin` when given, and returns
+/// its stdout; an error names the program and carries the first line of
+/// its stderr.
+pub fn run(
+    program: &str,
+    args: &[&str],
+    stdin: Option<&str>,
+    ns: Namespace<'_>,
+) -> Result<String, NetworkError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    match ns {
+        Namespace::Host => {}
+        Namespace::Enter(fd) => {
+            let fd = fd.try_clone().map_err(|e| NetworkError::io("netns", &e))?;
+            // SAFETY: the closure runs in the forked child before exec and
+            // only makes the setns system call on a descriptor it owns; it
+            // allocates nothing and takes no lock.
+            unsafe {
+                cmd.pre_exec(move || {
+                    rustix::thread::move_into_link_name_space(
+                        fd.as_fd(),
+                        Some(rustix::thread::LinkNameSpaceType::Network),
+                    )
+                    .map_err(std::io::Error::from)
+                });
+            }
+        }
+        Namespace::Throwaway => {
+            // SAFETY: the closure runs in the forked child before exec and
+            // only makes the unshare system call (a new network namespace,
+            // which shares no file descriptor table concern).
+            unsafe {
+                cmd.pre_exec(|| {
+                    rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNET)
+                        .map_err(std::io::Error::from)
+                });
+            }
+        }
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| NetworkError::io(format_args!("starting {program}"), &e))?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let _ = pipe.write_all(text.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| NetworkError::io(format_args!("waiting for {program}"), &e))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    Err(NetworkError::Command {
+        what: format!("{program} {}", args.first().copied().unwrap_or("")),
+        detail: format!("{}: {}", out.status, first.trim()),
+    })
+}
+
+/// Whether `program` is an executable file on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}

@@ -1,0 +1,460 @@
+//! Snapshots of linux sandboxes: the writable content of a sandbox as a
+//! zstd-compressed tar ([`archive`]), stored content-addressed.
+//!
+//! - **What is captured**: for the `host` image, the sandbox's tmpfs root
+//!   minus the mount points (and symlinks) of the host directories bound
+//!   read-only into it; for a layered image, the overlay's upper dir, with
+//!   its whiteouts and opaque directories. The image is recorded, and a
+//!   restore runs on the same image.
+//! - **Storage**: `<state>/linux/snapshots/<id>/sha256-<hex>.tar.zst` (the
+//!   archive, named by its digest) and `<id>/record.json` (its
+//!   [`SnapshotInfo`], the image and its kind). A snapshot is built in a
+//!   hidden directory and published by renaming it to its id, so a reader
+//!   sees a complete snapshot or none; a crash leaves only a hidden `.tmp-`
+//!   directory, which [`sweep`] removes. Ids are `lnxsnap-<16 hex>`.
+//! - **Restore** (`create` with `snapshot`): the archive is read whole and
+//!   checked against its digest before anything is allocated; a mismatch is
+//!   `provider` and nothing is created. It is then applied onto the new
+//!   sandbox's root before its PID 1 starts.
+//! - **Clone** copies the archive (verified on the way) under a new id.
+
+mod archive;
+pub(crate) mod walk;
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use corral_backend::{
+    BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
+    labels_match, now_ms, validate_label,
+};
+use rustix::fs::{Mode, OFlags};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::LinuxBackend;
+use crate::images::ImageRoot;
+use crate::state::{State, random_hex, require_meta, state_error, write_atomic};
+
+/// The prefix of snapshot ids.
+pub const SNAPSHOT_PREFIX: &str = "lnxsnap-";
+/// The zstd level archives are written with.
+const ZSTD_LEVEL: i32 = 3;
+/// The record's file name inside a snapshot's directory.
+const RECORD: &str = "record.json";
+
+/// What kind of root a snapshot was captured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootKind {
+    /// The `host` image: a tmpfs root with host directories bound into it.
+    Host,
+    /// A layered image: an overlay whose upper dir was captured.
+    Layered,
+}
+
+/// A snapshot's stored record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    #[serde(flatten)]
+    info: SnapshotInfo,
+    /// The image reference a restore runs on (`host` or `sha256:<hex>`).
+    image: String,
+    /// What was captured.
+    root: RootKind,
+}
+
+fn is_snapshot_id(s: &str) -> bool {
+    s.strip_prefix(SNAPSHOT_PREFIX).is_some_and(|hex| {
+        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+fn snapshots_dir(state: &State) -> PathBuf {
+    state.dir().join("snapshots")
+}
+
+fn ensure_dir(state: &State) -> Result<PathBuf> {
+    let dir = snapshots_dir(state);
+    std::fs::create_dir_all(&dir).map_err(|e| state_error("creating the snapshot store", &e))?;
+    Ok(dir)
+}
+
+fn blob_name(digest: &str) -> String {
+    format!("{}.tar.zst", digest.replace(':', "-"))
+}
+
+fn not_found(snap_id: &str) -> BackendError {
+    BackendError::new(
+        ErrorCode::NotFound,
+        format!("no snapshot with id {snap_id:?}"),
+    )
+}
+
+fn corrupt(snap_id: &str, why: impl std::fmt::Display) -> BackendError {
+    BackendError::new(
+        ErrorCode::Provider,
+        format!("snapshot {snap_id} is corrupted: {why}"),
+    )
+}
+
+/// A writer that hashes and counts what passes through it.
+struct Hashing<W> {
+    inner: W,
+    hasher: Sha256,
+    count: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A hidden directory a snapshot is built in; removed on drop unless published.
+struct Building {
+    dir: PathBuf,
+    published: bool,
+}
+
+impl Building {
+    fn new(state: &State) -> Result<Self> {
+        let store = ensure_dir(state)?;
+        let hex = random_hex().map_err(|e| state_error("random", &e))?;
+        let dir = store.join(format!(".tmp-{hex}"));
+        std::fs::create_dir(&dir).map_err(|e| state_error("creating a snapshot", &e))?;
+        Ok(Building {
+            dir,
+            published: false,
+        })
+    }
+
+    /// Writes the record last and renames the directory to the snapshot's id.
+    fn publish(mut self, state: &State, record: &Record) -> Result<SnapshotInfo> {
+        let json = serde_json::to_vec_pretty(record)
+            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding: {e}")))?;
+        write_atomic(&self.dir.join(RECORD), &json)
+            .map_err(|e| state_error("writing a snapshot record", &e))?;
+        std::fs::rename(&self.dir, snapshots_dir(state).join(&record.info.id))
+            .map_err(|e| state_error("publishing a snapshot", &e))?;
+        self.published = true;
+        Ok(record.info.clone())
+    }
+}
+
+impl Drop for Building {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = walk::remove_host_tree(&self.dir);
+        }
+    }
+}
+
+fn new_id() -> Result<String> {
+    Ok(format!(
+        "{SNAPSHOT_PREFIX}{}",
+        random_hex().map_err(|e| state_error("random", &e))?
+    ))
+}
+
+/// The names at the top of a host-image root that are the host's (bound
+/// read-only inside the sandbox, or symlinks to them): never captured.
+fn host_names() -> Vec<String> {
+    match crate::images::host_image().root {
+        ImageRoot::Host(dirs) => dirs
+            .iter()
+            .map(|d| d.path.trim_start_matches('/').to_string())
+            .collect(),
+        ImageRoot::Layers(_) => Vec::new(),
+    }
+}
+
+/// Captures sandbox `id`'s writable content.
+fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+    for (k, v) in labels {
+        validate_label(k, v)?;
+    }
+    let meta = require_meta(state, id)?;
+    let upper = state.fs_dir(id).join("upper");
+    let (source, kind, skip, image) = if upper.is_dir() {
+        (upper, RootKind::Layered, Vec::new(), meta.image.clone())
+    } else {
+        let host = crate::create::HOST_IMAGE.to_string();
+        (state.root_dir(id), RootKind::Host, host_names(), host)
+    };
+    let dir = rustix::fs::open(
+        &source,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| BackendError::sandbox_not_found(id))?;
+    let building = Building::new(state)?;
+    let tmp = building.dir.join("archive.tmp");
+    let written = (|| -> std::io::Result<(String, u64)> {
+        let file = File::create_new(&tmp)?;
+        let sink = Hashing {
+            inner: BufWriter::new(file),
+            hasher: Sha256::new(),
+            count: 0,
+        };
+        let encoder = zstd::Encoder::new(sink, ZSTD_LEVEL)?;
+        let encoder = archive::write(&dir, &skip, kind == RootKind::Layered, encoder)?;
+        let mut sink = encoder.finish()?;
+        sink.flush()?;
+        let file = sink.inner.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok((
+            format!("sha256:{}", hex::encode(sink.hasher.finalize())),
+            sink.count,
+        ))
+    })();
+    let (digest, size_bytes) =
+        written.map_err(|e| BackendError::from_io(format!("snapshot of {id}"), &e))?;
+    std::fs::rename(&tmp, building.dir.join(blob_name(&digest)))
+        .map_err(|e| state_error("storing a snapshot", &e))?;
+    let mut all = meta.labels.clone();
+    all.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let record = Record {
+        info: SnapshotInfo {
+            id: new_id()?,
+            source_sandbox_id: id.to_owned(),
+            digest,
+            size_bytes,
+            created_at_ms: now_ms(),
+            labels: all,
+        },
+        image,
+        root: kind,
+    };
+    building.publish(state, &record)
+}
+
+/// The record of snapshot `snap_id`, or `not_found`.
+fn load(state: &State, snap_id: &str) -> Result<Record> {
+    if !is_snapshot_id(snap_id) {
+        return Err(not_found(snap_id));
+    }
+    let path = snapshots_dir(state).join(snap_id).join(RECORD);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(snap_id)),
+        Err(e) => return Err(state_error(format_args!("reading snapshot {snap_id}"), &e)),
+    };
+    let record: Record =
+        serde_json::from_slice(&bytes).map_err(|e| corrupt(snap_id, format!("bad record: {e}")))?;
+    if record.info.id != snap_id {
+        return Err(corrupt(snap_id, "its record names another id"));
+    }
+    Ok(record)
+}
+
+/// Hashes everything `r` yields, copying it to `out` if given.
+fn digest_of(r: &mut impl Read, mut out: Option<&mut File>) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buf[..n]);
+        if let Some(out) = out.as_deref_mut() {
+            out.write_all(&buf[..n])?;
+        }
+    }
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
+fn blob_path(state: &State, record: &Record) -> PathBuf {
+    snapshots_dir(state)
+        .join(&record.info.id)
+        .join(blob_name(&record.info.digest))
+}
+
+fn open_blob(state: &State, record: &Record) -> Result<File> {
+    let id = &record.info.id;
+    match File::open(blob_path(state, record)) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(corrupt(id, "its archive is missing"))
+        }
+        Err(e) => Err(state_error(format_args!("opening snapshot {id}"), &e)),
+    }
+}
+
+/// A verified snapshot, ready to be applied by `create`.
+#[derive(Debug)]
+pub struct Restore {
+    /// The snapshot's id.
+    pub snapshot_id: String,
+    /// The image reference the sandbox must run on.
+    pub image: String,
+    file: File,
+}
+
+/// Opens snapshot `snap_id` for a restore after checking its archive
+/// against its digest (before `create` allocates anything).
+pub fn open_for_restore(state: &State, snap_id: &str) -> Result<Restore> {
+    let record = load(state, snap_id)?;
+    let mut file = open_blob(state, &record)?;
+    let digest = digest_of(&mut file, None)
+        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
+    if digest != record.info.digest {
+        return Err(corrupt(snap_id, "its content does not match its digest"));
+    }
+    file.rewind()
+        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
+    Ok(Restore {
+        snapshot_id: snap_id.to_string(),
+        image: record.image,
+        file,
+    })
+}
+
+/// Whether `e` (or an error it wraps, as `tar` does) is `ENOSPC`/`EDQUOT`.
+fn out_of_space(e: &std::io::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && matches!(io.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// Applies a verified snapshot onto the fresh sandbox root `root`: `quota`
+/// when it does not fit the sandbox's disk limit.
+pub fn apply(restore: Restore, root: &Path) -> Result<()> {
+    let id = restore.snapshot_id;
+    let decoder = zstd::Decoder::new(restore.file).map_err(|e| corrupt(&id, e))?;
+    archive::apply(decoder, root).map_err(|e| {
+        let code = if out_of_space(&e) {
+            ErrorCode::Quota
+        } else {
+            ErrorCode::Provider
+        };
+        let text = e
+            .to_string()
+            .replace(&root.to_string_lossy().into_owned(), "");
+        BackendError::new(code, format!("restoring snapshot {id}: {text}"))
+    })
+}
+
+fn delete(state: &State, snap_id: &str) -> Result<()> {
+    if !is_snapshot_id(snap_id) {
+        return Ok(());
+    }
+    walk::remove_host_tree(&snapshots_dir(state).join(snap_id))
+        .map_err(|e| state_error(format_args!("deleting snapshot {snap_id}"), &e))
+}
+
+fn list(state: &State, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
+    let entries = match std::fs::read_dir(snapshots_dir(state)) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(state_error("listing snapshots", &e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !is_snapshot_id(&name) {
+            continue;
+        }
+        match load(state, &name) {
+            Ok(r) if labels_match(&r.info.labels, labels) => out.push(r.info),
+            Ok(_) => {}
+            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+    Ok(out)
+}
+
+fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+    for (k, v) in labels {
+        validate_label(k, v)?;
+    }
+    let source = load(state, snap_id)?;
+    let mut from = open_blob(state, &source)?;
+    let building = Building::new(state)?;
+    let mut record = source.clone();
+    let copied = (|| -> std::io::Result<String> {
+        let mut to = File::create_new(building.dir.join(blob_name(&source.info.digest)))?;
+        let digest = digest_of(&mut from, Some(&mut to))?;
+        to.sync_all()?;
+        Ok(digest)
+    })()
+    .map_err(|e| state_error(format_args!("cloning snapshot {snap_id}"), &e))?;
+    if copied != source.info.digest {
+        return Err(corrupt(snap_id, "its content does not match its digest"));
+    }
+    record.info.id = new_id()?;
+    record.info.created_at_ms = now_ms();
+    record
+        .info
+        .labels
+        .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    building.publish(state, &record)
+}
+
+/// Removes snapshots half-built by a crashed process: hidden `.tmp-`
+/// directories of the store last changed more than `min_age` ago (younger
+/// ones may be in progress). Returns how many were removed.
+pub fn sweep(state: &State, min_age: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(snapshots_dir(state)) else {
+        return 0;
+    };
+    let old = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= min_age)
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-") && old(e))
+        .filter(|e| walk::remove_host_tree(&e.path()).is_ok())
+        .count()
+}
+
+#[async_trait]
+impl SnapshotOps for LinuxBackend {
+    async fn snapshot(&self, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+        let (state, id, labels) = (self.state().clone(), id.to_owned(), labels.clone());
+        crate::backend::blocking(move || capture(&state, &id, &labels)).await
+    }
+
+    async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
+        let (state, id) = (self.state().clone(), snapshot_id.to_owned());
+        crate::backend::blocking(move || delete(&state, &id)).await
+    }
+
+    async fn list_snapshots(&self, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
+        let (state, labels) = (self.state().clone(), labels.clone());
+        crate::backend::blocking(move || list(&state, &labels)).await
+    }
+}
+
+#[async_trait]
+impl SnapshotCloneOps for LinuxBackend {
+    async fn clone_snapshot(&self, snapshot_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
+        let (state, id, labels) = (self.state().clone(), snapshot_id.to_owned(), labels.clone());
+        crate::backend::blocking(move || clone(&state, &id, &labels)).await
+    }
+}

@@ -1,0 +1,336 @@
+//! `network: allowlist` against test hosts in network namespaces this test
+//! makes (private addresses on this machine's veths only): an allowlisted
+//! sandbox reaches exactly its destinations, a `none` sandbox nothing, and
+//! nothing (veth, namespace, table) outlives destroy or the test.
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::process::Command as Proc;
+use std::time::Duration;
+
+use corral_backend::{
+    Backend, CollectedOutput, Command, CreateRequest, Destination, ExecRequest, ExitStatus, Network,
+};
+use corral_backend_linux::LinuxBackend;
+use corral_backend_linux::network::link_name;
+use corral_backend_linux::testhost::TestHost;
+
+/// The state directory of a test, destroyed (with every sandbox) on drop.
+struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = self.0.destroy_all();
+        drop(self.1.take());
+    }
+}
+
+fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
+    // SAFETY: set before any sandbox is made; every test sets the same value.
+    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
+    if let Err(reason) = LinuxBackend::available() {
+        println!("SKIP {test}: {reason}");
+        return None;
+    }
+    if let Err(reason) = corral_backend_linux::network::available() {
+        println!("SKIP {test}: {reason}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = LinuxBackend::open(dir.path()).unwrap();
+    assert!(b.capabilities().enforces.network_allowlist);
+    Some((b.clone(), StateDir(b, Some(dir))))
+}
+
+fn ip(args: &[&str]) -> bool {
+    Proc::new("ip")
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn rand_hex(n: usize) -> String {
+    let mut b = [0u8; 8];
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut b)
+        .unwrap();
+    b.iter().map(|x| format!("{x:02x}")).collect::<String>()[..n].to_string()
+}
+
+/// What `curl http://addr:port/` prints inside the sandbox (`None` when it
+/// fails: refused, dropped, timed out).
+async fn fetch(b: &LinuxBackend, id: &str, addr: Ipv4Addr, port: u16) -> Option<String> {
+    let mut out = CollectedOutput::default();
+    let url = format!("http://{addr}:{port}/");
+    let outcome = b
+        .exec(
+            id,
+            ExecRequest::new(Command::argv(["curl", "-s", "-m", "3", &url]))
+                .timeout(Duration::from_secs(20)),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    (outcome.status == ExitStatus::Code(0)).then(|| String::from_utf8_lossy(&out.stdout).into())
+}
+
+fn host_table_exists(name: &str) -> bool {
+    Proc::new("nft")
+        .args(["list", "table", "netdev", name])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn no_curl(test: &str) -> bool {
+    let missing = !std::path::Path::new("/usr/bin/curl").exists();
+    if missing {
+        println!("SKIP {test}: curl is not installed in /usr/bin (the host image's)");
+    }
+    missing
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowlist_reaches_only_its_destination_and_leaves_nothing() {
+    let test = "allowlist_reaches_only_its_destination_and_leaves_nothing";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    if no_curl(test) {
+        return;
+    }
+    let (mut a, mut other) = (
+        TestHost::new().expect("a test host"),
+        TestHost::new().expect("a test host"),
+    );
+    a.serve(8080, "hello-a").expect("serving on the test host");
+    a.serve(8081, "hello-a-other-port")
+        .expect("serving on the test host");
+    other
+        .serve(8080, "hello-b")
+        .expect("serving on the test host");
+    let req = CreateRequest {
+        network: Network::Allowlist {
+            destinations: vec![Destination {
+                host: a.addr().to_string(),
+                port: 8080,
+            }],
+        },
+        ..CreateRequest::default()
+    };
+    let info = b.create(req).await.unwrap();
+    let link = link_name(&info.id);
+    assert!(std::path::Path::new("/sys/class/net").join(&link).exists());
+    assert!(host_table_exists(&link), "the host-side table exists");
+
+    assert_eq!(
+        fetch(&b, &info.id, a.addr(), 8080).await.as_deref(),
+        Some("hello-a")
+    );
+    assert_eq!(
+        fetch(&b, &info.id, a.addr(), 8081).await,
+        None,
+        "A, other port"
+    );
+    assert_eq!(
+        fetch(&b, &info.id, other.addr(), 8080).await,
+        None,
+        "host B"
+    );
+
+    // The workload cannot lift the filter: no CAP_NET_ADMIN anywhere.
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell(
+                "grep CapBnd /proc/self/status; nft flush ruleset",
+            )),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert_ne!(outcome.status, ExitStatus::Code(0), "nft flush is refused");
+    let bnd = String::from_utf8_lossy(&out.stdout);
+    let mask = u64::from_str_radix(bnd.split_whitespace().nth(1).unwrap(), 16).unwrap();
+    assert_eq!(
+        mask & (1 << 12),
+        0,
+        "CAP_NET_ADMIN is not in the bounding set"
+    );
+    assert_eq!(
+        fetch(&b, &info.id, other.addr(), 8080).await,
+        None,
+        "still filtered"
+    );
+
+    // The host-side filter holds alone: with the namespace's table removed
+    // (by the host; the workload cannot), B stays out of reach.
+    let init_pid = b.native(&info.id).await.unwrap()["init_pid"]
+        .as_u64()
+        .unwrap();
+    let removed = Proc::new("nsenter")
+        .arg(format!("--net=/proc/{init_pid}/ns/net"))
+        .args(["nft", "delete", "table", "inet", "corral"])
+        .status()
+        .unwrap();
+    assert!(removed.success(), "the sandbox's table existed");
+    assert_eq!(
+        fetch(&b, &info.id, other.addr(), 8080).await,
+        None,
+        "host B"
+    );
+    assert_eq!(
+        fetch(&b, &info.id, a.addr(), 8081).await,
+        None,
+        "A, other port"
+    );
+    assert_eq!(
+        fetch(&b, &info.id, a.addr(), 8080).await.as_deref(),
+        Some("hello-a")
+    );
+
+    b.destroy(&info.id).await.unwrap();
+    assert!(!std::path::Path::new("/sys/class/net").join(&link).exists());
+    assert!(!host_table_exists(&link), "the host-side table is gone");
+    let (na, nb) = (a.netns().to_string(), other.netns().to_string());
+    drop((a, other));
+    let left = Proc::new("ip").args(["netns", "list"]).output().unwrap();
+    let left = String::from_utf8_lossy(&left.stdout);
+    assert!(
+        !left.contains(&na) && !left.contains(&nb),
+        "test namespaces are gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn none_reaches_no_test_host() {
+    let test = "none_reaches_no_test_host";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    if no_curl(test) {
+        return;
+    }
+    let mut a = TestHost::new().expect("a test host");
+    a.serve(8080, "hello-a").expect("serving on the test host");
+    let info = b
+        .create(CreateRequest {
+            network: Network::None,
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        !std::path::Path::new("/sys/class/net")
+            .join(link_name(&info.id))
+            .exists()
+    );
+    assert_eq!(fetch(&b, &info.id, a.addr(), 8080).await, None);
+    b.destroy(&info.id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ipv6_destination_is_refused_and_leaves_nothing() {
+    let Some((b, dir)) = backend("an_ipv6_destination_is_refused_and_leaves_nothing") else {
+        return;
+    };
+    let err = b
+        .create(CreateRequest {
+            network: Network::Allowlist {
+                destinations: vec![Destination {
+                    host: "[fd00::1]".into(),
+                    port: 80,
+                }],
+            },
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("IPv6"), "{err}");
+    let sandboxes = dir.1.as_ref().unwrap().path().join("linux/sandboxes");
+    assert_eq!(std::fs::read_dir(sandboxes).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_table_whose_link_is_gone_is_swept() {
+    let Some((_b, _dir)) = backend("a_host_table_whose_link_is_gone_is_swept") else {
+        return;
+    };
+    // A table left as a crash would leave it: its link deleted under it.
+    let name = format!("crl{}", rand_hex(12));
+    let peer = format!("ctt{}", &name[3..9]);
+    assert!(ip(&[
+        "link", "add", &name, "type", "veth", "peer", "name", &peer
+    ]));
+    let rules = format!(
+        "table netdev {name} {{\n chain ingress {{\n  type filter hook ingress device \"{name}\" priority 0; policy drop;\n }}\n}}\n"
+    );
+    let mut nft = Proc::new("nft")
+        .args(["-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    nft.stdin
+        .take()
+        .unwrap()
+        .write_all(rules.as_bytes())
+        .unwrap();
+    let made = nft.wait().unwrap().success();
+    assert!(ip(&["link", "del", &name]));
+    assert!(made, "the table was made");
+    assert!(host_table_exists(&name), "the table outlives its link");
+    // A concurrent `gc` (which sweeps too) may get there first.
+    let removed = corral_backend_linux::network::sweep_tables().unwrap();
+    assert!(
+        !host_table_exists(&name),
+        "the table is swept ({removed:?})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_allowlisted_sandboxes_each_reach_only_their_own_destination() {
+    let test = "two_allowlisted_sandboxes_each_reach_only_their_own_destination";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    if no_curl(test) {
+        return;
+    }
+    let (mut a, mut other) = (
+        TestHost::new().expect("a test host"),
+        TestHost::new().expect("a test host"),
+    );
+    a.serve(8080, "hello-a").expect("serving on the test host");
+    other
+        .serve(8080, "hello-b")
+        .expect("serving on the test host");
+    let allow = |addr: Ipv4Addr| CreateRequest {
+        network: Network::Allowlist {
+            destinations: vec![Destination {
+                host: addr.to_string(),
+                port: 8080,
+            }],
+        },
+        ..CreateRequest::default()
+    };
+    let (x, y) = tokio::join!(b.create(allow(a.addr())), b.create(allow(other.addr())));
+    let (x, y) = (x.unwrap(), y.unwrap());
+    assert_eq!(
+        fetch(&b, &x.id, a.addr(), 8080).await.as_deref(),
+        Some("hello-a")
+    );
+    assert_eq!(fetch(&b, &x.id, other.addr(), 8080).await, None);
+    assert_eq!(
+        fetch(&b, &y.id, other.addr(), 8080).await.as_deref(),
+        Some("hello-b")
+    );
+    assert_eq!(fetch(&b, &y.id, a.addr(), 8080).await, None);
+    for info in [&x, &y] {
+        b.destroy(&info.id).await.unwrap();
+        let link = link_name(&info.id);
+        assert!(!std::path::Path::new("/sys/class/net").join(&link).exists());
+        assert!(!host_table_exists(&link));
+    }
+}

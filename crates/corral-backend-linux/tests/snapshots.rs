@@ -1,0 +1,349 @@
+//! Snapshots of linux sandboxes: capture, restore through `create`, clone,
+//! list, delete, and a tampered archive refused before anything is made.
+
+use corral_backend::{
+    Backend, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, Labels,
+};
+use corral_backend_linux::LinuxBackend;
+
+/// The state directory of a test; whatever the test left is destroyed when
+/// it drops (sandboxes first, then the directory with the snapshots).
+struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = self.0.destroy_all();
+        drop(self.1.take());
+    }
+}
+
+fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
+    // SAFETY: set before any sandbox is made; every test sets the same value.
+    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
+    if let Err(reason) = LinuxBackend::available() {
+        println!("SKIP {test}: {reason}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = LinuxBackend::open(dir.path()).unwrap();
+    Some((b.clone(), StateDir(b, Some(dir))))
+}
+
+async fn sh(b: &LinuxBackend, id: &str, script: &str) -> String {
+    let mut out = CollectedOutput::default();
+    let outcome = b
+        .exec(
+            id,
+            ExecRequest::new(Command::argv(["sh", "-c", script])),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(
+        outcome.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn sandboxes(b: &LinuxBackend) -> usize {
+    std::fs::read_dir(b.state_dir().join("sandboxes"))
+        .unwrap()
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones() {
+    let test = "a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let src = b.create(CreateRequest::default()).await.unwrap();
+    sh(
+        &b,
+        &src.id,
+        "mkdir -p /workspace/d/e && printf one > /workspace/d/e/f.txt \
+         && printf secret > /root/s && chmod 600 /root/s \
+         && ln -s d/e/f.txt /workspace/link && printf t > /tmp/t",
+    )
+    .await;
+    let ops = b.snapshot_ops().unwrap();
+    let snap = ops
+        .snapshot(&src.id, &labels(&[("team", "a")]))
+        .await
+        .unwrap();
+    assert!(snap.digest.starts_with("sha256:"), "{}", snap.digest);
+    assert_eq!(snap.source_sandbox_id, src.id);
+    let listed = ops.list_snapshots(&labels(&[("team", "a")])).await.unwrap();
+    assert_eq!(listed, vec![snap.clone()]);
+    assert!(
+        ops.list_snapshots(&labels(&[("team", "b")]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    b.destroy(&src.id).await.unwrap();
+
+    let restored = b
+        .create(CreateRequest {
+            snapshot: Some(snap.id.clone()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    let out = sh(
+        &b,
+        &restored.id,
+        "cat /workspace/d/e/f.txt; echo; stat -c %a /root/s; readlink /workspace/link; \
+         cat /tmp/t; echo; test -x /usr/bin/env && echo host-dirs-bound",
+    )
+    .await;
+    assert_eq!(out, "one\n600\nd/e/f.txt\nt\nhost-dirs-bound\n");
+
+    let clone = b
+        .snapshot_clone_ops()
+        .unwrap()
+        .clone_snapshot(&snap.id, &labels(&[("copy", "yes")]))
+        .await
+        .unwrap();
+    assert_ne!(clone.id, snap.id);
+    assert_eq!(clone.digest, snap.digest);
+    assert_eq!(clone.labels.get("team").map(String::as_str), Some("a"));
+    ops.delete_snapshot(&snap.id).await.unwrap();
+    ops.delete_snapshot(&snap.id).await.unwrap();
+    let from_clone = b
+        .create(CreateRequest {
+            snapshot: Some(clone.id.clone()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        b.files()
+            .read(&from_clone.id, "/workspace/d/e/f.txt")
+            .await
+            .unwrap(),
+        b"one"
+    );
+    let gone = b
+        .create(CreateRequest {
+            snapshot: Some(snap.id.clone()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code, ErrorCode::NotFound, "{gone}");
+    ops.delete_snapshot(&clone.id).await.unwrap();
+    assert!(ops.list_snapshots(&Labels::new()).await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tampered_snapshot_is_refused_before_anything_is_allocated() {
+    let test = "a_tampered_snapshot_is_refused_before_anything_is_allocated";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let src = b.create(CreateRequest::default()).await.unwrap();
+    b.files()
+        .write(&src.id, "/workspace/x", b"x", None)
+        .await
+        .unwrap();
+    let snap = b
+        .snapshot_ops()
+        .unwrap()
+        .snapshot(&src.id, &Labels::new())
+        .await
+        .unwrap();
+    b.destroy(&src.id).await.unwrap();
+    let blob = b
+        .state_dir()
+        .join("snapshots")
+        .join(&snap.id)
+        .join(format!("{}.tar.zst", snap.digest.replace(':', "-")));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+    let before = sandboxes(&b);
+    let err = b
+        .create(CreateRequest {
+            snapshot: Some(snap.id.clone()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Provider, "{err}");
+    assert_eq!(sandboxes(&b), before, "nothing was allocated");
+    let missing = b
+        .create(CreateRequest {
+            snapshot: Some("lnxsnap-0000000000000000".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, ErrorCode::NotFound, "{missing}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_larger_than_the_disk_limit_is_a_quota_error_and_leaves_nothing() {
+    let test = "a_snapshot_larger_than_the_disk_limit_is_a_quota_error_and_leaves_nothing";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let src = b.create(CreateRequest::default()).await.unwrap();
+    sh(&b, &src.id, "head -c 4194304 /dev/urandom > /workspace/big").await;
+    let snap = b
+        .snapshot_ops()
+        .unwrap()
+        .snapshot(&src.id, &Labels::new())
+        .await
+        .unwrap();
+    b.destroy(&src.id).await.unwrap();
+    let before = sandboxes(&b);
+    let mut req = CreateRequest {
+        snapshot: Some(snap.id.clone()),
+        ..CreateRequest::default()
+    };
+    req.size.disk_bytes = Some(1 << 20);
+    let err = b.create(req).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Quota, "{err}");
+    assert_eq!(sandboxes(&b), before, "the half-made sandbox was torn down");
+}
+
+/// An OCI layout holding one layer: `hello.txt` and `d/keep.txt`.
+fn layout(dir: &std::path::Path) {
+    use sha2::Digest;
+    let blobs = dir.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let put = |bytes: &[u8]| -> (String, usize) {
+        let hex = hex::encode(sha2::Sha256::digest(bytes));
+        std::fs::write(blobs.join(&hex), bytes).unwrap();
+        (format!("sha256:{hex}"), bytes.len())
+    };
+    let mut layer = tar::Builder::new(Vec::new());
+    let mut d = tar::Header::new_gnu();
+    d.set_entry_type(tar::EntryType::Directory);
+    d.set_size(0);
+    d.set_mode(0o755);
+    d.set_cksum();
+    layer.append_data(&mut d, "d/", std::io::empty()).unwrap();
+    for (name, body) in [("hello.txt", &b"hello\n"[..]), ("d/keep.txt", b"keep\n")] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        layer.append_data(&mut h, name, body).unwrap();
+    }
+    let layer = layer.into_inner().unwrap();
+    let (layer_digest, layer_size) = put(&layer);
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux", "config": {},
+        "rootfs": {"type": "layers", "diff_ids": [layer_digest]}
+    });
+    let (config_digest, config_size) = put(config.to_string().as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": config_digest, "size": config_size},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": layer_digest, "size": layer_size}]
+    });
+    let (manifest_digest, manifest_size) = put(manifest.to_string().as_bytes());
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": manifest_digest, "size": manifest_size,
+                       "annotations": {"org.opencontainers.image.ref.name": "snapbase"}}]
+    });
+    std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
+    let test = "a_layered_snapshot_keeps_deletions_and_replaced_directories";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let store = b.images().expect("the image store opens");
+    let src_dir = tempfile::tempdir().unwrap();
+    layout(src_dir.path());
+    store.import(src_dir.path(), Some("snapbase")).unwrap();
+    let src = b
+        .create(CreateRequest {
+            image: Some("snapbase".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    let f = b.files();
+    f.remove(&src.id, "/hello.txt", false).await.unwrap();
+    f.remove(&src.id, "/d", true).await.unwrap();
+    f.mkdir(&src.id, "/d", false).await.unwrap();
+    f.write(&src.id, "/d/new.txt", b"new", None).await.unwrap();
+    let snap = b
+        .snapshot_ops()
+        .unwrap()
+        .snapshot(&src.id, &Labels::new())
+        .await
+        .unwrap();
+    b.destroy(&src.id).await.unwrap();
+    let restored = b
+        .create(CreateRequest {
+            snapshot: Some(snap.id.clone()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    let err = f.read(&restored.id, "/hello.txt").await.unwrap_err();
+    assert_eq!(
+        err.code,
+        ErrorCode::NotFound,
+        "the deletion was kept: {err}"
+    );
+    let err = f.read(&restored.id, "/d/keep.txt").await.unwrap_err();
+    assert_eq!(
+        err.code,
+        ErrorCode::NotFound,
+        "the opaque dir was kept: {err}"
+    );
+    assert_eq!(f.read(&restored.id, "/d/new.txt").await.unwrap(), b"new");
+    let other = b
+        .create(CreateRequest {
+            snapshot: Some(snap.id.clone()),
+            image: Some("host".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(other.code, ErrorCode::InvalidInput, "{other}");
+    b.snapshot_ops()
+        .unwrap()
+        .delete_snapshot(&snap.id)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_built_snapshots_are_swept_only_when_old_enough() {
+    let test = "half_built_snapshots_are_swept_only_when_old_enough";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let store = b.state_dir().join("snapshots");
+    std::fs::create_dir_all(store.join(".tmp-0123456789abcdef/inner")).unwrap();
+    std::fs::write(store.join(".tmp-0123456789abcdef/inner/x"), b"x").unwrap();
+    let hour = std::time::Duration::from_secs(3600);
+    assert_eq!(b.sweep_snapshots(hour), 0, "a young one may be in progress");
+    assert_eq!(b.sweep_snapshots(std::time::Duration::ZERO), 1);
+    assert!(!store.join(".tmp-0123456789abcdef").exists());
+}
