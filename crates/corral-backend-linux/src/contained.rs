@@ -44,7 +44,13 @@ pub(crate) fn open_beneath(
     } else {
         comps.join("/")
     };
-    rustix::fs::openat2(root, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE)
+    corral_backend::contained::openat2_retrying(
+        root,
+        rel.as_str(),
+        flags | OFlags::CLOEXEC,
+        Mode::empty(),
+        RESOLVE,
+    )
 }
 
 fn read_contained(

@@ -19,6 +19,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use corral_backend::contained::openat2_retrying;
 use corral_backend::{
     BackendError, DirEntry, ErrorCode, FileOps, FileStat, FileType, RangedRead, Result, path,
 };
@@ -84,9 +85,9 @@ impl Target {
 
     /// Opens the whole path (following symlinks, inside the root).
     fn open_full(&self, flags: OFlags) -> Result<OwnedFd> {
-        rustix::fs::openat2(
+        openat2_retrying(
             &self.root,
-            Self::rel(&self.comps),
+            Self::rel(&self.comps).as_str(),
             flags | OFlags::CLOEXEC,
             Mode::empty(),
             RESOLVE,
@@ -99,9 +100,9 @@ impl Target {
         let Some((name, parent)) = self.comps.split_last() else {
             return Ok(None);
         };
-        let fd = rustix::fs::openat2(
+        let fd = openat2_retrying(
             &self.root,
-            Self::rel(parent),
+            Self::rel(parent).as_str(),
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
             RESOLVE,

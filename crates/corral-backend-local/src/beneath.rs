@@ -23,10 +23,6 @@ use rustix::io::Errno;
 /// The resolve flags of every lookup (the contained reads use the same).
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
-/// How often a lookup is retried when the kernel reports `EAGAIN` (a rename
-/// raced a `..` step).
-const EAGAIN_RETRIES: usize = 64;
-
 /// A sandbox's `root/`, held open as a directory descriptor.
 #[derive(Debug)]
 pub(crate) struct SandboxRoot {
@@ -84,14 +80,13 @@ impl SandboxRoot {
                 } else {
                     comps.join("/")
                 };
-                let mut attempts = 0;
-                loop {
-                    match rustix::fs::openat2(&self.fd, rel.as_str(), flags, Mode::empty(), RESOLVE)
-                    {
-                        Err(Errno::AGAIN) if attempts < EAGAIN_RETRIES => attempts += 1,
-                        other => return other,
-                    }
-                }
+                corral_backend::contained::openat2_retrying(
+                    &self.fd,
+                    rel.as_str(),
+                    flags,
+                    Mode::empty(),
+                    RESOLVE,
+                )
             }
             Strategy::NoFollowWalk => self.walk(comps, flags),
         }

@@ -82,9 +82,9 @@ pub fn open_in_root(root: &Path, rel: &str) -> Result<File, ImageError> {
     )
     .map_err(|e| ImageError::io(format!("opening {}", root.display()), e))?;
     let comps = components(rel.as_bytes(), rel)?;
-    let fd = rustix::fs::openat2(
+    let fd = corral_backend::contained::openat2_retrying(
         &dir,
-        join(&comps),
+        join(&comps).as_os_str(),
         OFlags::RDONLY | OFlags::CLOEXEC,
         FsMode::empty(),
         resolve_flags(),
@@ -152,9 +152,9 @@ fn join(comps: &[&OsStr]) -> OsString {
 fn open_dir(root: &OwnedFd, comps: &[&OsStr], shown: &str) -> Result<OwnedFd, ImageError> {
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let resolve = |upto: usize| {
-        rustix::fs::openat2(
+        corral_backend::contained::openat2_retrying(
             root,
-            join(&comps[..upto]),
+            join(&comps[..upto]).as_os_str(),
             flags,
             FsMode::empty(),
             resolve_flags(),

@@ -488,5 +488,29 @@ impl AsFd for ContainedFile {
     }
 }
 
+/// How often [`openat2_retrying`] retries when the kernel reports `EAGAIN`.
+pub const EAGAIN_RETRIES: usize = 64;
+
+/// `openat2` that retries when the kernel answers `EAGAIN`: under
+/// `RESOLVE_BENEATH` or `RESOLVE_IN_ROOT` a `..` step fails that way when a
+/// rename or a mount anywhere on the system raced the lookup, which a busy
+/// host (parallel sandboxes mounting and unmounting) makes common. Every
+/// contained lookup in corral goes through this, so none fails spuriously.
+pub fn openat2_retrying<Fd: std::os::fd::AsFd, P: rustix::path::Arg + Copy>(
+    dirfd: Fd,
+    path: P,
+    flags: rustix::fs::OFlags,
+    mode: rustix::fs::Mode,
+    resolve: rustix::fs::ResolveFlags,
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    let mut attempts = 0;
+    loop {
+        match rustix::fs::openat2(dirfd.as_fd(), path, flags, mode, resolve) {
+            Err(rustix::io::Errno::AGAIN) if attempts < EAGAIN_RETRIES => attempts += 1,
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -32,10 +32,6 @@ use rustix::io::Errno;
 /// The resolve flags every contained lookup uses.
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
-/// How often a lookup is retried when the kernel reports `EAGAIN` (a rename
-/// or mount raced a `..` step under `RESOLVE_BENEATH`).
-const EAGAIN_RETRIES: usize = 64;
-
 /// Whether `openat2` with the flags we need works in this process.
 ///
 /// `ENOSYS` (kernel older than 5.6), `EPERM` (a seccomp filter that blocks
@@ -60,13 +56,7 @@ pub(super) fn available() -> bool {
 
 /// Calls `openat2` beneath `root`, retrying on `EAGAIN`.
 fn openat2_beneath(root: BorrowedFd<'_>, rel: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
-    let mut attempts = 0;
-    loop {
-        match rustix::fs::openat2(root, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE) {
-            Err(Errno::AGAIN) if attempts < EAGAIN_RETRIES => attempts += 1,
-            other => return other,
-        }
-    }
+    super::openat2_retrying(root, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE)
 }
 
 /// Resolves `rel` (already relative, validated) to an `O_PATH` descriptor.
