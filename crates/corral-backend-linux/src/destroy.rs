@@ -71,6 +71,9 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
 fn stop_init(pid: u32, start: u64) {
     let deadline = Instant::now() + GRACE;
     let mut killed = false;
+    // PID 1 usually exits within a millisecond of being told: poll with a
+    // short, growing pause rather than a fixed one.
+    let mut pause = Duration::from_micros(100);
     loop {
         if process_start(pid) != Some(start) {
             return;
@@ -87,7 +90,8 @@ fn stop_init(pid: u32, start: u64) {
         if killed && Instant::now() >= deadline + Duration::from_secs(5) {
             return;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
     }
 }
 

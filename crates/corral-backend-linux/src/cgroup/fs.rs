@@ -167,6 +167,7 @@ pub(crate) fn rmdir_tree(dir: &Path) -> Result<(), CgroupError> {
 
 fn rmdir_one(dir: &Path) -> Result<(), CgroupError> {
     let started = Instant::now();
+    let mut pause = Duration::from_micros(100);
     loop {
         match fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
@@ -179,7 +180,8 @@ fn rmdir_one(dir: &Path) -> Result<(), CgroupError> {
                         waited_ms: millis(started.elapsed()),
                     });
                 }
-                thread::sleep(Duration::from_millis(5));
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
             }
             Err(e) => return Err(CgroupError::io(CgroupOp::Rmdir, dir, &e)),
         }
