@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::LinuxBackend;
 use crate::contained::{open_beneath, open_root};
-use crate::snapshot::walk::{self, Step, Visit};
 use crate::state::State;
+use corral_backend::walk::{self, Step, Visit};
 
 /// A directory holding a regular `.git` file is a submodule.
 fn is_submodule(v: &Visit<'_>) -> bool {

@@ -19,13 +19,13 @@
 //! - **Clone** copies the archive (verified on the way) under a new id.
 
 mod archive;
-pub(crate) mod walk;
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use corral_backend::walk;
 use corral_backend::{
     BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
     labels_match, now_ms, validate_label,

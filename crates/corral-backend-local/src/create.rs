@@ -27,7 +27,7 @@ use crate::snapshot;
 use crate::state::{
     Meta, NAME, SANDBOX_PREFIX, State, is_sandbox_id, random_hex, state_error, write_atomic,
 };
-use crate::walk::remove_host_tree;
+use corral_backend::walk::remove_host_tree;
 
 /// How many fresh ids are tried before giving up (a collision of 64 random
 /// bits is not expected even once).

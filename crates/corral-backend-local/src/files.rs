@@ -5,7 +5,7 @@
 //! by the kernel beneath the root's descriptor: no primitive follows a
 //! symlink out of the sandbox directory. Reads go through the shared
 //! contained reads ([`corral_backend::contained`]); writes, listings and
-//! removals through [`crate::beneath`] and [`crate::walk`].
+//! removals through [`crate::beneath`] and [`corral_backend::walk`].
 
 use std::ffi::CString;
 use std::fs::File;
@@ -25,7 +25,7 @@ use rustix::io::Errno;
 use crate::beneath::{SandboxRoot, contained_error, fs_error, join_shown};
 use crate::blocking;
 use crate::state::{State, random_hex, require_meta};
-use crate::walk;
+use corral_backend::walk;
 
 /// The mode a written file gets when none is asked for.
 const DEFAULT_FILE_MODE: u32 = 0o644;

@@ -46,7 +46,6 @@ mod netns;
 mod process;
 mod snapshot;
 mod state;
-mod walk;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::beneath::fs_error;
 use crate::files::{Target, sandbox_root};
 use crate::state::State;
-use crate::walk::{self, Step, Visit};
+use corral_backend::walk::{self, Step, Visit};
 
 /// Whether directory entry `v` holds a `.git` *file* (a Git submodule's
 /// checkout, or a worktree).

@@ -37,7 +37,7 @@ use crate::files::{Target, mkdir_all, sandbox_root};
 use crate::state::{
     SNAPSHOT_PREFIX, State, is_snapshot_id, random_hex, require_meta, state_error, write_atomic,
 };
-use crate::walk::{self, Step, Visit};
+use corral_backend::walk::{self, Step, Visit};
 
 /// The zstd level archives are written with.
 const ZSTD_LEVEL: i32 = 3;

@@ -21,6 +21,7 @@ pub mod signal;
 mod snapshot;
 mod tree;
 mod verify;
+pub mod walk;
 
 #[cfg(feature = "rules")]
 pub mod rules;

@@ -23,8 +23,8 @@ use std::path::{Component, Path};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::walk::{self, Step, Visit};
 use crate::contained::open_beneath;
+use corral_backend::walk::{self, Step, Visit};
 
 /// The PAX record marking an opaque overlay directory.
 const OPAQUE_PAX: &str = "SCHILY.xattr.trusted.overlay.opaque";

@@ -1,5 +1,4 @@
-//! Walking and removing directory trees through descriptors (the same walk
-//! as the local backend's; a candidate to move into `corral_backend`), never
+//! Walking and removing directory trees through descriptors, never
 //! following a symlink: every directory is entered with
 //! `openat(parent, name, O_DIRECTORY | O_NOFOLLOW)`, every entry is
 //! described with `fstatat(AT_SYMLINK_NOFOLLOW)` relative to its directory,
@@ -18,7 +17,7 @@ use rustix::io::Errno;
 /// The deepest directory nesting walked or removed. Each level holds one
 /// descriptor and one stack frame; a deeper tree is refused (`ELOOP`)
 /// rather than exhausting either.
-pub(crate) const MAX_DEPTH: usize = 512;
+pub const MAX_DEPTH: usize = 512;
 
 fn too_deep() -> std::io::Error {
     std::io::Error::other(format!(
@@ -27,43 +26,43 @@ fn too_deep() -> std::io::Error {
 }
 
 /// One entry met by [`walk`].
-pub(crate) struct Visit<'a> {
+pub struct Visit<'a> {
     /// The directory holding the entry.
-    pub(crate) dir: BorrowedFd<'a>,
+    pub dir: BorrowedFd<'a>,
     /// The entry's name in `dir`.
-    pub(crate) name: &'a CString,
+    pub name: &'a CString,
     /// Its path relative to the walked root, `/`-separated, raw bytes.
-    pub(crate) rel: &'a [u8],
+    pub rel: &'a [u8],
     /// Its metadata (a symlink is described itself).
-    pub(crate) stat: &'a Stat,
+    pub stat: &'a Stat,
 }
 
 impl Visit<'_> {
     /// The entry's type.
-    pub(crate) fn file_type(&self) -> FileType {
+    pub fn file_type(&self) -> FileType {
         FileType::from_raw_mode(self.stat.st_mode)
     }
 
     /// The relative path as text (non-UTF-8 bytes replaced).
-    pub(crate) fn rel_lossy(&self) -> String {
+    pub fn rel_lossy(&self) -> String {
         String::from_utf8_lossy(self.rel).into_owned()
     }
 
     /// The relative path as a host path fragment.
-    pub(crate) fn rel_os(&self) -> &OsStr {
+    pub fn rel_os(&self) -> &OsStr {
         OsStr::from_bytes(self.rel)
     }
 
     /// Opens the entry, a regular file, for reading: `None` when it is no
     /// longer the regular file that was described.
-    pub(crate) fn open_file(&self) -> std::io::Result<Option<File>> {
+    pub fn open_file(&self) -> std::io::Result<Option<File>> {
         open_regular_at(self.dir, self.name, self.stat)
     }
 }
 
 /// What a visitor wants next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     /// Go on; for a directory, enter it.
     Descend,
     /// Go on, but do not enter this directory.
@@ -74,7 +73,7 @@ pub(crate) enum Step {
 
 /// Opens regular file `name` in `dir` for reading if it is still the inode
 /// `expected` describes.
-pub(crate) fn open_regular_at(
+pub fn open_regular_at(
     dir: BorrowedFd<'_>,
     name: &CString,
     expected: &Stat,
@@ -98,7 +97,7 @@ pub(crate) fn open_regular_at(
 
 /// The entries of directory `dir` (opened for reading), sorted by name,
 /// without `.` and `..`.
-pub(crate) fn read_names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
+pub fn read_names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
     let mut names = Vec::new();
     for entry in rustix::fs::Dir::read_from(dir)? {
         let entry = entry?;
@@ -114,7 +113,7 @@ pub(crate) fn read_names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
 
 /// Opens directory `name` in `dir` for reading, without following a symlink.
 /// `None` when it is gone or no longer a directory.
-pub(crate) fn open_dir_at(dir: BorrowedFd<'_>, name: &CString) -> std::io::Result<Option<OwnedFd>> {
+pub fn open_dir_at(dir: BorrowedFd<'_>, name: &CString) -> std::io::Result<Option<OwnedFd>> {
     match rustix::fs::openat(
         dir,
         name.as_c_str(),
@@ -129,7 +128,7 @@ pub(crate) fn open_dir_at(dir: BorrowedFd<'_>, name: &CString) -> std::io::Resul
 
 /// Walks the tree below `dir` (open for reading) depth-first in name order,
 /// calling `visit` for every entry. Returns `false` when a visitor stopped it.
-pub(crate) fn walk(
+pub fn walk(
     dir: BorrowedFd<'_>,
     visit: &mut dyn FnMut(&Visit<'_>) -> std::io::Result<Step>,
 ) -> std::io::Result<bool> {
@@ -183,7 +182,7 @@ fn walk_in(
 /// without write or search permission for their owner get it first, so that
 /// a tree the sandbox locked down can still be removed. `ENOENT` of the top
 /// entry is returned; entries vanishing meanwhile are not errors.
-pub(crate) fn remove_tree(dir: BorrowedFd<'_>, name: &CString) -> std::result::Result<(), Errno> {
+pub fn remove_tree(dir: BorrowedFd<'_>, name: &CString) -> std::result::Result<(), Errno> {
     remove_in(dir, name, 0)
 }
 
@@ -233,7 +232,7 @@ fn remove_in(dir: BorrowedFd<'_>, name: &CString, depth: usize) -> std::result::
 
 /// Removes the host directory `path` and everything below it; a missing
 /// directory is not an error.
-pub(crate) fn remove_host_tree(path: &std::path::Path) -> std::io::Result<()> {
+pub fn remove_host_tree(path: &std::path::Path) -> std::io::Result<()> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
     };
