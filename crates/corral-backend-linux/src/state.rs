@@ -16,9 +16,9 @@
 //! hostname. A sweep finds orphans from these names alone.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+pub use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
@@ -189,36 +189,9 @@ pub fn is_sandbox_id(s: &str) -> bool {
     })
 }
 
-/// 16 random lowercase hex digits.
-pub fn random_hex() -> std::io::Result<String> {
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(hex::encode(bytes))
-}
-
 /// An error of the state directory, naming what was being done.
 pub fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
     BackendError::new(ErrorCode::Io, format!("linux state: {what}: {err}"))
-}
-
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".tmp-{}", random_hex()?));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The record of sandbox `id`; `None` when there is none (or it is half-made).

@@ -14,9 +14,9 @@
 //! same state directory sees the same sandboxes.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+pub(crate) use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
@@ -137,13 +137,6 @@ pub(crate) fn is_snapshot_id(s: &str) -> bool {
     is_prefixed_id(s, SNAPSHOT_PREFIX)
 }
 
-/// 16 random lowercase hex digits from the kernel's random source.
-pub(crate) fn random_hex() -> std::io::Result<String> {
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(hex::encode(bytes))
-}
-
 /// An error of the state directory itself, naming what was being done.
 pub(crate) fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
     let e = BackendError::from_io(format!("local state: {what}"), err);
@@ -154,27 +147,6 @@ pub(crate) fn state_error(what: impl std::fmt::Display, err: &std::io::Error) ->
     } else {
         e
     }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it (mode
-/// 0600), flushed to disk, then renamed over `path`.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".tmp-{}", random_hex()?));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The record of sandbox `id`; `None` when there is no such sandbox or it

@@ -19,6 +19,7 @@ mod process;
 mod sandbox;
 pub mod signal;
 mod snapshot;
+pub mod statefile;
 mod tree;
 mod verify;
 pub mod walk;
