@@ -1,17 +1,14 @@
-//! Physically contained reads (`ContainedReadOps`): `path` must lie
-//! lexically under `allowed_root`; `allowed_root` is resolved by the kernel
-//! beneath the sandbox root (`fs/root`, `RESOLVE_IN_ROOT`), pinned by a
-//! descriptor, and the read is then resolved beneath that descriptor by
-//! [`corral_backend::contained::ContainedRoot`], so no symlink or `..` can
-//! take it outside `allowed_root`.
+//! Physically contained reads (`ContainedReadOps`): the shared
+//! [`corral_backend::contained::ContainedRoot::read_under`] on a descriptor
+//! of the sandbox root (`fs/root`) — `path` lexically under `allowed_root`,
+//! `allowed_root` pinned by a descriptor resolved beneath the root, the read
+//! resolved beneath that descriptor.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained::{ContainedReadError, ContainedRoot, ContainmentReason};
-use corral_backend::{
-    BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result, path,
-};
+use corral_backend::contained::ContainedRoot;
+use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
@@ -60,41 +57,7 @@ fn read_contained(
     p: &str,
     max_bytes: u64,
 ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
-    let refused = |reason| ContainedReadFailure::Refused(ContainedReadError::new(reason, p));
-    let allowed = path::normalize("allowed_root", allowed_root)?;
-    let target = path::normalize("path", p)?;
-    let Some(rest) = target.strip_prefix(allowed.as_slice()) else {
-        return Err(refused(ContainmentReason::OutsideRoot));
-    };
-    let root = open_root(state, id)?;
-    let dir = open_beneath(&root, &allowed, OFlags::PATH | OFlags::DIRECTORY).map_err(|e| {
-        refused(match e {
-            Errno::XDEV => ContainmentReason::OutsideRoot,
-            Errno::NOENT | Errno::NOTDIR => ContainmentReason::NotFound,
-            Errno::LOOP => ContainmentReason::SymlinkLoop,
-            e => ContainmentReason::Io {
-                errno: e.raw_os_error(),
-            },
-        })
-    })?;
-    // The contained root is opened through the descriptor just resolved, so
-    // nothing can swap `allowed_root` between the check and the read.
-    let by_fd = format!("/proc/thread-self/fd/{}", dir.as_raw_fd());
-    let contained = ContainedRoot::open(std::path::Path::new(&by_fd)).map_err(|_| {
-        ContainedReadFailure::Backend(BackendError::new(
-            ErrorCode::Unavailable,
-            "read_contained needs /proc to pin the allowed root",
-        ))
-    })?;
-    drop(dir);
-    let rel = if rest.is_empty() {
-        ".".to_string()
-    } else {
-        rest.join("/")
-    };
-    contained
-        .read(&rel, max_bytes)
-        .map_err(|e| refused(e.reason))
+    Ok(ContainedRoot::from_dir_fd(open_root(state, id)?).read_under(allowed_root, p, max_bytes)?)
 }
 
 #[async_trait]

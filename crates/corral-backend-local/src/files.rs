@@ -13,7 +13,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corral_backend::contained::{ContainedReadError, ContainedRoot, ContainmentReason};
+use corral_backend::contained::ContainedRoot;
 use corral_backend::{
     BackendError, ContainedReadFailure, ContainedReadOps, DirEntry, ErrorCode, FileOps, FileStat,
     FileType, RangedRead, Result, path,
@@ -335,46 +335,7 @@ fn read_contained(
     p: &str,
     max_bytes: u64,
 ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
-    let refused = |reason| ContainedReadFailure::Refused(ContainedReadError::new(reason, p));
-    let allowed = Target::parse("allowed_root", allowed_root)?;
-    let t = Target::parse("path", p)?;
-    let Some(rest) = t.comps.strip_prefix(allowed.comps.as_slice()) else {
-        return Err(refused(ContainmentReason::OutsideRoot));
-    };
-    let root = sandbox_root(state, id)?;
-    let dir = root
-        .open_at(&allowed.comps, OFlags::PATH | OFlags::DIRECTORY, true)
-        .map_err(|e| {
-            refused(match e {
-                Errno::XDEV => ContainmentReason::OutsideRoot,
-                Errno::NOENT | Errno::NOTDIR => ContainmentReason::NotFound,
-                Errno::LOOP => ContainmentReason::SymlinkLoop,
-                e => ContainmentReason::Io {
-                    errno: e.raw_os_error(),
-                },
-            })
-        })?;
-    // The contained root is opened through the descriptor just resolved, so
-    // that nothing can swap `allowed_root` between the check and the read.
-    let by_fd = format!(
-        "/proc/thread-self/fd/{}",
-        rustix::fd::AsRawFd::as_raw_fd(&dir)
-    );
-    let contained = ContainedRoot::open(std::path::Path::new(&by_fd)).map_err(|_| {
-        ContainedReadFailure::Backend(BackendError::new(
-            ErrorCode::Unavailable,
-            "read_contained needs /proc to pin the allowed root",
-        ))
-    })?;
-    drop(dir);
-    let rel = if rest.is_empty() {
-        ".".to_string()
-    } else {
-        rest.join("/")
-    };
-    contained
-        .read(&rel, max_bytes)
-        .map_err(|e| refused(e.reason))
+    Ok(contained_root(state, id)?.read_under(allowed_root, p, max_bytes)?)
 }
 
 #[async_trait]

@@ -198,6 +198,80 @@ impl ContainedRoot {
         })
     }
 
+    /// A root on a directory descriptor the caller already holds and trusts
+    /// (a sandbox's root it opened itself), with the detected strategy.
+    pub fn from_dir_fd(fd: OwnedFd) -> Self {
+        Self {
+            fd,
+            strategy: Strategy::detect(),
+            reopen: Reopen::detect(),
+        }
+    }
+
+    /// The directory `path` beneath this root, resolved the same contained
+    /// way, as a root of its own. Holding its descriptor pins it: nothing can
+    /// swap the directory between this call and later reads.
+    ///
+    /// # Errors
+    ///
+    /// Any resolution reason; [`ContainmentReason::NotFound`] when `path` is
+    /// not a directory.
+    pub fn subroot(&self, path: &str) -> Result<Self, ContainedReadError> {
+        let inner = || -> Result<Self, ContainmentReason> {
+            let resolved = self.resolve(relative(path)?, true)?;
+            let st = fstat(resolved.fd.as_fd())?;
+            if FileKind::from_mode(st.st_mode) != FileKind::Directory {
+                return Err(ContainmentReason::NotFound);
+            }
+            Ok(Self {
+                fd: resolved.fd,
+                strategy: self.strategy,
+                reopen: self.reopen,
+            })
+        };
+        inner().map_err(|reason| ContainedReadError::new(reason, path))
+    }
+
+    /// The contract's contained read: `path` must lie lexically under
+    /// `allowed_root` (both sandbox paths, absolute, resolved against this
+    /// root), and is then resolved by the kernel beneath a pinned descriptor
+    /// of `allowed_root`, so neither a symlink nor `..` takes it outside.
+    ///
+    /// # Errors
+    ///
+    /// [`ContainmentReason::InvalidPath`] for a malformed path,
+    /// [`ContainmentReason::OutsideRoot`] for one not under `allowed_root`,
+    /// and every reason of [`ContainedRoot::read`].
+    pub fn read_under(
+        &self,
+        allowed_root: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, ContainedReadError> {
+        let invalid = |p: &str| ContainedReadError::new(ContainmentReason::InvalidPath, p);
+        let allowed = crate::path::normalize("allowed_root", allowed_root)
+            .map_err(|_| invalid(allowed_root))?;
+        let target = crate::path::normalize("path", path).map_err(|_| invalid(path))?;
+        let Some(rest) = target.strip_prefix(allowed.as_slice()) else {
+            return Err(ContainedReadError::new(
+                ContainmentReason::OutsideRoot,
+                path,
+            ));
+        };
+        let join = |c: &[String]| {
+            if c.is_empty() {
+                ".".to_string()
+            } else {
+                c.join("/")
+            }
+        };
+        let sub = self
+            .subroot(&join(&allowed))
+            .map_err(|e| ContainedReadError::new(e.reason, path))?;
+        sub.read(&join(rest), max_bytes)
+            .map_err(|e| ContainedReadError::new(e.reason, path))
+    }
+
     /// Forces a strategy (tests cover both; production uses the detected one).
     ///
     /// Forcing [`Strategy::Openat2`] where the kernel lacks it makes every
