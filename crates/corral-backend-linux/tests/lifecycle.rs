@@ -5,37 +5,8 @@ use std::time::Duration;
 use corral_backend::{Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus};
 use corral_backend_linux::LinuxBackend;
 
-/// The state directory of a test; whatever the test left (a failed test
-/// panics before its destroy) is destroyed when it drops.
-struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
-
-impl StateDir {
-    fn path(&self) -> &std::path::Path {
-        self.1
-            .as_ref()
-            .map(|d| d.path())
-            .unwrap_or(std::path::Path::new("/"))
-    }
-}
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        let _ = self.0.destroy_all();
-        drop(self.1.take());
-    }
-}
-
-fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
-    // SAFETY: set before any sandbox is made; every test sets the same value.
-    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
-    if let Err(reason) = LinuxBackend::available() {
-        println!("SKIP {test}: {reason}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let b = LinuxBackend::open(dir.path()).unwrap();
-    Some((b.clone(), StateDir(b, Some(dir))))
-}
+mod common;
+use common::backend;
 
 fn mounts_under(dir: &std::path::Path) -> usize {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
@@ -505,7 +476,7 @@ async fn a_state_dir_too_long_for_a_socket_address_still_works() {
     let deep = outer.path().join("d".repeat(100)).join("e".repeat(60));
     std::fs::create_dir_all(&deep).unwrap();
     let b = LinuxBackend::open(&deep).unwrap();
-    let _guard = StateDir(b.clone(), None);
+    let _guard = common::StateDir(b.clone(), None);
     let info = b.create(CreateRequest::default()).await.unwrap();
     let mut out = CollectedOutput::default();
     let outcome = b

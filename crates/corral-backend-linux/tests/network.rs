@@ -15,31 +15,17 @@ use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::network::link_name;
 use corral_backend_linux::testhost::TestHost;
 
-/// The state directory of a test, destroyed (with every sandbox) on drop.
-struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        let _ = self.0.destroy_all();
-        drop(self.1.take());
-    }
-}
+mod common;
+use common::StateDir;
 
 fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
-    // SAFETY: set before any sandbox is made; every test sets the same value.
-    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
-    if let Err(reason) = LinuxBackend::available() {
-        println!("SKIP {test}: {reason}");
-        return None;
-    }
+    let (b, guard) = common::backend(test)?;
     if let Err(reason) = corral_backend_linux::network::available() {
         println!("SKIP {test}: {reason}");
         return None;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let b = LinuxBackend::open(dir.path()).unwrap();
     assert!(b.capabilities().enforces.network_allowlist);
-    Some((b.clone(), StateDir(b, Some(dir))))
+    Some((b, guard))
 }
 
 fn ip(args: &[&str]) -> bool {
@@ -249,7 +235,7 @@ async fn an_ipv6_destination_is_refused_and_leaves_nothing() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("IPv6"), "{err}");
-    let sandboxes = dir.1.as_ref().unwrap().path().join("linux/sandboxes");
+    let sandboxes = dir.path().join("linux/sandboxes");
     assert_eq!(std::fs::read_dir(sandboxes).unwrap().count(), 0);
 }
 

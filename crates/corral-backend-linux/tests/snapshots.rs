@@ -6,28 +6,8 @@ use corral_backend::{
 };
 use corral_backend_linux::LinuxBackend;
 
-/// The state directory of a test; whatever the test left is destroyed when
-/// it drops (sandboxes first, then the directory with the snapshots).
-struct StateDir(LinuxBackend, Option<tempfile::TempDir>);
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        let _ = self.0.destroy_all();
-        drop(self.1.take());
-    }
-}
-
-fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
-    // SAFETY: set before any sandbox is made; every test sets the same value.
-    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
-    if let Err(reason) = LinuxBackend::available() {
-        println!("SKIP {test}: {reason}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let b = LinuxBackend::open(dir.path()).unwrap();
-    Some((b.clone(), StateDir(b, Some(dir))))
-}
+mod common;
+use common::backend;
 
 async fn sh(b: &LinuxBackend, id: &str, script: &str) -> String {
     let mut out = CollectedOutput::default();
