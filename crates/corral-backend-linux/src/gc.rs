@@ -87,9 +87,11 @@ impl GcReport {
 pub(crate) fn mark_creator(state: &State, id: &str) {
     let me = std::process::id();
     if let Some(start) = process_start(me) {
-        let _ = std::fs::write(
-            state.sandbox_dir(id).join(CREATOR_FILE),
-            format!("{me} {start}"),
+        // Atomic, like every record: a creator killed mid-write must leave
+        // no file or a whole one, never a torn one that reads as "no creator".
+        let _ = crate::state::write_atomic(
+            &state.sandbox_dir(id).join(CREATOR_FILE),
+            format!("{me} {start}").as_bytes(),
         );
     }
 }
