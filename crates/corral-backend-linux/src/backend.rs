@@ -52,6 +52,7 @@ impl LinuxBackend {
         write_batch: true,
         previews: false,
         write_creates_parents: false,
+        inline_activity: false,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,

@@ -130,6 +130,7 @@ impl LocalBackend {
         write_batch: false,
         previews: false,
         write_creates_parents: false,
+        inline_activity: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,

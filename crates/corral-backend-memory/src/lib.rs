@@ -222,6 +222,7 @@ const CAPABILITIES: Capabilities = Capabilities {
     previews: true,
     // False on purpose: the core's mkdir-before-write path gets exercised.
     write_creates_parents: false,
+    inline_activity: false,
     enforces: Enforcement::ALL,
 };
 

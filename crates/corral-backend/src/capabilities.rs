@@ -34,6 +34,9 @@ pub struct Capabilities {
     pub previews: bool,
     /// `files.write` creates missing parent directories itself.
     pub write_creates_parents: bool,
+    /// `exec` creates and removes `ExecRequest::activity_path` itself for the
+    /// whole run, so the SDK core need not keep the record through file calls.
+    pub inline_activity: bool,
     /// What `create` can enforce.
     pub enforces: Enforcement,
 }

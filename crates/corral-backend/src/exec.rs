@@ -108,6 +108,12 @@ pub struct ExecRequest {
     pub timeout: Option<Duration>,
     /// Kill the whole process group and fail with `aborted` when cancelled.
     pub abort: Option<CancellationToken>,
+    /// The SDK core's activity record for this run. A backend that declares
+    /// `inline_activity` creates this file (in the sandbox) before the command
+    /// starts and removes it when the run settles — success, failure, timeout
+    /// and abort alike. Other backends ignore it; the core then keeps the
+    /// record itself through file calls.
+    pub activity_path: Option<String>,
 }
 
 impl ExecRequest {
@@ -120,6 +126,7 @@ impl ExecRequest {
             stdin: None,
             timeout: None,
             abort: None,
+            activity_path: None,
         }
     }
 
@@ -161,6 +168,9 @@ impl ExecRequest {
         }
         if let Some(cwd) = &self.cwd {
             crate::path::validate_sandbox_path("cwd", cwd)?;
+        }
+        if let Some(path) = &self.activity_path {
+            crate::path::validate_sandbox_path("activity_path", path)?;
         }
         Ok(())
     }
@@ -217,6 +227,9 @@ pub enum ExitStatus {
     Code(i32),
     /// A signal killed it (`SIGKILL`, `SIGSEGV`, …), named.
     Signal(String),
+    /// The kernel's out-of-memory killer ended it because the sandbox reached
+    /// its memory limit (a `SIGKILL` the backend attributed to the limit).
+    OomKilled,
 }
 
 impl ExitStatus {
@@ -230,6 +243,7 @@ impl ExitStatus {
         match self {
             ExitStatus::Code(c) => *c,
             ExitStatus::Signal(name) => 128 + crate::signal::number_of(name).unwrap_or(0),
+            ExitStatus::OomKilled => 128 + 9,
         }
     }
 }

@@ -60,6 +60,7 @@ impl Backend for DeclaresAll<'_> {
             write_batch: true,
             previews: true,
             write_creates_parents: true,
+            inline_activity: false,
             enforces: Enforcement::ALL,
         }
     }

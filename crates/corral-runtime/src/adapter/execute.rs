@@ -121,6 +121,11 @@ pub(crate) fn exit_of(
         ExitStatus::Signal(name) => SignalName::parse(name)
             .map(ExitCause::Signal)
             .map_err(|_| defect()),
+        // The contract has no out-of-memory cause: the kernel's OOM killer
+        // delivers SIGKILL, and that is what the contract reports.
+        ExitStatus::OomKilled => SignalName::parse("SIGKILL")
+            .map(ExitCause::Signal)
+            .map_err(|_| defect()),
     }
 }
 
