@@ -42,6 +42,7 @@ pub struct CreateOptions {
 pub(crate) struct Inner {
     pub(crate) backend: Arc<dyn Backend>,
     pub(crate) info: SandboxInfo,
+    pub(crate) secrets: std::sync::RwLock<Vec<String>>,
 }
 
 /// One sandbox: cheap to clone, safe to share between tasks. `destroy` is
@@ -98,7 +99,11 @@ impl Sandbox {
 
     pub(crate) fn from_info(backend: Arc<dyn Backend>, info: SandboxInfo) -> Sandbox {
         Sandbox {
-            inner: Arc::new(Inner { backend, info }),
+            inner: Arc::new(Inner {
+                backend,
+                info,
+                secrets: std::sync::RwLock::new(Vec::new()),
+            }),
         }
     }
 
@@ -148,8 +153,28 @@ impl Sandbox {
         SandboxError::new(code, self.provider(), operation, message)
     }
 
+    /// Registers a secret: from now on it is replaced by `[REDACTED]` in
+    /// every output chunk, log, event and error message of this sandbox.
+    pub fn add_secret(&self, secret: impl Into<String>) {
+        let secret = secret.into();
+        if secret.is_empty() {
+            return;
+        }
+        if let Ok(mut secrets) = self.inner.secrets.write()
+            && !secrets.contains(&secret)
+        {
+            secrets.push(secret);
+        }
+    }
+
     /// `text` with every known secret replaced by `[REDACTED]`.
     pub(crate) fn redact_text(&self, text: &str) -> String {
-        text.to_string()
+        let mut text = text.to_string();
+        if let Ok(secrets) = self.inner.secrets.read() {
+            for s in secrets.iter() {
+                text = text.replace(s.as_str(), "[REDACTED]");
+            }
+        }
+        text
     }
 }
