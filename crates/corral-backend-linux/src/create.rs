@@ -163,7 +163,7 @@ fn allocate(
         })?),
         None => None,
     };
-    let mut started = spawn::start(&binary, &cfg, &listener).map_err(|e| {
+    let mut started = spawn::start(&binary, &listener).map_err(|e| {
         BackendError::new(
             ErrorCode::Unavailable,
             format!("starting {}: {e}", binary.display()),
@@ -182,7 +182,7 @@ fn allocate(
             format!("sandbox {id}: {e}"),
         ));
     }
-    let ready = spawn::go(&mut started, crate::hooks::seccomp_program());
+    let ready = spawn::go(&mut started, &cfg, crate::hooks::seccomp_program());
     let outer = started.child;
     let init_pid = match ready {
         Ok(pid) => pid,

@@ -7,8 +7,10 @@
 //! process: closing the connection kills that process's group.
 //!
 //! Startup (over the startup socketpair, before the control socket is
-//! served): the host sends [`Go`] once the init is in the sandbox's cgroup;
-//! the init answers [`Startup::Ready`] or [`Startup::Failed`].
+//! served): the host sends [`Go`] — the whole configuration, never on the
+//! command line, where `/proc/1/cmdline` would show host paths inside the
+//! sandbox — once the init is in the sandbox's cgroup; the init answers
+//! [`Startup::Ready`] or [`Startup::Failed`].
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -21,7 +23,7 @@ pub const MAX_FRAME: usize = 64 << 20;
 /// Most descriptors one frame may carry.
 pub const MAX_FDS: usize = 3;
 
-/// What `corral-init` is told on its command line (one JSON argument).
+/// How `corral-init` builds the sandbox (part of [`Go`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InitConfig {
     /// Host path of the directory that becomes the sandbox's `/`.
@@ -48,6 +50,8 @@ pub struct HostDir {
 /// The host's go-ahead, sent once the init is in the sandbox's cgroup.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Go {
+    /// How to build the sandbox.
+    pub config: InitConfig,
     /// The compiled seccomp program installed before every `execve`;
     /// empty = none.
     pub seccomp: Vec<u8>,

@@ -39,14 +39,18 @@ pub struct Started {
     startup: UnixStream,
 }
 
-/// Starts `binary` with `cfg`, handing it `listener` as its control socket.
-pub fn start(binary: &Path, cfg: &InitConfig, listener: &UnixListener) -> io::Result<Started> {
+/// The name PID 1 runs under: its whole command line inside the sandbox
+/// (`/proc/1/cmdline`), so it names no host path.
+pub const INIT_NAME: &str = "corral-init";
+
+/// Starts `binary` with no arguments and an empty environment, handing it
+/// `listener` as its control socket; the configuration follows in [`go`].
+pub fn start(binary: &Path, listener: &UnixListener) -> io::Result<Started> {
     let (ours, theirs) = UnixStream::pair()?;
-    let arg = serde_json::to_string(cfg).map_err(io::Error::other)?;
     let theirs_fd = theirs.as_raw_fd();
     let listener_fd = listener.as_raw_fd();
     let mut cmd = std::process::Command::new(binary);
-    cmd.arg(arg)
+    cmd.arg0(INIT_NAME)
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -81,11 +85,12 @@ pub fn start(binary: &Path, cfg: &InitConfig, listener: &UnixListener) -> io::Re
     })
 }
 
-/// Sends the go-ahead (the seccomp program) and waits for PID 1; returns
-/// PID 1's host pid.
-pub fn go(started: &mut Started, seccomp: &[u8]) -> io::Result<u32> {
+/// Sends the go-ahead (the configuration and the seccomp program) and waits
+/// for PID 1; returns PID 1's host pid.
+pub fn go(started: &mut Started, cfg: &InitConfig, seccomp: &[u8]) -> io::Result<u32> {
     started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
     let go = Go {
+        config: cfg.clone(),
         seccomp: seccomp.to_vec(),
     };
     protocol::send_with_fds(started.startup.as_fd(), &go, &[])?;

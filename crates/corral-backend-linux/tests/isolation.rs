@@ -77,6 +77,34 @@ async fn pid_1_is_corral_init_and_the_user_is_root() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pid_1_command_line_and_environment_name_no_host_path() {
+    let test = "pid_1_command_line_and_environment_name_no_host_path";
+    let Some(sb) = Sandbox::new(test).await else {
+        return;
+    };
+    // Commands cannot open PID 1's root, but its command line is
+    // world-readable (its environment is not, to them): neither may carry
+    // anything of the host.
+    let (code, out, err) = sb.sh("tr '\\0' '\\n' < /proc/1/cmdline").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "corral-init\n", "PID 1's command line");
+    let (code, out, err) = sb.sh("cat /proc/1/environ 2>/dev/null | wc -c").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        "0",
+        "PID 1's environment is empty or unreadable"
+    );
+    let state = sb.state_path();
+    let (_, out, _) = sb
+        .sh("cat /proc/1/cmdline /proc/1/environ 2>/dev/null")
+        .await;
+    for host in [state.as_str(), "/var/", "/tmp/", env!("CARGO_MANIFEST_DIR")] {
+        assert!(!out.contains(host), "{host} leaks through PID 1: {out:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostname_is_the_id_and_network_is_loopback_only() {
     let Some(sb) = Sandbox::new("hostname_is_the_id_and_network_is_loopback_only").await else {
         return;

@@ -12,8 +12,10 @@
 //! for it and exits with its status.
 //!
 //! Descriptors from the host: [`STARTUP_FD`] (the startup socketpair) and
-//! [`CONTROL_FD`] (the listening control socket). The configuration is the
-//! one JSON argument ([`InitConfig`]).
+//! [`CONTROL_FD`] (the listening control socket). The configuration
+//! ([`InitConfig`]) arrives with the go-ahead, never on the command line:
+//! PID 1's `/proc/1/cmdline` is visible inside the sandbox and must name no
+//! host path.
 
 mod child;
 mod serve;
@@ -34,17 +36,10 @@ pub const CONTROL_FD: i32 = 4;
 
 /// corral-init's `main`: returns the process exit code.
 pub fn main() -> i32 {
-    let Some(arg) = std::env::args().nth(1) else {
-        eprintln!("corral-init: run by the linux backend only (missing configuration)");
+    if std::env::args_os().len() > 1 {
+        eprintln!("corral-init: run by the linux backend only (it takes no arguments)");
         return 2;
-    };
-    let cfg: InitConfig = match serde_json::from_str(&arg) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("corral-init: malformed configuration: {e}");
-            return 2;
-        }
-    };
+    }
     let (startup, listener) = match (sys::inherited(STARTUP_FD), sys::inherited(CONTROL_FD)) {
         (Ok(s), Ok(l)) => (s, l),
         _ => {
@@ -52,7 +47,7 @@ pub fn main() -> i32 {
             return 2;
         }
     };
-    outer(&cfg, startup, listener)
+    outer(startup, listener)
 }
 
 fn fail(startup: &OwnedFd, step: &str, error: impl std::fmt::Display) -> i32 {
@@ -68,7 +63,7 @@ fn send(sock: &OwnedFd, msg: &Startup) -> std::io::Result<()> {
     protocol::send_with_fds(sock.as_fd(), msg, &[])
 }
 
-fn outer(cfg: &InitConfig, startup: OwnedFd, listener: OwnedFd) -> i32 {
+fn outer(startup: OwnedFd, listener: OwnedFd) -> i32 {
     let go: Go = {
         let mut buf = Vec::new();
         let mut fds = Vec::new();
@@ -85,6 +80,7 @@ fn outer(cfg: &InitConfig, startup: OwnedFd, listener: OwnedFd) -> i32 {
             }
         }
     };
+    let cfg: &InitConfig = &go.config;
     let flags = UnshareFlags::NEWNS
         | UnshareFlags::NEWUTS
         | UnshareFlags::NEWIPC
