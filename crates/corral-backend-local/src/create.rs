@@ -59,6 +59,13 @@ pub(crate) fn check(caps: &Capabilities, req: &CreateRequest) -> Result<()> {
             "start from an image (its sandboxes are directories on the host)",
         ));
     }
+    if !req.ports.is_empty() && req.network == Network::None {
+        return Err(BackendError::unsupported(
+            NAME,
+            "publish ports of a sandbox with network: none (its commands run in an \
+             empty network namespace the host cannot reach)",
+        ));
+    }
     Ok(())
 }
 
@@ -111,6 +118,7 @@ pub(crate) fn create(
         created_at_ms: now_ms(),
         env: req.env.clone(),
         network_none: req.network == Network::None,
+        ports: req.ports.clone(),
     };
     let json = serde_json::to_vec_pretty(&meta).map_err(|e| {
         BackendError::new(

@@ -7,8 +7,8 @@
 //! host's file system, network and process table; it can read and change
 //! anything that user can. The backend is honest about it: it declares no
 //! enforcement at all, so `create` refuses `network: none`, an allowlist,
-//! every size and process limit, idle and lifetime timeouts, ports and images
-//! with `unsupported` before anything is allocated.
+//! every size and process limit, idle and lifetime timeouts, and images with
+//! `unsupported` before anything is allocated.
 //!
 //! What it does provide:
 //!
@@ -33,8 +33,12 @@
 //!   `create` rolls back everything on failure, and
 //!   [`LocalBackend::sweep_incomplete`] removes what a crashed process left.
 //!
-//! It declines honestly what it cannot do: pause, terminals, previews, and
-//! atomic batch writes (writes are atomic per file, not across files).
+//! - Previews of the ports declared at create: since nothing is isolated, a
+//!   sandbox port is a host port, and its URL is `http://127.0.0.1:PORT`
+//!   (see the `preview` module).
+//!
+//! It declines honestly what it cannot do: pause, terminals, and atomic
+//! batch writes (writes are atomic per file, not across files).
 
 mod beneath;
 mod create;
@@ -43,6 +47,7 @@ mod files;
 mod keys;
 mod listing;
 mod netns;
+mod preview;
 mod process;
 mod snapshot;
 mod state;
@@ -128,7 +133,7 @@ impl LocalBackend {
         contained_read: true,
         list_tree: true,
         write_batch: false,
-        previews: false,
+        previews: true,
         write_creates_parents: false,
         inline_activity: false,
         enforces: Enforcement {
@@ -249,11 +254,11 @@ impl Backend for LocalBackend {
         &*self.files
     }
 
-    async fn preview_url(&self, _id: &str, port: u16) -> Result<PreviewUrl> {
-        Err(BackendError::unsupported(
-            NAME,
-            format!("give a preview URL for port {port} (it publishes no ports)"),
-        ))
+    /// `http://127.0.0.1:PORT` for a port declared at create: **no
+    /// isolation**, a sandbox port is a host port (see the `preview` module).
+    async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
+        let (state, id) = (self.state.clone(), id.to_owned());
+        blocking(move || preview::url(&state, &id, port)).await
     }
 
     async fn native(&self, id: &str) -> Result<serde_json::Value> {

@@ -102,6 +102,9 @@ pub(crate) struct Meta {
     /// Every command runs without network (`network: none`).
     #[serde(default)]
     pub(crate) network_none: bool,
+    /// The ports declared at create, reachable through `preview_url`.
+    #[serde(default)]
+    pub(crate) ports: Vec<u16>,
 }
 
 impl Meta {

@@ -139,9 +139,10 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
         },
     ));
     cases.push((
-        "ports",
+        "ports without network",
         CreateRequest {
             ports: vec![8080],
+            network: Network::None,
             ..Default::default()
         },
     ));
@@ -294,9 +295,10 @@ async fn native_and_preview() {
         std::path::Path::new(root),
         common::host_root(&dir, &info.id)
     );
+    // A port not declared at create has no preview (tests/preview.rs has the rest).
     assert_eq!(
         b.preview_url(&info.id, 80).await.unwrap_err().code,
-        ErrorCode::Unsupported
+        ErrorCode::NotFound
     );
     assert_eq!(
         b.native("loc-0000000000000000").await.unwrap_err().code,
