@@ -33,6 +33,8 @@ pub(crate) struct Procs {
 struct ProcsInner {
     groups: Vec<Weak<Group>>,
     jobs: BTreeMap<u32, Weak<JobEntry>>,
+    /// Sessions started by `setsid`: leader pid (= the group's id) → group.
+    leaders: BTreeMap<u32, Weak<Group>>,
 }
 
 /// Why a task could not be started.
@@ -87,6 +89,23 @@ impl Procs {
             .get(&pid)
             .and_then(Weak::upgrade)
             .filter(|j| !j.abort.is_finished())
+    }
+
+    /// Records `group` as the process group whose id is `pgid` (its leader's pid).
+    pub(crate) fn set_leader(&self, pgid: u32, group: &Arc<Group>) {
+        let mut inner = lock(&self.inner);
+        inner.leaders.retain(|_, g| g.strong_count() > 0);
+        inner.leaders.insert(pgid, Arc::downgrade(group));
+    }
+
+    /// The process group `pgid`, while any of its tasks runs.
+    pub(crate) fn group_of(&self, pgid: u32) -> Option<Arc<Group>> {
+        let inner = lock(&self.inner);
+        inner
+            .leaders
+            .get(&pgid)
+            .and_then(Weak::upgrade)
+            .filter(|g| g.running() > 0)
     }
 
     /// Aborts every task of every group without waiting (sandbox destroyed).

@@ -9,8 +9,8 @@ use super::{BoxFut, Flow, Shell, fsops, procops};
 /// Every command the memory shell knows.
 pub(crate) const BUILTINS: &[&str] = &[
     ":", "[", "cat", "cd", "curl", "echo", "env", "exit", "export", "false", "head", "kill", "ln",
-    "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "sh", "sleep", "test", "touch", "true",
-    "unset", "wait", "wc", "yes",
+    "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "setsid", "sh", "sleep", "test",
+    "touch", "true", "unset", "wait", "wc", "yes",
 ];
 
 /// Directories whose commands are the built-ins (`/bin/echo` is `echo`).
@@ -74,6 +74,7 @@ pub(crate) fn run<'a>(sh: &'a mut Shell, argv: Vec<String>, io: &'a Io) -> BoxFu
             "export" => procops::export(sh, io, args).await,
             "unset" => procops::unset(sh, args),
             "kill" => procops::kill(sh, io, args).await,
+            "setsid" => procops::setsid(sh, io, args).await,
             "wait" => procops::wait(sh, args).await,
             "curl" => procops::curl(sh, io, args).await,
             other => {

@@ -1,5 +1,7 @@
 //! Shell, job, environment and network built-ins: `sh`, script files,
-//! `env`, `export`, `unset`, `kill`, `wait`, and the simulated `curl`.
+//! `env`, `export`, `unset`, `setsid`, `kill`, `wait`, and the simulated `curl`.
+
+use std::sync::Arc;
 
 use corral_backend::Network;
 
@@ -201,8 +203,11 @@ pub(crate) async fn kill(sh: &Shell, io: &Io, args: &[String]) -> i32 {
         [flag, rest @ ..] if flag.len() > 1 && flag.starts_with('-') && flag != "--" => {
             (signal_number(&flag[1..]), rest)
         }
-        [flag, rest @ ..] if flag == "--" => (Some(15), rest),
         rest => (Some(15), rest),
+    };
+    let pids = match pids {
+        [dashes, rest @ ..] if dashes == "--" => rest,
+        rest => rest,
     };
     let Some(sig) = sig else {
         sh.err(io, "sh: kill: invalid signal specification\n").await;
@@ -215,6 +220,23 @@ pub(crate) async fn kill(sh: &Shell, io: &Io, args: &[String]) -> i32 {
     }
     let mut status = 0;
     for p in pids {
+        if let Some(pgid) = p.strip_prefix('-') {
+            // A negative pid names a process group (a `setsid` session).
+            match pgid
+                .parse::<u32>()
+                .ok()
+                .and_then(|g| sh.sb.procs.group_of(g))
+            {
+                Some(g) if sig != 0 => g.abort(),
+                Some(_) => {}
+                None => {
+                    sh.err(io, &format!("sh: kill: ({p}) - No such process\n"))
+                        .await;
+                    status = 1;
+                }
+            }
+            continue;
+        }
         let job = p.parse::<u32>().ok().and_then(|pid| sh.sb.procs.job(pid));
         match job {
             Some(j) if sig != 0 => j.kill(sig),
@@ -227,6 +249,60 @@ pub(crate) async fn kill(sh: &Shell, io: &Io, args: &[String]) -> i32 {
         }
     }
     status
+}
+
+/// `setsid [-f] [-w] COMMAND [ARGS…]`: runs a command in a new process
+/// group (its own session) that no exec owns, so it outlives the command
+/// that started it; the group's id is the new task's pid (`$$` inside it).
+/// It waits for the command unless `-f` is given; if the caller is killed
+/// meanwhile, the new group runs on.
+pub(crate) async fn setsid(sh: &Shell, io: &Io, args: &[String]) -> i32 {
+    let mut i = 0;
+    let mut fork = false;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-f" | "--fork" => fork = true,
+            "-w" | "--wait" => {}
+            "--" => {
+                i += 1;
+                break;
+            }
+            s if s.starts_with('-') => {
+                sh.err(io, &format!("setsid: invalid option -- '{s}'\n"))
+                    .await;
+                return 1;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let argv = args[i..].to_vec();
+    if argv.is_empty() {
+        sh.err(io, "setsid: no command specified\n").await;
+        return 1;
+    }
+    let group = sh.sb.procs.new_group();
+    let mut child = sh.fork(io.clone());
+    child.group = Arc::clone(&group);
+    child.status = 0;
+    child.last_bg = None;
+    let spawned = group.spawn(move |pid| {
+        child.pid = pid;
+        async move {
+            let io = child.io.clone();
+            builtins::run(&mut child, argv, &io).await.code()
+        }
+    });
+    match spawned {
+        Ok(job) => {
+            sh.sb.procs.set_leader(job.pid, &group);
+            if fork { 0 } else { job.wait().await.code() }
+        }
+        Err(e) => {
+            sh.err(io, &super::spawn_message(e)).await;
+            1
+        }
+    }
 }
 
 /// `wait [PID…]`: waits for this shell's background jobs.
@@ -288,12 +364,14 @@ fn url_destination(url: &str) -> Option<(String, u16)> {
 pub(crate) async fn curl(sh: &Shell, io: &Io, args: &[String]) -> i32 {
     let mut url = None;
     let mut output = None;
+    let mut write_out = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-o" | "--output" => output = it.next().cloned(),
+            "-w" | "--write-out" => write_out = it.next().cloned(),
             "-H" | "-X" | "-d" | "--data" | "-m" | "--max-time" | "--connect-timeout" | "-u"
-            | "-A" | "-e" | "-w" => {
+            | "-A" | "-e" => {
                 it.next();
             }
             s if s.starts_with('-') => {}
@@ -322,11 +400,15 @@ pub(crate) async fn curl(sh: &Shell, io: &Io, args: &[String]) -> i32 {
     };
     if let Some(why) = refused {
         let msg = format!("curl: (7) Failed to connect to {host} port {port}: {why}\n");
+        if let Some(w) = &write_out {
+            out!(sh, io, expand_write_out(w, "000").as_bytes());
+        }
         sh.err(io, &msg).await;
         return 7;
     }
     let body = format!("memory backend: simulated response from {host}:{port}\n");
     match output {
+        Some(path) if path == "/dev/null" => {}
         Some(path) => {
             let written = sh.path(&path).map_err(str::to_string).and_then(|c| {
                 sh.sb
@@ -341,7 +423,15 @@ pub(crate) async fn curl(sh: &Shell, io: &Io, args: &[String]) -> i32 {
         }
         None => out!(sh, io, body.as_bytes()),
     }
+    if let Some(w) = &write_out {
+        out!(sh, io, expand_write_out(w, "200").as_bytes());
+    }
     0
+}
+
+/// `curl -w FORMAT`: `%{http_code}` and `\n` are the variables it knows.
+fn expand_write_out(format: &str, code: &str) -> String {
+    format.replace("%{http_code}", code).replace("\\n", "\n")
 }
 
 #[cfg(test)]

@@ -256,3 +256,74 @@ async fn disk_and_process_limits_are_enforced() {
     let r = sh(&b, &id, "sleep 0.01 & wait; echo ok").await;
     assert_eq!(r.out, "ok\n");
 }
+
+#[tokio::test]
+async fn setsid_sessions_outlive_their_exec_and_die_by_group_kill() {
+    let (b, id) = sandbox().await;
+    // The session records its group id and keeps running after the exec.
+    let r = sh(
+        &b,
+        &id,
+        "setsid sh -c 'echo $$ > /tmp/pgid; sleep 0.05 & sleep 30' </dev/null >/dev/null 2>&1 &",
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.err);
+    let mut pgid = String::new();
+    for _ in 0..200 {
+        if let Ok(bytes) = b.files().read(&id, "/tmp/pgid").await
+            && bytes.ends_with(b"\n")
+        {
+            pgid = String::from_utf8(bytes).unwrap().trim().to_string();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(!pgid.is_empty(), "the session never wrote its group id");
+    let alive = format!("kill -0 -- -{pgid}; echo $?");
+    assert_eq!(sh(&b, &id, &alive).await.out, "0\n");
+    let r = sh(&b, &id, &format!("kill -TERM -- -{pgid}; echo $?")).await;
+    assert_eq!(r.out, "0\n", "{}", r.err);
+    let mut gone = false;
+    for _ in 0..200 {
+        let r = sh(&b, &id, &format!("kill -0 -- -{pgid} 2>/dev/null; echo $?")).await;
+        if r.out == "1\n" {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(gone, "the killed session is still running");
+    let r = sh(&b, &id, "kill -TERM -- -999999").await;
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("No such process"), "{}", r.err);
+    let r = sh(&b, &id, "setsid").await;
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("no command"), "{}", r.err);
+    let r = sh(&b, &id, "setsid -w sh -c 'exit 4'; echo $?").await;
+    assert_eq!(r.out, "4\n");
+}
+
+#[tokio::test]
+async fn curl_write_out_reports_the_status() {
+    let (b, id) = sandbox().await;
+    let r = sh(
+        &b,
+        &id,
+        "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/x",
+    )
+    .await;
+    assert_eq!((r.code, r.out.as_str()), (0, "200"));
+    let b2 = MemoryBackend::new();
+    let req = CreateRequest {
+        network: Network::None,
+        ..CreateRequest::default()
+    };
+    let id2 = b2.create(req).await.unwrap().id;
+    let r = sh(
+        &b2,
+        &id2,
+        "curl -s -o /dev/null -w '%{http_code}' http://h/",
+    )
+    .await;
+    assert_eq!((r.code, r.out.as_str()), (7, "000"));
+}
