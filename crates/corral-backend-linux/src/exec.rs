@@ -12,6 +12,12 @@
 //! 1 to `SIGKILL` the group and waits for `Exited` before settling; if the
 //! call is dropped half-way, the control connection closes and PID 1 kills
 //! the group itself.
+//!
+//! A request without a `timeout` runs under the backend's default
+//! wall-clock limit ([`crate::DEFAULT_EXEC_TIMEOUT`] unless changed), so a
+//! careless caller never leaves a command running forever. A command that
+//! died by `SIGKILL` while the sandbox cgroup's `oom_kill` counter rose is
+//! reported as [`ExitStatus::OomKilled`], not as a bare signal.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -25,6 +31,7 @@ use corral_backend::{
 };
 use tokio::sync::mpsc;
 
+use crate::backend::DEFAULT_TIMEOUT_ENV;
 use crate::protocol::{self, Reply, Request, SpawnFailure};
 use crate::state::{Meta, State};
 
@@ -205,6 +212,53 @@ pub fn exit_status(code: Option<i32>, sig: Option<i32>) -> ExitStatus {
     }
 }
 
+/// How long a `SIGKILL`ed command's OOM attribution waits for the
+/// cgroup's counter (the kernel bumps it right after sending the signal,
+/// so a victim can in principle be reaped a moment before).
+const OOM_SETTLE: Duration = Duration::from_millis(50);
+
+/// Tells an out-of-memory kill from any other `SIGKILL`: the sandbox
+/// cgroup's `oom_kill` counter, read when the command starts, compared
+/// with its value when the command died by `SIGKILL`.
+#[derive(Debug, Clone)]
+pub struct OomWatch {
+    state: State,
+    id: String,
+    before: Option<u64>,
+}
+
+impl OomWatch {
+    /// Reads the counter of sandbox `id` now (blocking).
+    pub fn start(state: &State, id: &str) -> Self {
+        OomWatch {
+            state: state.clone(),
+            id: id.to_string(),
+            before: oom_kills(state, id),
+        }
+    }
+
+    /// The exit as `ExitStatus`: [`ExitStatus::OomKilled`] for a `SIGKILL`
+    /// while the counter rose, else as [`exit_status`] says (blocking).
+    pub fn status(&self, code: Option<i32>, sig: Option<i32>) -> ExitStatus {
+        let plain = exit_status(code, sig);
+        let Some(before) = self.before else {
+            return plain;
+        };
+        if code.is_some() || sig != Some(libc::SIGKILL) {
+            return plain;
+        }
+        for attempt in 0..2 {
+            if oom_kills(&self.state, &self.id).is_some_and(|now| now > before) {
+                return ExitStatus::OomKilled;
+            }
+            if attempt == 0 {
+                std::thread::sleep(OOM_SETTLE);
+            }
+        }
+        plain
+    }
+}
+
 fn pump(fd: OwnedFd, kind: StreamKind, tx: mpsc::Sender<Event>) {
     let mut file = std::fs::File::from(fd);
     let mut buf = vec![0u8; 64 * 1024];
@@ -249,11 +303,13 @@ enum Ending {
     Lost,
 }
 
-/// Runs `req` in sandbox `meta` to completion.
+/// Runs `req` in sandbox `meta` to completion; a request without a
+/// `timeout` gets `default_timeout`.
 pub async fn run(
     state: &State,
     meta: &Meta,
     req: ExecRequest,
+    default_timeout: Duration,
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
     let started_at_ms = now_ms();
@@ -262,10 +318,12 @@ pub async fn run(
     let cwd = req.cwd.clone().unwrap_or_else(|| WORKSPACE_DIR.to_string());
     let (state2, id) = (state.clone(), meta.id.clone());
     let with_stdin = req.stdin.is_some();
-    let spawned =
-        tokio::task::spawn_blocking(move || spawn(&state2, &id, argv, env, cwd, with_stdin))
-            .await
-            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))??;
+    let (spawned, oom) = tokio::task::spawn_blocking(move || {
+        let oom = OomWatch::start(&state2, &id);
+        spawn(&state2, &id, argv, env, cwd, with_stdin).map(|s| (s, oom))
+    })
+    .await
+    .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))??;
 
     let (tx, mut rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
     let control_reader = spawned
@@ -299,14 +357,9 @@ pub async fn run(
         })?;
     }
 
-    let deadline = req.timeout.map(|t| tokio::time::Instant::now() + t);
+    let limit = req.timeout.unwrap_or(default_timeout);
     let abort = req.abort.clone().unwrap_or_default();
-    let timer = async {
-        match deadline {
-            Some(d) => tokio::time::sleep_until(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let timer = tokio::time::sleep(limit);
     tokio::pin!(timer);
     let mut open = 2;
     let ending = loop {
@@ -359,17 +412,27 @@ pub async fn run(
     }
     let finished_at_ms = now_ms().max(started_at_ms);
     match ending {
-        Ending::Exited(code, sig) => Ok(ExecOutcome {
-            status: exit_status(code, sig),
-            started_at_ms,
-            finished_at_ms,
-        }),
-        Ending::TimedOut => Err(BackendError::new(
+        Ending::Exited(code, sig) => {
+            let status = tokio::task::spawn_blocking(move || oom.status(code, sig))
+                .await
+                .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))?;
+            Ok(ExecOutcome {
+                status,
+                started_at_ms,
+                finished_at_ms,
+            })
+        }
+        Ending::TimedOut if req.timeout.is_none() => Err(BackendError::new(
             ErrorCode::Timeout,
             format!(
-                "command timed out after {:?}; its process group was killed",
-                req.timeout.unwrap_or_default()
+                "command ran into the default wall-clock limit of {limit:?} (the request set no \
+                 timeout; set one, or change the default with {DEFAULT_TIMEOUT_ENV}); its \
+                 process group was killed"
             ),
+        )),
+        Ending::TimedOut => Err(BackendError::new(
+            ErrorCode::Timeout,
+            format!("command timed out after {limit:?}; its process group was killed"),
         )),
         Ending::Aborted => Err(BackendError::new(
             ErrorCode::Aborted,

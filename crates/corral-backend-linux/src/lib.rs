@@ -38,5 +38,5 @@ mod terminal;
 pub mod testhost;
 mod usage;
 
-pub use backend::LinuxBackend;
+pub use backend::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, LinuxBackend, parse_default_timeout};
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};

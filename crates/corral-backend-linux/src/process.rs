@@ -6,7 +6,9 @@
 //! closed them. `wait` settles once, from PID 1's `Exited` (sent only when
 //! nothing of the group is left) and is re-readable; `signal` and `kill`
 //! go to the whole process group. Dropping every handle closes the control
-//! connection, and PID 1 then kills the group.
+//! connection, and PID 1 then kills the group. A `SIGKILL` while the
+//! sandbox cgroup's OOM-kill counter rose is reported as
+//! `ExitStatus::OomKilled`.
 
 use std::os::unix::net::UnixStream;
 use std::pin::Pin;
@@ -22,7 +24,7 @@ use corral_backend::{
 use tokio::io::AsyncWrite;
 use tokio::sync::watch;
 
-use crate::exec::{command_env, exit_status, spawn};
+use crate::exec::{OomWatch, command_env, exit_status, spawn};
 use crate::protocol::{self, Reply, Request};
 use crate::state::{State, require_meta};
 
@@ -52,6 +54,12 @@ impl Drop for Control {
 impl Control {
     /// Watches `conn` (the connection that spawned `pid`) for the exit.
     pub(crate) fn watch(conn: UnixStream, pid: u32) -> Result<Self> {
+        Self::watch_with(conn, pid, None)
+    }
+
+    /// As [`Self::watch`], reporting a `SIGKILL` that `oom` attributes to
+    /// the memory limit as [`ExitStatus::OomKilled`].
+    pub(crate) fn watch_with(conn: UnixStream, pid: u32, oom: Option<OomWatch>) -> Result<Self> {
         let clone = |s: &UnixStream| {
             s.try_clone()
                 .map_err(|e| BackendError::from_io("control connection", &e))
@@ -64,7 +72,11 @@ impl Control {
             .spawn(move || {
                 while let Ok(Some(reply)) = protocol::read_frame::<Reply>(&mut reader) {
                     if let Reply::Exited { code, signal } = reply {
-                        let _ = tx.send(Some(exit_status(code, signal)));
+                        let status = match &oom {
+                            Some(oom) => oom.status(code, signal),
+                            None => exit_status(code, signal),
+                        };
+                        let _ = tx.send(Some(status));
                         return;
                     }
                 }
@@ -182,8 +194,9 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let meta = require_meta(state, id)?;
     let env = command_env(&meta, &spec.env);
     let cwd = spec.cwd.unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let oom = OomWatch::start(state, id);
     let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true)?;
-    let control = Control::watch(spawned.control, spawned.pid)?;
+    let control = Control::watch_with(spawned.control, spawned.pid, Some(oom))?;
     let stdin = spawned
         .stdin
         .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));

@@ -114,8 +114,8 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
         .unwrap();
     assert_eq!(
         outcome.status,
-        ExitStatus::Signal("SIGKILL".into()),
-        "memory hog"
+        ExitStatus::OomKilled,
+        "memory hog: an OOM kill is a typed result"
     );
     let after = b.oom_kills(&info.id).await.unwrap().unwrap();
     assert!(
@@ -528,4 +528,78 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
         corral_backend::ErrorCode::NotFound
     );
     assert_eq!(mounts_under(dir.path()), 0, "torn down once seen expired");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wins() {
+    let test = "an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wins";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    assert_eq!(
+        b.default_exec_timeout(),
+        corral_backend_linux::DEFAULT_EXEC_TIMEOUT
+    );
+    assert_eq!(
+        b.clone()
+            .with_default_exec_timeout(Duration::ZERO)
+            .unwrap_err()
+            .code,
+        corral_backend::ErrorCode::InvalidInput
+    );
+    let b = b
+        .with_default_exec_timeout(Duration::from_millis(1500))
+        .unwrap();
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    // A tree: a background child that would outlive its parent, and the
+    // parent itself, both far beyond the default.
+    let mut out = CollectedOutput::default();
+    let res = tokio::time::timeout(
+        Duration::from_secs(60),
+        b.exec(
+            &info.id,
+            ExecRequest::new(Command::shell(
+                "sleep 300 & echo started; sleep 300; echo never",
+            )),
+            &mut out,
+        ),
+    )
+    .await
+    .expect("the default limit ends the exec");
+    let err = res.expect_err("a command past the default limit is not a result");
+    assert_eq!(err.code, corral_backend::ErrorCode::Timeout, "{err}");
+    assert!(
+        err.message.contains("default") && err.message.contains("1.5s"),
+        "the error names the default limit: {err}"
+    );
+    assert_eq!(out.stdout, b"started\n");
+    let mut out = CollectedOutput::default();
+    let left = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell("ls /proc | grep -c '^[0-9]'")),
+            &mut out,
+        )
+        .await
+        .unwrap();
+    assert!(left.status.success());
+    let count: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // PID 1, the shell of this exec and its grep/ls: nothing of the tree.
+    assert!(
+        count <= 4,
+        "the timed-out tree was killed: {count} pids left"
+    );
+
+    let mut out = CollectedOutput::default();
+    let ok = b
+        .exec(
+            &info.id,
+            ExecRequest::new(Command::shell("sleep 3; echo done")).timeout(Duration::from_secs(60)),
+            &mut out,
+        )
+        .await
+        .expect("the request's own timeout wins over the default");
+    assert!(ok.status.success());
+    assert_eq!(out.stdout, b"done\n");
+    b.destroy(&info.id).await.unwrap();
 }
