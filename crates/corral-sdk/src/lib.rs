@@ -22,10 +22,13 @@
 //! ```
 
 mod error;
+pub mod git;
 mod run;
 mod sandbox;
+pub mod tools;
 
 pub use error::{Result, SandboxError};
+pub use git::Git;
 pub use run::{RunOptions, RunResult};
 pub use sandbox::{CreateOptions, Sandbox};
 
