@@ -1,0 +1,71 @@
+//! Connecting to the engine: one connection, the API version negotiated
+//! once, the default image checked, and whether container files are
+//! reachable from this host.
+
+use std::path::Path;
+
+use bollard::Docker;
+use corral_backend::{BackendError, ErrorCode, Result};
+
+use crate::DockerBackend;
+use crate::error::map_error;
+use crate::files::DockerFiles;
+
+/// The image sandboxes start from unless configured otherwise: a small
+/// root filesystem the test set-up imports from Debian's `busybox-static`
+/// (see `corral_backend_docker::testimage`).
+pub const DEFAULT_IMAGE: &str = "corral-test:busybox";
+
+impl DockerBackend {
+    /// Connects to the engine named by `DOCKER_HOST` (the local unix
+    /// socket `/var/run/docker.sock` by default) and starts sandboxes
+    /// from [`DEFAULT_IMAGE`].
+    pub async fn connect() -> Result<Self> {
+        Self::connect_with_image(DEFAULT_IMAGE).await
+    }
+
+    /// Connects and starts sandboxes from `image`, which must already be
+    /// in the engine (no registry is contacted).
+    pub async fn connect_with_image(image: &str) -> Result<Self> {
+        let host = std::env::var("DOCKER_HOST").ok();
+        let docker = Docker::connect_with_defaults()
+            .map_err(|e| map_error("connecting to the Docker Engine", &e))?
+            .negotiate_version()
+            .await
+            .map_err(|e| map_error("connecting to the Docker Engine", &e))?;
+        let info = docker
+            .info()
+            .await
+            .map_err(|e| map_error("reading the Docker Engine's info", &e))?;
+        match docker.inspect_image(image).await {
+            Ok(_) => {}
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {
+                return Err(BackendError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "the image {image:?} is not in the Docker Engine; load it with \
+                         `docker load`, `docker import` or `corral image push-docker` \
+                         (no registry is contacted)"
+                    ),
+                ));
+            }
+            Err(e) => return Err(map_error(&format!("inspecting image {image}"), &e)),
+        }
+        let unix_socket = host
+            .as_deref()
+            .is_none_or(|h| h.starts_with("unix://") || h.starts_with('/'));
+        let overlay2 = info.driver.as_deref() == Some("overlay2");
+        let root_here = info
+            .docker_root_dir
+            .as_deref()
+            .is_some_and(|d| Path::new(d).join("overlay2").is_dir());
+        Ok(DockerBackend {
+            files: DockerFiles::new(docker.clone()),
+            docker,
+            image: image.to_string(),
+            local_fs: unix_socket && overlay2 && root_here,
+        })
+    }
+}

@@ -1,0 +1,91 @@
+//! Physically contained reads from the host, where the engine is local and
+//! keeps container files in overlay2: the container's `MergedDir` (its
+//! whole root as the container sees it) is opened as a directory
+//! descriptor, and the read is resolved by the kernel beneath the allowed
+//! root with `openat2` ([`ContainedRoot::read_under`]). Where the engine's
+//! files are not reachable the backend does not declare the member, and
+//! the contract's read fails closed.
+
+use std::os::fd::OwnedFd;
+
+use async_trait::async_trait;
+use corral_backend::contained::ContainedRoot;
+use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result};
+use rustix::fs::{Mode, OFlags};
+
+use crate::DockerBackend;
+use crate::error::map_error;
+use crate::labels;
+
+/// A descriptor of running sandbox `id`'s merged root on this host.
+pub(crate) async fn open_root(backend: &DockerBackend, id: &str) -> Result<OwnedFd> {
+    if !labels::is_sandbox_id(id) {
+        return Err(BackendError::sandbox_not_found(id));
+    }
+    let inspect = backend
+        .docker
+        .inspect_container(id, None)
+        .await
+        .map_err(|e| {
+            let err = map_error(&format!("inspect {id}"), &e);
+            if err.code == ErrorCode::NotFound {
+                BackendError::sandbox_not_found(id)
+            } else {
+                err
+            }
+        })?;
+    let driver = inspect.graph_driver.unwrap_or_default();
+    let merged = match driver.data.get("MergedDir") {
+        Some(dir) if driver.name == "overlay2" => dir.clone(),
+        _ => {
+            return Err(BackendError::unsupported(
+                "docker",
+                format!(
+                    "read {id}'s files from the host (storage driver {:?})",
+                    driver.name
+                ),
+            ));
+        }
+    };
+    tokio::task::spawn_blocking(move || {
+        rustix::fs::open(
+            merged.as_str(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    })
+    .await
+    .map_err(|e| BackendError::new(ErrorCode::Provider, format!("docker backend task: {e}")))?
+    .map_err(|e| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!("opening {id}'s merged root on this host: {e}"),
+        )
+    })
+}
+
+#[async_trait]
+impl ContainedReadOps for DockerBackend {
+    async fn read_contained(
+        &self,
+        id: &str,
+        allowed_root: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
+        let root = open_root(self, id).await?;
+        let (allowed_root, path) = (allowed_root.to_owned(), path.to_owned());
+        tokio::task::spawn_blocking(move || {
+            ContainedRoot::from_dir_fd(root)
+                .read_under(&allowed_root, &path, max_bytes)
+                .map_err(ContainedReadFailure::from)
+        })
+        .await
+        .map_err(|e| {
+            ContainedReadFailure::Backend(BackendError::new(
+                ErrorCode::Provider,
+                format!("docker backend task: {e}"),
+            ))
+        })?
+    }
+}

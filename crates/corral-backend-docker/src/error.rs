@@ -1,0 +1,100 @@
+//! Engine errors onto corral's closed codes. The engine's own message for a
+//! 4xx answer is kept (it names the container or path, never credentials);
+//! transport failures keep only their kind.
+
+use bollard::errors::Error;
+use corral_backend::{BackendError, ErrorCode};
+
+/// Maps a bollard error about `context` (an operation and its subject) onto
+/// a [`BackendError`]: 404 → `not_found`, 409 → `conflict`, 400 →
+/// `invalid_input`, 401/403 → `auth`, 5xx → `provider`, an unreachable
+/// engine → `unavailable`.
+pub fn map_error(context: &str, err: &Error) -> BackendError {
+    match err {
+        Error::DockerResponseServerError {
+            status_code,
+            message,
+        } => {
+            let code = match status_code {
+                404 => ErrorCode::NotFound,
+                409 => ErrorCode::Conflict,
+                400 => ErrorCode::InvalidInput,
+                401 | 403 => ErrorCode::Auth,
+                _ => ErrorCode::Provider,
+            };
+            let shown = if *status_code < 500 {
+                message.trim().to_string()
+            } else {
+                format!("the engine answered {status_code}: {}", message.trim())
+            };
+            BackendError::new(code, format!("{context}: {shown}"))
+        }
+        Error::RequestTimeoutError => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: the Docker Engine did not answer in time"),
+        ),
+        Error::SocketNotFoundError(path) => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: no Docker Engine socket at {path}"),
+        ),
+        Error::IOError { err } => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: cannot reach the Docker Engine ({})", err.kind()),
+        ),
+        Error::HyperResponseError { .. }
+        | Error::HttpClientError { .. }
+        | Error::HyperLegacyError { .. } => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: the connection to the Docker Engine failed"),
+        ),
+        Error::DockerStreamError { error } => {
+            BackendError::new(ErrorCode::Provider, format!("{context}: {}", error.trim()))
+        }
+        Error::JsonSerdeError { .. } | Error::JsonDataError { .. } => BackendError::new(
+            ErrorCode::Provider,
+            format!("{context}: the Docker Engine sent a malformed answer"),
+        ),
+        Error::APIVersionParseError {} => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: the Docker Engine reported no usable API version"),
+        ),
+        _ => BackendError::new(
+            ErrorCode::Unavailable,
+            format!("{context}: the Docker Engine request failed"),
+        ),
+    }
+}
+
+/// `provider`: the engine's answer lacks a field corral needs.
+pub(crate) fn malformed(context: &str, what: &str) -> BackendError {
+    BackendError::new(
+        ErrorCode::Provider,
+        format!("{context}: the Docker Engine's answer has no {what}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_map_onto_closed_codes() {
+        let e = |status_code| Error::DockerResponseServerError {
+            status_code,
+            message: "No such container: dkr-1".into(),
+        };
+        assert_eq!(map_error("x", &e(404)).code, ErrorCode::NotFound);
+        assert_eq!(map_error("x", &e(409)).code, ErrorCode::Conflict);
+        assert_eq!(map_error("x", &e(400)).code, ErrorCode::InvalidInput);
+        assert_eq!(map_error("x", &e(403)).code, ErrorCode::Auth);
+        assert_eq!(map_error("x", &e(500)).code, ErrorCode::Provider);
+        assert_eq!(
+            map_error("connect dkr-1", &e(404)).message,
+            "connect dkr-1: No such container: dkr-1"
+        );
+        let refused = Error::IOError {
+            err: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert_eq!(map_error("x", &refused).code, ErrorCode::Unavailable);
+    }
+}

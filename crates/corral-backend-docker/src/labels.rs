@@ -1,0 +1,156 @@
+//! Names and labels: how a container is known to be corral's and what it
+//! records, so that every sandbox can be found again from the engine alone.
+
+use std::collections::HashMap;
+
+use corral_backend::{BackendError, Labels, Result, SandboxInfo, SandboxStatus};
+use sha2::{Digest, Sha256};
+
+/// Every container the backend makes carries this label set to `1`.
+pub const MANAGED: &str = "corral.docker/managed";
+/// The sandbox's own record (key, label names, creation time) as JSON. A
+/// container inherits every label of its image — a restored snapshot
+/// carries its source's labels — so the record names which labels are the
+/// sandbox's own, and every reader trusts only those.
+pub const RECORD: &str = "corral.docker/record";
+/// Every snapshot image the backend commits carries this label set to `1`.
+pub const SNAPSHOT: &str = "corral.docker/snapshot";
+/// A snapshot image's own record (id, source, label names, time) as JSON.
+pub const SNAPSHOT_RECORD: &str = "corral.docker/snapshot-record";
+
+/// The prefix of every internal label (never shown as a user label).
+const INTERNAL: &str = "corral.docker/";
+
+/// The prefix of every sandbox id (and container name).
+pub const ID_PREFIX: &str = "dkr-";
+
+/// The repository snapshot images are committed into.
+pub const SNAPSHOT_REPO: &str = "corral-snapshot";
+
+/// A fresh random id: `dkr-` and 16 hex digits.
+pub fn random_id() -> Result<String> {
+    Ok(format!("{ID_PREFIX}{}", random_hex()?))
+}
+
+/// 16 random hex digits.
+pub fn random_hex() -> Result<String> {
+    corral_backend::statefile::random_hex()
+        .map_err(|e| BackendError::from_io("reading /dev/urandom", &e))
+}
+
+/// The id (and container name) of the sandbox with get-or-create `key`:
+/// the engine refuses a second container with the same name, which makes
+/// keys exact.
+pub fn keyed_id(key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    format!("{ID_PREFIX}k{}", &hex::encode(digest)[..32])
+}
+
+/// Whether `id` could name one of the backend's containers.
+pub fn is_sandbox_id(id: &str) -> bool {
+    id.strip_prefix(ID_PREFIX).is_some_and(|rest| {
+        !rest.is_empty()
+            && rest.len() <= 40
+            && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'k')
+    })
+}
+
+/// What a container (or image) records about itself in its own label.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    /// The get-or-create key.
+    pub key: Option<String>,
+    /// The names of the labels given at create (or snapshot).
+    pub labels: Vec<String>,
+    /// Creation time, epoch milliseconds.
+    pub created_at_ms: u64,
+    /// For a snapshot: the sandbox it was captured from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Record {
+    /// The record as a label value.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The record stored under `label`, if any.
+    pub fn decode(all: &HashMap<String, String>, label: &str) -> Option<Record> {
+        serde_json::from_str(all.get(label)?).ok()
+    }
+}
+
+/// The labels a record names as its own, with their values.
+pub fn user_labels(all: &HashMap<String, String>, record: &Record) -> Labels {
+    record
+        .labels
+        .iter()
+        .filter(|k| !k.starts_with(INTERNAL))
+        .filter_map(|k| Some((k.clone(), all.get(k)?.clone())))
+        .collect()
+}
+
+/// The engine's label filter for `wanted` plus `marker=1`.
+pub fn filter(marker: &str, wanted: &Labels) -> HashMap<String, Vec<String>> {
+    let mut labels = vec![format!("{marker}=1")];
+    labels.extend(wanted.iter().map(|(k, v)| format!("{k}={v}")));
+    HashMap::from([("label".to_string(), labels)])
+}
+
+/// A sandbox record from a container's name, labels and state; `None`
+/// for a container without a record (not one of the backend's).
+pub fn info(id: &str, all: &HashMap<String, String>, paused: bool) -> Option<SandboxInfo> {
+    let record = Record::decode(all, RECORD)?;
+    Some(SandboxInfo {
+        id: id.to_string(),
+        backend: "docker".into(),
+        labels: user_labels(all, &record),
+        key: record.key,
+        status: if paused {
+            SandboxStatus::Paused
+        } else {
+            SandboxStatus::Running
+        },
+        created_at_ms: record.created_at_ms,
+        expires_at_ms: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_recognised() {
+        assert!(is_sandbox_id(&random_id().unwrap()));
+        assert!(is_sandbox_id(&keyed_id("some key")));
+        assert_eq!(keyed_id("a"), keyed_id("a"));
+        assert_ne!(keyed_id("a"), keyed_id("b"));
+        for bad in ["", "dkr-", "no-such-sandbox", "dkr-../x", "abc123"] {
+            assert!(!is_sandbox_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_the_recorded_labels_are_shown() {
+        let record = Record {
+            key: Some("k".into()),
+            labels: vec!["corral".into()],
+            created_at_ms: 7,
+            source: None,
+        };
+        let all = HashMap::from([
+            (MANAGED.to_string(), "1".to_string()),
+            ("corral".to_string(), "rules".to_string()),
+            ("inherited".to_string(), "from-the-image".to_string()),
+            (RECORD.to_string(), record.encode()),
+        ]);
+        let info = info("dkr-1", &all, false).unwrap();
+        assert_eq!(info.labels.len(), 1);
+        assert_eq!(info.labels["corral"], "rules");
+        assert_eq!(info.key.as_deref(), Some("k"));
+        assert_eq!(info.created_at_ms, 7);
+        assert!(super::info("dkr-1", &HashMap::new(), false).is_none());
+    }
+}

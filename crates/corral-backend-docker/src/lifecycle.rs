@@ -1,0 +1,149 @@
+//! `find`, `connect`, `list` and `destroy`: by container name and labels,
+//! from the engine's own state.
+
+use bollard::errors::Error;
+use bollard::models::ContainerSummaryStateEnum;
+use bollard::query_parameters::ListContainersOptions;
+use corral_backend::{BackendError, Labels, Result, SandboxInfo};
+
+use crate::DockerBackend;
+use crate::error::map_error;
+use crate::labels::{self, MANAGED};
+
+pub(crate) async fn find(backend: &DockerBackend, key: &str) -> Result<Option<SandboxInfo>> {
+    corral_backend::validate_key(key)?;
+    match lookup(backend, &labels::keyed_id(key)).await? {
+        Some(info) if info.key.as_deref() == Some(key) => Ok(Some(info)),
+        _ => Ok(None),
+    }
+}
+
+pub(crate) async fn connect(backend: &DockerBackend, id: &str) -> Result<SandboxInfo> {
+    lookup(backend, id)
+        .await?
+        .ok_or_else(|| BackendError::sandbox_not_found(id))
+}
+
+/// The sandbox named `id`, if it is one of the backend's live containers.
+pub(crate) async fn lookup(backend: &DockerBackend, id: &str) -> Result<Option<SandboxInfo>> {
+    if !labels::is_sandbox_id(id) {
+        return Ok(None);
+    }
+    let inspect = match backend.docker.inspect_container(id, None).await {
+        Ok(i) => i,
+        Err(Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => return Ok(None),
+        Err(e) => return Err(map_error(&format!("inspect {id}"), &e)),
+    };
+    let name_matches = inspect.name.as_deref().map(|n| n.trim_start_matches('/')) == Some(id);
+    let all = inspect.config.and_then(|c| c.labels).unwrap_or_default();
+    let state = inspect.state.unwrap_or_default();
+    let alive = state.running == Some(true);
+    if !name_matches || all.get(MANAGED).map(String::as_str) != Some("1") || !alive {
+        return Ok(None);
+    }
+    Ok(labels::info(id, &all, state.paused == Some(true)))
+}
+
+pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<SandboxInfo>> {
+    for (k, v) in wanted {
+        corral_backend::validate_label(k, v)?;
+    }
+    let options = ListContainersOptions {
+        all: true,
+        filters: Some(labels::filter(MANAGED, wanted)),
+        ..ListContainersOptions::default()
+    };
+    let found = backend
+        .docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|e| map_error("list containers", &e))?;
+    let mut out = Vec::new();
+    for c in found {
+        let Some(id) = c
+            .names
+            .unwrap_or_default()
+            .into_iter()
+            .map(|n| n.trim_start_matches('/').to_string())
+            .find(|n| labels::is_sandbox_id(n))
+        else {
+            continue;
+        };
+        let paused = c.state == Some(ContainerSummaryStateEnum::PAUSED);
+        let running = paused || c.state == Some(ContainerSummaryStateEnum::RUNNING);
+        if !running {
+            continue;
+        }
+        // The engine's filter also matches labels inherited from an image:
+        // keep only sandboxes whose own labels match.
+        if let Some(info) = labels::info(&id, &c.labels.unwrap_or_default(), paused)
+            && corral_backend::labels_match(&info.labels, wanted)
+        {
+            out.push(info);
+        }
+    }
+    out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+    Ok(out)
+}
+
+/// Every container the backend made, whatever its state (running, paused,
+/// exited, dead): what an orphan sweep reclaims.
+pub async fn all_containers(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<String>> {
+    let options = ListContainersOptions {
+        all: true,
+        filters: Some(labels::filter(MANAGED, wanted)),
+        ..ListContainersOptions::default()
+    };
+    let found = backend
+        .docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|e| map_error("list containers", &e))?;
+    Ok(found
+        .into_iter()
+        .filter_map(|c| {
+            c.names?
+                .into_iter()
+                .map(|n| n.trim_start_matches('/').to_string())
+                .find(|n| labels::is_sandbox_id(n))
+        })
+        .collect())
+}
+
+pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
+    if !labels::is_sandbox_id(id) {
+        return Ok(());
+    }
+    let options = bollard::query_parameters::RemoveContainerOptions {
+        force: true,
+        v: true,
+        ..Default::default()
+    };
+    match backend.docker.remove_container(id, Some(options)).await {
+        Ok(()) => Ok(()),
+        Err(Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => Ok(()),
+        // A removal already in progress: the container is going away.
+        Err(Error::DockerResponseServerError {
+            status_code: 409,
+            message,
+        }) if message.contains("already in progress") => Ok(()),
+        Err(e) => Err(map_error(&format!("destroy {id}"), &e)),
+    }
+}
+
+impl DockerBackend {
+    /// Destroys every container of this backend whose labels hold every pair
+    /// of `wanted` (all of them for an empty set), in any state: the orphan
+    /// sweep. Returns how many were removed.
+    pub async fn reap(&self, wanted: &Labels) -> Result<usize> {
+        let ids = all_containers(self, wanted).await?;
+        for id in &ids {
+            destroy(self, id).await?;
+        }
+        Ok(ids.len())
+    }
+}

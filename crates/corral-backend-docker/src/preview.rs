@@ -1,0 +1,55 @@
+//! `preview_url`: a port asked for at create is published on the host's
+//! loopback at a port the engine picks; the URL points there.
+
+use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
+
+use crate::DockerBackend;
+use crate::error::map_error;
+use crate::labels;
+
+pub(crate) async fn preview_url(
+    backend: &DockerBackend,
+    id: &str,
+    port: u16,
+) -> Result<PreviewUrl> {
+    if !labels::is_sandbox_id(id) {
+        return Err(BackendError::sandbox_not_found(id));
+    }
+    let inspect = backend
+        .docker
+        .inspect_container(id, None)
+        .await
+        .map_err(|e| {
+            let err = map_error(&format!("preview {id}"), &e);
+            if err.code == ErrorCode::NotFound {
+                BackendError::sandbox_not_found(id)
+            } else {
+                err
+            }
+        })?;
+    let bound = inspect
+        .network_settings
+        .and_then(|n| n.ports)
+        .and_then(|ports| ports.get(&format!("{port}/tcp")).cloned().flatten())
+        .and_then(|bindings| {
+            bindings
+                .into_iter()
+                .find_map(|b| Some((b.host_ip?, b.host_port?)))
+        });
+    let Some((ip, host_port)) = bound else {
+        return Err(BackendError::new(
+            ErrorCode::NotFound,
+            format!("preview {id}: port {port} was not asked for at create"),
+        ));
+    };
+    let ip = if ip.is_empty() || ip == "0.0.0.0" {
+        "127.0.0.1".to_string()
+    } else {
+        ip
+    };
+    Ok(PreviewUrl {
+        url: format!("http://{ip}:{host_port}/"),
+        headers: Default::default(),
+        expires_at_ms: None,
+    })
+}

@@ -1,0 +1,124 @@
+//! The test image, built without any registry: a root file system made of
+//! the host's static busybox (Debian's `busybox-static`) with one link per
+//! applet, imported into the engine as [`crate::DEFAULT_IMAGE`] (the
+//! engine's `docker import`). Tests, the conformance target and the bench
+//! call [`ensure`] at set-up.
+
+use std::path::Path;
+
+use bollard::Docker;
+use bollard::query_parameters::CreateImageOptions;
+use futures_util::TryStreamExt;
+
+/// Where Debian's `busybox-static` installs its binary.
+pub const BUSYBOX: &str = "/bin/busybox";
+
+/// Why the test image could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum TestImageError {
+    /// The host has no static busybox to build it from.
+    #[error("{BUSYBOX} is missing (install Debian's busybox-static)")]
+    NoBusybox,
+    /// Reading busybox or listing its applets failed.
+    #[error("reading {BUSYBOX}: {0}")]
+    Host(#[source] std::io::Error),
+    /// The engine refused the import.
+    #[error("importing the test image: {0}")]
+    Engine(#[source] bollard::errors::Error),
+}
+
+/// Makes sure `reference` (`repo:tag`) is in the engine, importing the
+/// busybox root file system under that name when it is missing.
+pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), TestImageError> {
+    if docker.inspect_image(reference).await.is_ok() {
+        return Ok(());
+    }
+    let rootfs = tokio::task::spawn_blocking(build_rootfs)
+        .await
+        .map_err(|e| TestImageError::Host(std::io::Error::other(e)))??;
+    let (repo, tag) = reference.rsplit_once(':').unwrap_or((reference, "latest"));
+    let options = CreateImageOptions {
+        from_src: Some("-".into()),
+        repo: Some(repo.into()),
+        tag: Some(tag.into()),
+        ..CreateImageOptions::default()
+    };
+    docker
+        .create_image(Some(options), Some(bollard::body_full(rootfs.into())), None)
+        .try_collect::<Vec<_>>()
+        .await
+        .map_err(TestImageError::Engine)?;
+    Ok(())
+}
+
+fn dir(builder: &mut tar::Builder<Vec<u8>>, name: &str, mode: u32) -> std::io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Directory);
+    h.set_mode(mode);
+    h.set_size(0);
+    builder.append_data(&mut h, name, std::io::empty())
+}
+
+fn file(
+    builder: &mut tar::Builder<Vec<u8>>,
+    name: &str,
+    mode: u32,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_mode(mode);
+    h.set_size(bytes.len() as u64);
+    builder.append_data(&mut h, name, bytes)
+}
+
+fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
+    if !Path::new(BUSYBOX).is_file() {
+        return Err(TestImageError::NoBusybox);
+    }
+    let binary = std::fs::read(BUSYBOX).map_err(TestImageError::Host)?;
+    let listed = std::process::Command::new(BUSYBOX)
+        .arg("--list")
+        .output()
+        .map_err(TestImageError::Host)?;
+    let applets = String::from_utf8_lossy(&listed.stdout).to_string();
+    let build = || -> std::io::Result<Vec<u8>> {
+        let mut b = tar::Builder::new(Vec::new());
+        for d in [
+            "bin",
+            "sbin",
+            "usr",
+            "usr/bin",
+            "usr/sbin",
+            "etc",
+            "proc",
+            "sys",
+            "dev",
+            "root",
+            "workspace",
+        ] {
+            dir(&mut b, d, 0o755)?;
+        }
+        dir(&mut b, "tmp", 0o1777)?;
+        file(&mut b, "bin/busybox", 0o755, &binary)?;
+        file(
+            &mut b,
+            "etc/passwd",
+            0o644,
+            b"root:x:0:0:root:/root:/bin/sh\n",
+        )?;
+        file(&mut b, "etc/group", 0o644, b"root:x:0:\n")?;
+        for applet in applets.lines().map(str::trim) {
+            if applet.is_empty() || applet == "busybox" || applet.contains('/') {
+                continue;
+            }
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Symlink);
+            h.set_mode(0o777);
+            h.set_size(0);
+            b.append_link(&mut h, format!("bin/{applet}"), "busybox")?;
+        }
+        b.into_inner()
+    };
+    build().map_err(TestImageError::Host)
+}
