@@ -1,7 +1,7 @@
 //! `Sandbox`: one sandbox of one backend, and the SDK's entry points.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use corral_backend::{
@@ -10,6 +10,11 @@ use corral_backend::{
 };
 
 use crate::error::{Result, SandboxError};
+use crate::locator::Locator;
+use crate::redact::Redactor;
+
+/// The value of the `corral` label on every sandbox the SDK creates.
+pub const CORRAL_LABEL_VALUE: &str = "1";
 
 /// What [`Sandbox::create`] asks for. Every field left at its default asks
 /// for the backend's documented default.
@@ -19,6 +24,11 @@ pub struct CreateOptions {
     pub size: Size,
     /// Environment every command starts with.
     pub env: BTreeMap<String, String>,
+    /// Environment every command starts with whose values are secrets: they
+    /// are passed like `env` and registered with [`Sandbox::add_secret`], so
+    /// they never appear in output, logs, events or errors of this handle.
+    /// A name may not be in both `env` and `secret_env`.
+    pub secret_env: BTreeMap<String, String>,
     /// The network policy.
     pub network: Network,
     /// Ports to reach through previews.
@@ -42,11 +52,15 @@ pub struct CreateOptions {
 pub(crate) struct Inner {
     pub(crate) backend: Arc<dyn Backend>,
     pub(crate) info: SandboxInfo,
-    pub(crate) secrets: std::sync::RwLock<Vec<String>>,
+    pub(crate) redactor: RwLock<Redactor>,
 }
 
 /// One sandbox: cheap to clone, safe to share between tasks. `destroy` is
 /// explicit and idempotent; dropping a `Sandbox` never destroys it.
+///
+/// Secrets registered on a handle ([`add_secret`](Self::add_secret),
+/// `secret_env`) are shared by its clones, but not by another handle made
+/// with `connect` or `find`: register them there again.
 #[derive(Clone)]
 pub struct Sandbox {
     pub(crate) inner: Arc<Inner>,
@@ -65,11 +79,24 @@ impl Sandbox {
     /// Creates a sandbox on `backend`, labelled `corral`.
     pub async fn create(backend: Arc<dyn Backend>, options: CreateOptions) -> Result<Sandbox> {
         let provider = backend.name().to_string();
+        let redactor = Redactor::new(options.secret_env.values().cloned());
+        let mut env = options.env;
+        for (k, v) in options.secret_env {
+            if env.contains_key(&k) {
+                return Err(SandboxError::new(
+                    ErrorCode::InvalidInput,
+                    &provider,
+                    "create",
+                    format!("environment variable {k:?} is in both env and secret_env"),
+                ));
+            }
+            env.insert(k, v);
+        }
         let mut labels = options.labels;
-        labels.insert(CORRAL_LABEL.to_string(), "1".to_string());
+        labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
         let req = CreateRequest {
             size: options.size,
-            env: options.env,
+            env,
             network: options.network,
             ports: options.ports,
             limits: options.limits,
@@ -80,11 +107,29 @@ impl Sandbox {
             key: options.key,
             image: options.image,
         };
-        let info = backend
-            .create(req)
-            .await
-            .map_err(|e| SandboxError::from_backend(&provider, "create", e))?;
-        Ok(Sandbox::from_info(backend, info))
+        let info = backend.create(req).await.map_err(|e| {
+            SandboxError::new(e.code, &provider, "create", redactor.redact(&e.message))
+        })?;
+        let sandbox = Sandbox::from_info(backend, info);
+        *sandbox.write_redactor() = redactor;
+        Ok(sandbox)
+    }
+
+    /// Attaches to the sandbox a [`locator`](Self::locator) names. The
+    /// locator's backend must be `backend`; a malformed locator fails with
+    /// `invalid_input`, a sandbox that is gone with `not_found`.
+    pub async fn connect(backend: Arc<dyn Backend>, locator: &str) -> Result<Sandbox> {
+        let provider = backend.name().to_string();
+        let invalid =
+            |msg: String| SandboxError::new(ErrorCode::InvalidInput, &provider, "connect", msg);
+        let parsed = Locator::parse(locator).map_err(invalid)?;
+        if parsed.backend != provider {
+            return Err(invalid(format!(
+                "locator {locator:?} names the {} backend, not {provider}",
+                parsed.backend
+            )));
+        }
+        Sandbox::connect_id(backend, &parsed.id).await
     }
 
     /// Attaches to an existing sandbox `id` of `backend`; `not_found` when it is gone.
@@ -97,12 +142,36 @@ impl Sandbox {
         Ok(Sandbox::from_info(backend, info))
     }
 
+    /// The sandbox created with `key`, if any.
+    pub async fn find(backend: Arc<dyn Backend>, key: &str) -> Result<Option<Sandbox>> {
+        let provider = backend.name().to_string();
+        let found = backend
+            .find(key)
+            .await
+            .map_err(|e| SandboxError::from_backend(&provider, "find", e))?;
+        Ok(found.map(|info| Sandbox::from_info(backend, info)))
+    }
+
+    /// Every sandbox whose labels hold each pair of `labels` (all of the
+    /// backend's sandboxes for empty `labels`).
+    pub async fn list(backend: Arc<dyn Backend>, labels: &Labels) -> Result<Vec<Sandbox>> {
+        let provider = backend.name().to_string();
+        let infos = backend
+            .list(labels)
+            .await
+            .map_err(|e| SandboxError::from_backend(&provider, "list", e))?;
+        Ok(infos
+            .into_iter()
+            .map(|info| Sandbox::from_info(backend.clone(), info))
+            .collect())
+    }
+
     pub(crate) fn from_info(backend: Arc<dyn Backend>, info: SandboxInfo) -> Sandbox {
         Sandbox {
             inner: Arc::new(Inner {
                 backend,
                 info,
-                secrets: std::sync::RwLock::new(Vec::new()),
+                redactor: RwLock::new(Redactor::default()),
             }),
         }
     }
@@ -117,6 +186,12 @@ impl Sandbox {
         self.inner.backend.name()
     }
 
+    /// A string that names this sandbox, `corral:<backend>/<id>`; another
+    /// process reattaches with [`Sandbox::connect`].
+    pub fn locator(&self) -> String {
+        Locator::new(self.provider(), self.id()).to_string()
+    }
+
     /// What the backend reported when this handle was made.
     pub fn info(&self) -> &SandboxInfo {
         &self.inner.info
@@ -127,13 +202,14 @@ impl Sandbox {
         &self.inner.backend
     }
 
-    /// Destroys the sandbox. Idempotent.
+    /// Destroys the sandbox. Idempotent: destroying one that is already
+    /// gone succeeds.
     pub async fn destroy(&self) -> Result<()> {
-        self.inner
-            .backend
-            .destroy(self.id())
-            .await
-            .map_err(|e| self.error("destroy", e))
+        match self.inner.backend.destroy(self.id()).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.code == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(self.error("destroy", e)),
+        }
     }
 
     /// Translates a backend error raised during `operation`, with every
@@ -154,27 +230,33 @@ impl Sandbox {
     }
 
     /// Registers a secret: from now on it is replaced by `[REDACTED]` in
-    /// every output chunk, log, event and error message of this sandbox.
+    /// every output chunk, log, event and error message of this sandbox
+    /// handle and its clones. Empty strings are ignored.
     pub fn add_secret(&self, secret: impl Into<String>) {
-        let secret = secret.into();
-        if secret.is_empty() {
-            return;
+        let mut guard = self.write_redactor();
+        let next = guard.with(secret);
+        *guard = next;
+    }
+
+    /// A snapshot of the secrets known now, to redact texts
+    /// ([`Redactor::redact`]) or streams ([`Redactor::stream`]). Secrets
+    /// added later are not in it.
+    pub fn redactor(&self) -> Redactor {
+        match self.inner.redactor.read() {
+            Ok(r) => r.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
-        if let Ok(mut secrets) = self.inner.secrets.write()
-            && !secrets.contains(&secret)
-        {
-            secrets.push(secret);
+    }
+
+    fn write_redactor(&self) -> std::sync::RwLockWriteGuard<'_, Redactor> {
+        match self.inner.redactor.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
         }
     }
 
     /// `text` with every known secret replaced by `[REDACTED]`.
     pub(crate) fn redact_text(&self, text: &str) -> String {
-        let mut text = text.to_string();
-        if let Ok(secrets) = self.inner.secrets.read() {
-            for s in secrets.iter() {
-                text = text.replace(s.as_str(), "[REDACTED]");
-            }
-        }
-        text
+        self.redactor().redact(text)
     }
 }

@@ -1,0 +1,106 @@
+//! Activity records: while a run is in progress, a file under
+//! [`ACTIVITY_DIR`] in the sandbox says so, and garbage collection spares
+//! the sandbox.
+//!
+//! A backend that declares `inline_activity` creates and removes the record
+//! itself inside `exec` (it gets the path as `ExecRequest::activity_path`),
+//! and the core makes no file call. Otherwise the core writes the record
+//! before the command (after a `mkdir -p` of [`ACTIVITY_DIR`], unless the
+//! backend declares `write_creates_parents`) and removes it when the run
+//! settles: success, failure, timeout, abort, and a run future dropped
+//! midway (the removal is then spawned on the current tokio runtime).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use corral_backend::{Backend, now_ms};
+
+use crate::error::Result;
+use crate::sandbox::Sandbox;
+
+/// The directory in every sandbox that holds activity records, one file per
+/// run in progress, named by run id.
+pub const ACTIVITY_DIR: &str = "/.corral/activity";
+
+static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
+/// A new run id, unique across processes of one host and time:
+/// `<epoch ms>-<pid>-<counter>`, hexadecimal.
+pub(crate) fn new_run_id() -> String {
+    let n = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
+    format!("{:x}-{:x}-{:x}", now_ms(), std::process::id(), n)
+}
+
+/// One run's activity record; removed by [`ActivityRecord::end`], or on
+/// drop if the run never got there.
+pub(crate) struct ActivityRecord {
+    /// The record's path in the sandbox.
+    pub(crate) path: String,
+    /// True when the backend keeps the record inside `exec`.
+    pub(crate) inline: bool,
+    pending: Option<(Arc<dyn Backend>, String)>,
+}
+
+impl Sandbox {
+    /// Starts the activity record of run `run_id`.
+    pub(crate) async fn begin_activity(&self, run_id: &str) -> Result<ActivityRecord> {
+        let path = format!("{ACTIVITY_DIR}/{run_id}");
+        let caps = self.backend().capabilities();
+        if caps.inline_activity {
+            return Ok(ActivityRecord {
+                path,
+                inline: true,
+                pending: None,
+            });
+        }
+        let files = self.backend().files();
+        if !caps.write_creates_parents {
+            files
+                .mkdir(self.id(), ACTIVITY_DIR, true)
+                .await
+                .map_err(|e| self.error("run.activity", e))?;
+        }
+        let body = format!(
+            "{{\"run_id\":\"{run_id}\",\"started_at_ms\":{}}}\n",
+            now_ms()
+        );
+        files
+            .write(self.id(), &path, body.as_bytes(), Some(0o600))
+            .await
+            .map_err(|e| self.error("run.activity", e))?;
+        Ok(ActivityRecord {
+            path,
+            inline: false,
+            pending: Some((self.backend().clone(), self.id().to_string())),
+        })
+    }
+}
+
+impl ActivityRecord {
+    /// Removes the record (kept by the core). A record already gone is
+    /// fine; another failure leaves it behind, which only makes garbage
+    /// collection spare the sandbox, so it does not fail the run.
+    pub(crate) async fn end(mut self) {
+        if let Some((backend, id)) = self.pending.take() {
+            remove(&*backend, &id, &self.path).await;
+        }
+    }
+}
+
+async fn remove(backend: &dyn Backend, id: &str, path: &str) {
+    // Already gone (`not_found`) is the goal; any other failure leaves a
+    // record that only makes garbage collection spare the sandbox.
+    let _ = backend.files().remove(id, path, false).await;
+}
+
+impl Drop for ActivityRecord {
+    fn drop(&mut self) {
+        let Some((backend, id)) = self.pending.take() else {
+            return;
+        };
+        let path = self.path.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move { remove(&*backend, &id, &path).await });
+        }
+    }
+}

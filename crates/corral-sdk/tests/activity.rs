@@ -1,0 +1,148 @@
+//! Activity records: kept by the core through file calls (with or without
+//! its `mkdir`), or by a backend declaring `inline_activity` with no file
+//! call at all; present while a run is in progress, gone after success,
+//! failure, timeout and abort.
+
+mod sandbox_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corral_backend::{Backend, CancellationToken, ErrorCode};
+use corral_sdk::{ACTIVITY_DIR, CreateOptions, RunOptions, Sandbox};
+use sandbox_support::{Target, Wrapped, local, memory};
+
+/// Records in the activity directory, read through the inner backend.
+async fn records(inner: &Arc<dyn Backend>, id: &str) -> usize {
+    match inner.files().list(id, ACTIVITY_DIR).await {
+        Ok(list) => list.len(),
+        Err(e) if e.code == ErrorCode::NotFound => 0,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
+    let wrapped = Wrapped::new(t.backend.clone()).activity(inline, creates_parents);
+    let counts = wrapped.counts.clone();
+    let backend: Arc<dyn Backend> = Arc::new(wrapped);
+    let s = Sandbox::create(backend, CreateOptions::default())
+        .await
+        .unwrap();
+    let what = format!(
+        "{} inline={inline} write_creates_parents={creates_parents}",
+        s.provider()
+    );
+
+    // Three runs: success, failure, and a sleeper watched while it runs.
+    s.run("true").await.unwrap();
+    assert_eq!(s.run("exit 2").await.unwrap().code(), 2);
+    let runner = s.clone();
+    let task = tokio::spawn(async move { runner.run("sleep 0.5").await });
+    let mut seen = false;
+    for _ in 0..200 {
+        if records(&t.backend, s.id()).await == 1 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(seen, "{what}: no record while the run was in progress");
+    task.await.unwrap().unwrap();
+    assert_eq!(records(&t.backend, s.id()).await, 0, "{what}");
+
+    let (mkdir, write, remove, all) = counts.summary();
+    if inline {
+        assert_eq!(all, 0, "{what}: the core made file calls");
+    } else {
+        assert_eq!(write, 3, "{what}");
+        assert_eq!(remove, 3, "{what}");
+        assert_eq!(mkdir, if creates_parents { 0 } else { 3 }, "{what}");
+        assert_eq!(all, write + remove + mkdir, "{what}");
+    }
+    s.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn file_calls_per_mode_are_counted() {
+    for t in [memory(), local()] {
+        for (inline, parents) in [(false, false), (false, true), (true, false), (true, true)] {
+            check_mode(&t, inline, parents).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn records_are_removed_after_timeout_abort_and_errors() {
+    for t in [memory(), local()] {
+        for inline in [false, true] {
+            let backend: Arc<dyn Backend> =
+                Arc::new(Wrapped::new(t.backend.clone()).activity(inline, false));
+            let s = Sandbox::create(backend, CreateOptions::default())
+                .await
+                .unwrap();
+            let err = s
+                .run_with(
+                    "sleep 30",
+                    RunOptions {
+                        timeout: Some(Duration::from_millis(100)),
+                        ..RunOptions::default()
+                    },
+                )
+                .await
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::Timeout);
+            assert_eq!(records(&t.backend, s.id()).await, 0, "after timeout");
+
+            let token = CancellationToken::new();
+            token.cancel();
+            let err = s
+                .run_with(
+                    "sleep 30",
+                    RunOptions {
+                        abort: Some(token),
+                        ..RunOptions::default()
+                    },
+                )
+                .await
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::Aborted);
+            assert_eq!(records(&t.backend, s.id()).await, 0, "after abort");
+
+            // A command that cannot start (its cwd is missing).
+            let r = s
+                .run_with(
+                    "true",
+                    RunOptions {
+                        cwd: Some("/no/such/dir".into()),
+                        ..RunOptions::default()
+                    },
+                )
+                .await;
+            assert!(r.is_err() || !r.unwrap().success());
+            assert_eq!(records(&t.backend, s.id()).await, 0, "after a failed start");
+            s.destroy().await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_run_future_still_removes_its_record() {
+    for t in [memory(), local()] {
+        let s = Sandbox::create(t.backend.clone(), CreateOptions::default())
+            .await
+            .unwrap();
+        let run = s.run("sleep 30");
+        // Give the run time to write its record, then drop it.
+        let _ = tokio::time::timeout(Duration::from_millis(300), run).await;
+        let mut gone = false;
+        for _ in 0..100 {
+            if records(&t.backend, s.id()).await == 0 {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone, "{}: the dropped run's record stayed", s.provider());
+        s.destroy().await.unwrap();
+    }
+}

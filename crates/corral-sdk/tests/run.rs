@@ -1,0 +1,265 @@
+//! Runs: results, errors, cwd/env/stdin, timeout, abort, the output cap,
+//! and both streaming forms, on memory, local and (where possible) linux.
+
+mod sandbox_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use corral_backend::{CancellationToken, Command, ErrorCode, ExitStatus, StreamKind};
+use corral_sdk::{CreateOptions, OutputCallback, RunEvent, RunOptions, Sandbox};
+use sandbox_support::all;
+
+async fn sandbox(t: &sandbox_support::Target) -> Sandbox {
+    Sandbox::create(t.backend.clone(), CreateOptions::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_a_result_with_both_streams() {
+    for t in all("non_zero_exit_is_a_result") {
+        let s = sandbox(&t).await;
+        let r = s.run("echo out; echo err >&2; exit 3").await.unwrap();
+        assert_eq!(r.code(), 3, "{}", s.provider());
+        assert!(!r.success());
+        assert_eq!(r.exit, ExitStatus::Code(3));
+        assert_eq!(r.stdout_text(), "out\n");
+        assert_eq!(r.stderr_text(), "err\n");
+        assert!(!r.truncated);
+        let ok = s.run(Command::argv(["true"])).await.unwrap();
+        assert!(ok.success());
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn cwd_env_and_stdin_reach_the_command() {
+    for t in all("cwd_env_and_stdin") {
+        let s = sandbox(&t).await;
+        s.run("mkdir -p /tmp/work").await.unwrap();
+        let mut opts = RunOptions {
+            cwd: Some("/tmp/work".into()),
+            stdin: Some(b"from stdin".to_vec()),
+            ..RunOptions::default()
+        };
+        opts.env.insert("GREETING".into(), "hi there".into());
+        let r = s
+            .run_with("cat; echo; echo \"$GREETING\"; pwd", opts)
+            .await
+            .unwrap();
+        let text = r.stdout_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "from stdin", "{}: {text}", s.provider());
+        assert_eq!(lines[1], "hi there");
+        assert!(lines[2].ends_with("/tmp/work"), "{text}");
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn timeout_and_abort_are_errors() {
+    for t in all("timeout_and_abort_are_errors") {
+        let s = sandbox(&t).await;
+        let err = s
+            .run_with(
+                "sleep 30",
+                RunOptions {
+                    timeout: Some(Duration::from_millis(200)),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+        assert_eq!(err.operation, "run");
+
+        let token = CancellationToken::new();
+        let t2 = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            t2.cancel();
+        });
+        let err = s
+            .run_with(
+                "sleep 30",
+                RunOptions {
+                    abort: Some(token),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Aborted, "{err}");
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn invalid_input_fails_before_running() {
+    for t in all("invalid_input_fails_before_running") {
+        let s = sandbox(&t).await;
+        for (cmd, opts) in [
+            ("echo a\0b", RunOptions::default()),
+            ("   ", RunOptions::default()),
+            (
+                "true",
+                RunOptions {
+                    cwd: Some("relative".into()),
+                    ..RunOptions::default()
+                },
+            ),
+        ] {
+            let err = s.run_with(cmd, opts).await.unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidInput, "{cmd:?}: {err}");
+            assert!(!err.to_string().contains('\n'));
+        }
+        let mut opts = RunOptions::default();
+        opts.env.insert("A".into(), "1".into());
+        opts.secret_env.insert("A".into(), "2".into());
+        let err = s.run_with("true", opts).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_output_cap_truncates_and_says_so() {
+    for t in all("the_output_cap_truncates") {
+        let s = sandbox(&t).await;
+        let r = s
+            .run_with(
+                "printf '0123456789'; printf 'abcdefghij' >&2",
+                RunOptions {
+                    max_output: Some(4),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.stdout, b"0123");
+        assert_eq!(r.stderr, b"abcd");
+        assert!(r.truncated);
+        assert_eq!(r.stdout_dropped, 6);
+        assert_eq!(r.stderr_dropped, 6);
+        let r = s
+            .run_with(
+                "printf '0123'",
+                RunOptions {
+                    max_output: Some(4),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert!(!r.truncated, "exactly the cap is not truncated");
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn callbacks_see_every_chunk_in_order_even_past_the_cap() {
+    for t in all("callbacks_see_every_chunk") {
+        let s = sandbox(&t).await;
+        let seen: Arc<Mutex<Vec<(StreamKind, Vec<u8>)>>> = Arc::default();
+        let sink = seen.clone();
+        let r = s
+            .run_with(
+                "echo one; echo two >&2; echo three",
+                RunOptions {
+                    max_output: Some(2),
+                    on_output: Some(OutputCallback::new(move |k, b| {
+                        sink.lock().unwrap().push((k, b.to_vec()))
+                    })),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let seen = seen.lock().unwrap().clone();
+        let out: Vec<u8> = seen
+            .iter()
+            .filter(|(k, _)| *k == StreamKind::Stdout)
+            .flat_map(|(_, b)| b.clone())
+            .collect();
+        let err: Vec<u8> = seen
+            .iter()
+            .filter(|(k, _)| *k == StreamKind::Stderr)
+            .flat_map(|(_, b)| b.clone())
+            .collect();
+        assert_eq!(out, b"one\nthree\n", "{}", s.provider());
+        assert_eq!(err, b"two\n");
+        assert_eq!(r.stdout, b"on");
+        assert!(r.truncated);
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn run_stream_yields_chunks_then_the_result() {
+    for t in all("run_stream_yields_chunks") {
+        let s = sandbox(&t).await;
+        let mut stream = s.run_stream("echo a; sleep 0.1; echo b; exit 4", RunOptions::default());
+        let mut out = Vec::new();
+        let mut finished = None;
+        while let Some(item) = stream.next().await {
+            match item.unwrap() {
+                RunEvent::Output { stream, bytes } => {
+                    assert_eq!(stream, StreamKind::Stdout);
+                    out.extend(bytes);
+                }
+                RunEvent::Finished(r) => finished = Some(r),
+            }
+        }
+        assert_eq!(out, b"a\nb\n", "{}", s.provider());
+        let r = finished.expect("a Finished event");
+        assert_eq!(r.code(), 4);
+        assert_eq!(r.stdout, b"a\nb\n");
+
+        // Errors arrive as the last item.
+        let stream = s.run_stream(
+            "sleep 30",
+            RunOptions {
+                timeout: Some(Duration::from_millis(100)),
+                ..RunOptions::default()
+            },
+        );
+        assert_eq!(stream.result().await.unwrap_err().code, ErrorCode::Timeout);
+        s.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn dropping_a_run_stream_aborts_the_command() {
+    for t in all("dropping_a_run_stream_aborts") {
+        let s = sandbox(&t).await;
+        let mut stream = s.run_stream(
+            "echo started; sleep 30; echo never > /tmp/never",
+            RunOptions::default(),
+        );
+        match stream.next().await.unwrap().unwrap() {
+            RunEvent::Output { bytes, .. } => assert_eq!(bytes, b"started\n"),
+            other => panic!("{other:?}"),
+        }
+        drop(stream);
+        // The activity record disappears once the abort has settled.
+        let mut gone = false;
+        for _ in 0..100 {
+            let list = s
+                .backend()
+                .files()
+                .list(s.id(), corral_sdk::ACTIVITY_DIR)
+                .await
+                .unwrap();
+            if list.is_empty() {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "{}: the aborted run's record stayed", s.provider());
+        let r = s.run("test -e /tmp/never; echo $?").await.unwrap();
+        assert_eq!(r.stdout_text(), "1\n");
+        s.destroy().await.unwrap();
+    }
+}

@@ -1,0 +1,212 @@
+//! Sandboxes: create with the corral label, locators, connect, find, list,
+//! destroy, get-or-create in both key modes, and error translation.
+
+mod sandbox_support;
+
+use std::sync::Arc;
+
+use corral_backend::{Backend, CORRAL_LABEL, ErrorCode, KeyMode, Labels};
+use corral_backend_local::LocalBackend;
+use corral_sdk::{CreateOptions, Sandbox, SandboxError};
+use sandbox_support::{Wrapped, local, memory};
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn create_labels_corral_and_list_find_destroy() {
+    for t in [memory(), local()] {
+        let b = t.backend.clone();
+        let opts = CreateOptions {
+            labels: labels(&[("team", "a")]),
+            key: Some("k1".into()),
+            ..CreateOptions::default()
+        };
+        let s = Sandbox::create(b.clone(), opts).await.unwrap();
+        assert_eq!(
+            s.info().labels.get(CORRAL_LABEL).map(String::as_str),
+            Some("1")
+        );
+        assert_eq!(s.provider(), b.name());
+
+        let listed = Sandbox::list(b.clone(), &labels(&[("team", "a")]))
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id(), s.id());
+        assert!(
+            Sandbox::list(b.clone(), &labels(&[("team", "b")]))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        let found = Sandbox::find(b.clone(), "k1").await.unwrap().unwrap();
+        assert_eq!(found.id(), s.id());
+        assert!(Sandbox::find(b.clone(), "nope").await.unwrap().is_none());
+
+        s.destroy().await.unwrap();
+        // Idempotent, also through another handle.
+        s.destroy().await.unwrap();
+        found.destroy().await.unwrap();
+        let err = Sandbox::connect_id(b.clone(), s.id()).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    }
+}
+
+#[tokio::test]
+async fn locator_reattaches_from_another_backend_instance() {
+    let t = local();
+    let dir = t.dir.as_ref().unwrap().path().to_path_buf();
+    let s = Sandbox::create(t.backend.clone(), CreateOptions::default())
+        .await
+        .unwrap();
+    let locator = s.locator();
+    assert_eq!(locator, format!("corral:local/{}", s.id()));
+    s.run("echo kept > /tmp/../$HOME/mark.txt").await.unwrap();
+
+    // A fresh backend on the same state, as another process would open it.
+    let other: Arc<dyn Backend> = Arc::new(LocalBackend::open(&dir).unwrap());
+    let again = Sandbox::connect(other, &locator).await.unwrap();
+    assert_eq!(again.id(), s.id());
+    let r = again.run("cat \"$HOME/mark.txt\"").await.unwrap();
+    assert_eq!(r.stdout_text(), "kept\n");
+    s.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn malformed_or_foreign_locators_are_invalid_input() {
+    let t = memory();
+    let s = Sandbox::create(t.backend.clone(), CreateOptions::default())
+        .await
+        .unwrap();
+    for bad in [
+        "".to_string(),
+        s.id().to_string(),
+        "corral:memory".to_string(),
+        "corral:memory/".to_string(),
+        "corral:/x".to_string(),
+        format!("corral:local/{}", s.id()),
+        format!("corral:memory/{} x", s.id()),
+    ] {
+        let err = Sandbox::connect(t.backend.clone(), &bad).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{bad:?}: {err}");
+        assert_eq!(err.operation, "connect");
+    }
+    let gone = Sandbox::connect(t.backend.clone(), "corral:memory/mem-999")
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code, ErrorCode::NotFound);
+    let ok = Sandbox::connect(t.backend.clone(), &s.locator())
+        .await
+        .unwrap();
+    assert_eq!(ok.id(), s.id());
+}
+
+#[tokio::test]
+async fn get_or_create_exact_returns_one_sandbox_even_when_racing() {
+    for t in [memory(), local()] {
+        assert_eq!(t.backend.key_mode(), KeyMode::Exact);
+        let mut tasks = Vec::new();
+        for _ in 0..6 {
+            let b = t.backend.clone();
+            tasks.push(tokio::spawn(async move {
+                Sandbox::get_or_create(b, "shared", CreateOptions::default()).await
+            }));
+        }
+        let mut ids = Vec::new();
+        for task in tasks {
+            ids.push(task.await.unwrap().unwrap().id().to_string());
+        }
+        ids.dedup();
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        let all = Sandbox::list(t.backend.clone(), &Labels::new())
+            .await
+            .unwrap();
+        assert_eq!(all.len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn get_or_create_best_effort_finds_then_creates() {
+    let t = memory();
+    let b: Arc<dyn Backend> =
+        Arc::new(Wrapped::new(t.backend.clone()).key_mode(KeyMode::BestEffort));
+    let first = Sandbox::get_or_create(b.clone(), "be", CreateOptions::default())
+        .await
+        .unwrap();
+    let second = Sandbox::get_or_create(b.clone(), "be", CreateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(first.id(), second.id());
+    let other = Sandbox::get_or_create(b.clone(), "be2", CreateOptions::default())
+        .await
+        .unwrap();
+    assert_ne!(other.id(), first.id());
+    // Once the keyed sandbox is gone, get-or-create makes a new one.
+    first.destroy().await.unwrap();
+    let third = Sandbox::get_or_create(b, "be", CreateOptions::default())
+        .await
+        .unwrap();
+    assert_ne!(third.id(), first.id());
+}
+
+#[tokio::test]
+async fn get_or_create_refuses_a_bad_key() {
+    let t = memory();
+    let err = Sandbox::get_or_create(t.backend.clone(), "", CreateOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert!(
+        Sandbox::list(t.backend.clone(), &Labels::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn create_errors_are_translated_one_line_and_redacted() {
+    let t = memory();
+    let mut opts = CreateOptions::default();
+    opts.env.insert("TOKEN".into(), "x".into());
+    opts.secret_env.insert("TOKEN".into(), "s3cr3t".into());
+    let err = Sandbox::create(t.backend.clone(), opts).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        err.to_string(),
+        "SandboxError [invalid_input] memory.create: environment variable \"TOKEN\" is in both env and secret_env"
+    );
+
+    // The backend refuses a bad variable name; the message names it, with
+    // the secret values redacted.
+    let mut opts = CreateOptions::default();
+    opts.secret_env.insert("1BAD".into(), "hunter2".into());
+    let err = Sandbox::create(t.backend.clone(), opts).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("SandboxError [invalid_input] memory.create: "),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(!text.contains('\n'));
+    assert!(
+        Sandbox::list(t.backend.clone(), &Labels::new())
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing half-created"
+    );
+}
+
+#[test]
+fn sandbox_error_display_format() {
+    let e = SandboxError::new(ErrorCode::Timeout, "local", "run", "took\nlong");
+    assert_eq!(e.to_string(), "SandboxError [timeout] local.run: took long");
+}

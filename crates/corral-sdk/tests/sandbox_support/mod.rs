@@ -1,0 +1,255 @@
+//! What the SDK's integration tests share: the backends they run on, and a
+//! wrapper backend that changes the key mode or the capabilities and counts
+//! file calls.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use corral_backend::{
+    Backend, Capabilities, CreateRequest, DirEntry, ExecOutcome, ExecRequest, FileOps, FileStat,
+    KeyMode, Labels, OutputSink, PreviewUrl, Result, SandboxInfo,
+};
+use corral_backend_linux::LinuxBackend;
+use corral_backend_local::LocalBackend;
+use corral_backend_memory::MemoryBackend;
+
+/// A backend under test and what keeps it alive (its state directory).
+pub struct Target {
+    /// The backend.
+    pub backend: Arc<dyn Backend>,
+    /// The state directory of local and linux.
+    pub dir: Option<tempfile::TempDir>,
+    linux: Option<LinuxBackend>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(l) = &self.linux {
+            let _ = l.destroy_all();
+        }
+    }
+}
+
+/// The memory backend.
+pub fn memory() -> Target {
+    Target {
+        backend: Arc::new(MemoryBackend::new()),
+        dir: None,
+        linux: None,
+    }
+}
+
+/// The local backend on a fresh temporary state directory.
+pub fn local() -> Target {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LocalBackend::open(dir.path()).unwrap();
+    Target {
+        backend: Arc::new(backend),
+        dir: Some(dir),
+        linux: None,
+    }
+}
+
+/// The linux backend on a fresh temporary state directory, or `None` after
+/// printing a skip line naming why this host cannot run it.
+pub fn linux(test: &str) -> Option<Target> {
+    if let Err(reason) = LinuxBackend::available() {
+        eprintln!("skip: {test} on linux: {reason}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LinuxBackend::open(dir.path()).unwrap();
+    Some(Target {
+        backend: Arc::new(backend.clone()),
+        dir: Some(dir),
+        linux: Some(backend),
+    })
+}
+
+/// memory, local, and linux where this host can run it.
+pub fn all(test: &str) -> Vec<Target> {
+    let mut v = vec![memory(), local()];
+    v.extend(linux(test));
+    v
+}
+
+/// File calls a [`Wrapped`] backend saw, by primitive.
+#[derive(Debug, Default)]
+pub struct Counts {
+    pub read: AtomicUsize,
+    pub write: AtomicUsize,
+    pub list: AtomicUsize,
+    pub stat: AtomicUsize,
+    pub remove: AtomicUsize,
+    pub mkdir: AtomicUsize,
+}
+
+impl Counts {
+    /// (mkdir, write, remove, every file call).
+    pub fn summary(&self) -> (usize, usize, usize, usize) {
+        let g = |a: &AtomicUsize| a.load(Ordering::SeqCst);
+        let all = g(&self.read)
+            + g(&self.write)
+            + g(&self.list)
+            + g(&self.stat)
+            + g(&self.remove)
+            + g(&self.mkdir);
+        (g(&self.mkdir), g(&self.write), g(&self.remove), all)
+    }
+}
+
+/// Another backend with a different key mode and capabilities. With
+/// `inline_activity` it keeps `activity_path` itself around `exec`, through
+/// the inner backend's files (not counted), like a backend would natively.
+pub struct Wrapped {
+    pub inner: Arc<dyn Backend>,
+    pub key_mode: KeyMode,
+    pub caps: Capabilities,
+    pub counts: Arc<Counts>,
+    files: CountingFiles,
+}
+
+impl Wrapped {
+    pub fn new(inner: Arc<dyn Backend>) -> Wrapped {
+        let counts = Arc::new(Counts::default());
+        Wrapped {
+            key_mode: inner.key_mode(),
+            caps: inner.capabilities(),
+            files: CountingFiles {
+                inner: inner.clone(),
+                counts: counts.clone(),
+                creates_parents: false,
+            },
+            inner,
+            counts,
+        }
+    }
+
+    pub fn key_mode(mut self, mode: KeyMode) -> Wrapped {
+        self.key_mode = mode;
+        self
+    }
+
+    /// Declares `inline_activity` and `write_creates_parents` as given (the
+    /// wrapper then really creates parents on write).
+    pub fn activity(mut self, inline: bool, creates_parents: bool) -> Wrapped {
+        self.caps.inline_activity = inline;
+        self.caps.write_creates_parents = creates_parents;
+        self.files.creates_parents = creates_parents;
+        self
+    }
+}
+
+struct CountingFiles {
+    inner: Arc<dyn Backend>,
+    counts: Arc<Counts>,
+    creates_parents: bool,
+}
+
+#[async_trait]
+impl FileOps for CountingFiles {
+    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+        self.counts.read.fetch_add(1, Ordering::SeqCst);
+        self.inner.files().read(id, path).await
+    }
+    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+        self.counts.write.fetch_add(1, Ordering::SeqCst);
+        if self.creates_parents
+            && let Some((parent, _)) = path.rsplit_once('/')
+            && !parent.is_empty()
+        {
+            self.inner.files().mkdir(id, parent, true).await?;
+        }
+        self.inner.files().write(id, path, bytes, mode).await
+    }
+    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>> {
+        self.counts.list.fetch_add(1, Ordering::SeqCst);
+        self.inner.files().list(id, path).await
+    }
+    async fn stat(&self, id: &str, path: &str) -> Result<FileStat> {
+        self.counts.stat.fetch_add(1, Ordering::SeqCst);
+        self.inner.files().stat(id, path).await
+    }
+    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()> {
+        self.counts.remove.fetch_add(1, Ordering::SeqCst);
+        self.inner.files().remove(id, path, recursive).await
+    }
+    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
+        self.counts.mkdir.fetch_add(1, Ordering::SeqCst);
+        self.inner.files().mkdir(id, path, parents).await
+    }
+}
+
+#[async_trait]
+impl Backend for Wrapped {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn key_mode(&self) -> KeyMode {
+        self.key_mode
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+    async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
+        if self.key_mode == KeyMode::BestEffort {
+            // Like a platform without unique names: the key is a label only.
+            let mut req = req;
+            if let Some(k) = req.key.take() {
+                req.labels.insert("test.key".into(), k);
+            }
+            return self.inner.create(req).await;
+        }
+        self.inner.create(req).await
+    }
+    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+        if self.key_mode == KeyMode::BestEffort {
+            let mut labels = Labels::new();
+            labels.insert("test.key".into(), key.into());
+            return Ok(self.inner.list(&labels).await?.into_iter().next());
+        }
+        self.inner.find(key).await
+    }
+    async fn connect(&self, id: &str) -> Result<SandboxInfo> {
+        self.inner.connect(id).await
+    }
+    async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
+        self.inner.list(labels).await
+    }
+    async fn destroy(&self, id: &str) -> Result<()> {
+        self.inner.destroy(id).await
+    }
+    async fn exec(
+        &self,
+        id: &str,
+        req: ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> Result<ExecOutcome> {
+        let inline = match (&req.activity_path, self.caps.inline_activity) {
+            (Some(p), true) => Some(p.clone()),
+            _ => None,
+        };
+        if let Some(p) = &inline {
+            let parent = p.rsplit_once('/').map_or("/", |(d, _)| d);
+            self.inner.files().mkdir(id, parent, true).await?;
+            self.inner.files().write(id, p, b"inline\n", None).await?;
+        }
+        let out = self.inner.exec(id, req, sink).await;
+        if let Some(p) = &inline {
+            let _ = self.inner.files().remove(id, p, false).await;
+        }
+        out
+    }
+    fn files(&self) -> &dyn FileOps {
+        &self.files
+    }
+    async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
+        self.inner.preview_url(id, port).await
+    }
+    async fn native(&self, id: &str) -> Result<serde_json::Value> {
+        self.inner.native(id).await
+    }
+}
