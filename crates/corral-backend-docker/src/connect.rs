@@ -14,7 +14,7 @@ use crate::files::DockerFiles;
 /// The image sandboxes start from unless configured otherwise: a small
 /// root filesystem the test set-up imports from Debian's `busybox-static`
 /// (see `corral_backend_docker::testimage`).
-pub const DEFAULT_IMAGE: &str = "corral-test:busybox";
+pub const DEFAULT_IMAGE: &str = "corral-test:busybox-curl";
 
 impl DockerBackend {
     /// Connects to the engine named by `DOCKER_HOST` (the local unix
@@ -66,6 +66,7 @@ impl DockerBackend {
             docker,
             image: image.to_string(),
             local_fs: unix_socket && overlay2 && root_here,
+            scope: None,
         })
     }
 }

@@ -50,6 +50,10 @@ pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Resul
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     all_labels.insert(MANAGED.into(), "1".into());
+    all_labels.insert(
+        labels::SCOPE.into(),
+        backend.scope.clone().unwrap_or_default(),
+    );
     let record = labels::Record {
         key: req.key.clone(),
         labels: req.labels.keys().cloned().collect(),

@@ -91,9 +91,16 @@ pub fn user_labels(all: &HashMap<String, String>, record: &Record) -> Labels {
         .collect()
 }
 
-/// The engine's label filter for `wanted` plus `marker=1`.
-pub fn filter(marker: &str, wanted: &Labels) -> HashMap<String, Vec<String>> {
+/// The scope a backend was opened with (empty for none): containers and
+/// snapshots made by a scoped backend are the only ones it sees.
+pub const SCOPE: &str = "corral.docker/scope";
+
+/// The engine's label filter for `wanted` plus `marker=1` (and the scope).
+pub fn filter(marker: &str, scope: Option<&str>, wanted: &Labels) -> HashMap<String, Vec<String>> {
     let mut labels = vec![format!("{marker}=1")];
+    if let Some(scope) = scope {
+        labels.push(format!("{SCOPE}={scope}"));
+    }
     labels.extend(wanted.iter().map(|(k, v)| format!("{k}={v}")));
     HashMap::from([("label".to_string(), labels)])
 }

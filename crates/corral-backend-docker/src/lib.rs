@@ -52,6 +52,7 @@ pub struct DockerBackend {
     docker: Docker,
     image: String,
     local_fs: bool,
+    scope: Option<String>,
     files: files::DockerFiles,
 }
 
@@ -64,6 +65,23 @@ impl DockerBackend {
     /// The image sandboxes start from when a request names none.
     pub fn image(&self) -> &str {
         &self.image
+    }
+
+    /// The same engine connection, seeing (and making) only sandboxes and
+    /// snapshots labelled with `scope`: a test or a conformance run keeps
+    /// to its own on a shared engine.
+    pub fn scoped(mut self, scope: &str) -> Result<Self> {
+        corral_backend::validate_label(labels::SCOPE, scope)?;
+        if scope.is_empty() {
+            return Err(corral_backend::BackendError::invalid("scope: empty"));
+        }
+        self.scope = Some(scope.to_string());
+        Ok(self)
+    }
+
+    /// The scope given to [`DockerBackend::scoped`], if any.
+    pub fn scope(&self) -> Option<&str> {
+        self.scope.as_deref()
     }
 
     /// Whether the engine's container files are reachable from this host

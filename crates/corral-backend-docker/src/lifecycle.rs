@@ -40,7 +40,12 @@ pub(crate) async fn lookup(backend: &DockerBackend, id: &str) -> Result<Option<S
     let all = inspect.config.and_then(|c| c.labels).unwrap_or_default();
     let state = inspect.state.unwrap_or_default();
     let alive = state.running == Some(true);
-    if !name_matches || all.get(MANAGED).map(String::as_str) != Some("1") || !alive {
+    let in_scope = backend
+        .scope
+        .as_deref()
+        .is_none_or(|s| all.get(labels::SCOPE).map(String::as_str) == Some(s));
+    if !name_matches || all.get(MANAGED).map(String::as_str) != Some("1") || !alive || !in_scope
+    {
         return Ok(None);
     }
     Ok(labels::info(id, &all, state.paused == Some(true)))
@@ -52,7 +57,7 @@ pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec
     }
     let options = ListContainersOptions {
         all: true,
-        filters: Some(labels::filter(MANAGED, wanted)),
+        filters: Some(labels::filter(MANAGED, backend.scope.as_deref(), wanted)),
         ..ListContainersOptions::default()
     };
     let found = backend
@@ -93,7 +98,7 @@ pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec
 pub async fn all_containers(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<String>> {
     let options = ListContainersOptions {
         all: true,
-        filters: Some(labels::filter(MANAGED, wanted)),
+        filters: Some(labels::filter(MANAGED, backend.scope.as_deref(), wanted)),
         ..ListContainersOptions::default()
     };
     let found = backend
@@ -136,14 +141,21 @@ pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
 }
 
 impl DockerBackend {
-    /// Destroys every container of this backend whose labels hold every pair
-    /// of `wanted` (all of them for an empty set), in any state: the orphan
-    /// sweep. Returns how many were removed.
+    /// The orphan sweep: destroys every container of this backend (in its
+    /// scope) whose labels hold every pair of `wanted` (all of them for an
+    /// empty set), in any state — running, paused, exited after an engine
+    /// restart — and deletes its snapshots with those labels. Returns how
+    /// many containers and snapshots were removed.
     pub async fn reap(&self, wanted: &Labels) -> Result<usize> {
+        use corral_backend::SnapshotOps;
         let ids = all_containers(self, wanted).await?;
         for id in &ids {
             destroy(self, id).await?;
         }
-        Ok(ids.len())
+        let snapshots = self.list_snapshots(wanted).await?;
+        for s in &snapshots {
+            self.delete_snapshot(&s.id).await?;
+        }
+        Ok(ids.len() + snapshots.len())
     }
 }

@@ -54,6 +54,10 @@ async fn commit(
     let mut all: HashMap<String, String> =
         user.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     all.insert(SNAPSHOT.into(), "1".into());
+    all.insert(
+        labels::SCOPE.into(),
+        backend.scope.clone().unwrap_or_default(),
+    );
     all.insert(SNAPSHOT_RECORD.into(), record.encode());
     let options = CommitContainerOptions {
         container: Some(container.to_string()),
@@ -168,7 +172,7 @@ impl SnapshotOps for DockerBackend {
             corral_backend::validate_label(k, v)?;
         }
         let options = ListImagesOptions {
-            filters: Some(labels::filter(SNAPSHOT, wanted)),
+            filters: Some(labels::filter(SNAPSHOT, self.scope.as_deref(), wanted)),
             ..ListImagesOptions::default()
         };
         let images = self

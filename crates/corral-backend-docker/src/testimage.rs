@@ -1,8 +1,9 @@
 //! The test image, built without any registry: a root file system made of
 //! the host's static busybox (Debian's `busybox-static`) with one link per
-//! applet, imported into the engine as [`crate::DEFAULT_IMAGE`] (the
-//! engine's `docker import`). Tests, the conformance target and the bench
-//! call [`ensure`] at set-up.
+//! applet, plus the host's own `curl` with the shared libraries it loads
+//! (the conformance suite's egress probe), imported into the engine as
+//! [`crate::DEFAULT_IMAGE`] (the engine's `docker import`). Tests, the
+//! conformance target and the bench call [`ensure`] at set-up.
 
 use std::path::Path;
 
@@ -12,6 +13,9 @@ use futures_util::TryStreamExt;
 
 /// Where Debian's `busybox-static` installs its binary.
 pub const BUSYBOX: &str = "/bin/busybox";
+
+/// The host's curl, copied in with its libraries when present.
+pub const CURL: &str = "/usr/bin/curl";
 
 /// Why the test image could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +86,7 @@ fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
         .output()
         .map_err(TestImageError::Host)?;
     let applets = String::from_utf8_lossy(&listed.stdout).to_string();
+    let curl = curl_with_libraries().map_err(TestImageError::Host)?;
     let build = || -> std::io::Result<Vec<u8>> {
         let mut b = tar::Builder::new(Vec::new());
         for d in [
@@ -108,6 +113,30 @@ fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
             b"root:x:0:0:root:/root:/bin/sh\n",
         )?;
         file(&mut b, "etc/group", 0o644, b"root:x:0:\n")?;
+        file(&mut b, "etc/hosts", 0o644, b"127.0.0.1 localhost\n")?;
+        let mut made: Vec<String> = Vec::new();
+        for host_path in &curl {
+            let rel = host_path.trim_start_matches('/');
+            let mut at = String::new();
+            for comp in rel
+                .split('/')
+                .collect::<Vec<_>>()
+                .split_last()
+                .map(|(_, d)| d)
+                .unwrap_or(&[])
+            {
+                at = if at.is_empty() {
+                    comp.to_string()
+                } else {
+                    format!("{at}/{comp}")
+                };
+                if !made.contains(&at) && !["bin", "usr", "usr/bin", "etc"].contains(&at.as_str()) {
+                    dir(&mut b, &at, 0o755)?;
+                    made.push(at.clone());
+                }
+            }
+            file(&mut b, rel, 0o755, &std::fs::read(host_path)?)?;
+        }
         for applet in applets.lines().map(str::trim) {
             if applet.is_empty() || applet == "busybox" || applet.contains('/') {
                 continue;
@@ -121,4 +150,31 @@ fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
         b.into_inner()
     };
     build().map_err(TestImageError::Host)
+}
+
+/// The host's curl and every shared object `ldd` says it loads (resolved
+/// to real files), or nothing when the host has no curl.
+fn curl_with_libraries() -> std::io::Result<Vec<String>> {
+    if !Path::new(CURL).is_file() {
+        return Ok(Vec::new());
+    }
+    let ldd = std::process::Command::new("ldd").arg(CURL).output()?;
+    let mut files = vec![CURL.to_string()];
+    for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+        let candidate = match line.split_once("=>") {
+            Some((_, right)) => right.split_whitespace().next(),
+            None => line.split_whitespace().next(),
+        };
+        if let Some(p) = candidate.filter(|p| p.starts_with('/')) {
+            let real = std::fs::canonicalize(p)?;
+            files.push(real.to_string_lossy().to_string());
+            if real != Path::new(p) {
+                // Keep the name the loader asks for, too.
+                files.push(p.to_string());
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
 }

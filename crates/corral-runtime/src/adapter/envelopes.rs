@@ -238,6 +238,82 @@ pub fn linux_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
     })
 }
 
+/// The docker backend's envelope for a backend declaring `capabilities`
+/// (pass `DockerBackend::capabilities()`).
+///
+/// `placement: local`, tier `container`, the host's platform: every
+/// sandbox is a container of a Docker Engine (its own mount, pid, uts, ipc
+/// and net namespaces and cgroup), so `filesystem_isolation` and
+/// `process_isolation` are `provider_enforced`.
+///
+/// - `network_modes: [none]` (`--network none`: a namespace with loopback
+///   only), `network_egress: provider_enforced`. No allowlist: the engine
+///   has no per-destination egress filter corral could make
+///   kernel-enforced from the API alone, so — as the contract's own Docker
+///   provider does — `allowlist` is absent, `egress_certification:
+///   unsupported`, `allowlist-egress` is a recorded skip and an allowlist
+///   profile is refused at provision;
+/// - `memory_limit`, `cpu_limit`, `process_count_limit`: `provider_enforced`
+///   exactly where the backend enforces them (the engine's cgroups);
+/// - `read_only_mounts`: `not_enforced` (sealed at the adapter's port);
+///   `wall_clock_timeout`: `runner_enforced`; `output_bounds`: by the adapter;
+/// - snapshots are `docker commit` images in the engine (custody `runner`:
+///   the engine on the Runner's machine holds them), clones are new
+///   commits; contained reads, `readFiles`, `listDir` and `listProjectDir`
+///   only where the engine is local with overlay2 (`openat2` beneath the
+///   container's merged root), else absent and failing closed; no
+///   `openProcess`, no `active_mount_write`;
+/// - `image_mode: host`: sandboxes start from the backend's configured
+///   image; a profile's `root_image` is echoed, never pulled.
+pub fn docker_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
+    use EnforcementLevel::{NotEnforced, ProviderEnforced, RunnerEnforced};
+    let enforces = &capabilities.enforces;
+    let level = |enforced: bool| {
+        if enforced {
+            ProviderEnforced
+        } else {
+            NotEnforced
+        }
+    };
+    let mut network_modes = Vec::new();
+    if enforces.network_none {
+        network_modes.push(NetworkMode::None);
+    }
+    build(CapabilityDeclaration {
+        placement: Placement::Local,
+        tiers: vec![Tier::Container],
+        platforms: vec![HOST_PLATFORM],
+        image_mode: ImageMode::Host,
+        package_managers: Vec::new(),
+        network_modes,
+        retention_modes: vec![RetentionMode::EphemeralZdr, RetentionMode::Durable],
+        snapshots: capabilities.snapshot,
+        snapshot_custody: SnapshotCustody::Runner,
+        snapshot_clone: capabilities.snapshot_clone,
+        list_dir: capabilities.list_tree,
+        list_project_dir: capabilities.list_tree,
+        read_files: capabilities.contained_read,
+        physically_contained_file_read: capabilities.contained_read,
+        active_mount_write: capabilities.write_batch,
+        open_process: capabilities.start_process,
+        egress_certification: EgressCertification::Unsupported,
+        enforcement: Enforcement {
+            filesystem_isolation: ProviderEnforced,
+            process_isolation: ProviderEnforced,
+            network_egress: level(enforces.network_none),
+            read_only_mounts: NotEnforced,
+            memory_limit: level(enforces.memory),
+            cpu_limit: level(enforces.cpu),
+            process_count_limit: level(enforces.pids),
+            wall_clock_timeout: RunnerEnforced,
+            output_bounds: ProviderEnforced,
+        },
+        max_mounts: MaxMounts::MAX,
+        provider_revision: revision(format!("corral-docker-{VERSION}")),
+        materialization_revision: revision(format!("corral-docker-image-{VERSION}")),
+    })
+}
+
 fn local_declaration(drops_network: bool) -> CapabilityDeclaration {
     use EnforcementLevel::{BestEffort, NotEnforced, ProviderEnforced};
     let (network_modes, network_egress) = if drops_network {
