@@ -38,6 +38,10 @@ pub enum Commands {
     /// creator is gone, their mounts, cgroups, network links and processes.
     /// Live sandboxes are never touched.
     Gc(GcArgs),
+    /// Serve the agent tools (run, read_file, write_file, edit_file, search,
+    /// list_files) as an MCP server over stdio: one sandbox per session,
+    /// destroyed when the session ends.
+    Mcp(McpArgs),
     /// Manage the linux backend's image store: import OCI layouts and
     /// `docker save` archives, list, remove.
     Image {
@@ -189,4 +193,12 @@ pub struct GcArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `corral mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
 }

@@ -80,6 +80,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
+        Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a.json).await,
         Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
         Commands::Conformance(a) => {

@@ -8,6 +8,7 @@ pub mod exec;
 pub mod gc;
 pub mod image;
 pub mod ls;
+pub mod mcp;
 pub mod rm;
 pub mod run;
 mod shared;

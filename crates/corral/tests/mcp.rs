@@ -1,0 +1,195 @@
+//! `corral mcp` spoken to by rmcp's own client over the child's stdio:
+//! initialize, tools/list, tools/call, and the sandbox gone after the
+//! session closes.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr};
+
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    child: Child,
+    stderr: ChildStderr,
+}
+
+async fn start(state: &Path) -> Session {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["mcp", "--backend", "local"])
+        .env("CORRAL_STATE_DIR", state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let client = ().serve((stdout, stdin)).await.expect("initialize");
+    Session {
+        client,
+        child,
+        stderr,
+    }
+}
+
+/// Closes the session (stdin EOF) and returns the server's exit code and stderr.
+async fn close(mut s: Session) -> (i32, String) {
+    s.client.cancel().await.unwrap();
+    let status = s.child.wait().await.unwrap();
+    let mut err = String::new();
+    s.stderr.read_to_string(&mut err).await.unwrap();
+    (status.code().unwrap_or(-1), err)
+}
+
+fn sandboxes(state: &Path) -> Vec<String> {
+    match std::fs::read_dir(state.join("sandboxes")) {
+        Ok(d) => d
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn call(s: &Session, name: &str, args: Value) -> (bool, Value) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let result: CallToolResult = s
+        .client
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args as JsonObject))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let answer = result
+        .structured_content
+        .clone()
+        .expect("structured content");
+    // The text block says the same for text-only clients.
+    let text = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text[0]["text"].as_str().unwrap()).unwrap(),
+        answer
+    );
+    (result.is_error != Some(true), answer)
+}
+
+#[tokio::test]
+async fn initialize_list_call_and_destroy_on_close() {
+    let state = tempfile::tempdir().unwrap();
+    let s = start(state.path()).await;
+    let info = s.client.peer_info().expect("server info");
+    let name = info.server_info.as_ref().map(|i| i.name.clone());
+    assert_eq!(name.as_deref(), Some("corral"));
+    assert!(info.capabilities.tools.is_some());
+
+    let tools = s.client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "run",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "search",
+            "list_files"
+        ]
+    );
+    for t in &tools {
+        assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+        assert!(t.input_schema["properties"].is_object(), "{}", t.name);
+        assert!(t.description.as_deref().is_some_and(|d| !d.is_empty()));
+    }
+    assert!(
+        sandboxes(state.path()).is_empty(),
+        "listing tools made a sandbox"
+    );
+
+    let (ok, run) = call(&s, "run", json!({ "command": "echo hi" })).await;
+    assert!(ok, "{run}");
+    assert_eq!(run["exit_code"], 0);
+    assert_eq!(run["stdout"], "hi\n");
+    assert_eq!(sandboxes(state.path()).len(), 1);
+
+    let (ok, w) = call(
+        &s,
+        "write_file",
+        json!({ "path": "notes/a.txt", "content": "hello\nworld\n" }),
+    )
+    .await;
+    assert!(ok, "{w}");
+    assert_eq!(w["path"], "/workspace/notes/a.txt");
+    let (ok, r) = call(&s, "read_file", json!({ "path": "/workspace/notes/a.txt" })).await;
+    assert!(ok, "{r}");
+    assert_eq!(r["content"], "hello\nworld\n");
+    let (ok, e) = call(
+        &s,
+        "edit_file",
+        json!({ "path": "notes/a.txt", "old": "world", "new": "there" }),
+    )
+    .await;
+    assert!(ok, "{e}");
+    let (ok, found) = call(&s, "search", json!({ "pattern": "there" })).await;
+    assert!(ok, "{found}");
+    assert_eq!(found["matches"][0]["path"], "/workspace/notes/a.txt");
+    assert_eq!(found["matches"][0]["line"], 2);
+    let (ok, listed) = call(&s, "list_files", json!({ "path": "notes" })).await;
+    assert!(ok, "{listed}");
+    assert_eq!(listed["entries"][0]["name"], "a.txt");
+
+    // Bad arguments are a tool error with a code, not a broken session.
+    let (ok, bad) = call(&s, "run", json!({ "cmd": "echo" })).await;
+    assert!(!ok);
+    assert_eq!(bad["error"]["code"], "invalid_input", "{bad}");
+    let (ok, missing) = call(&s, "read_file", json!({ "path": "nope.txt" })).await;
+    assert!(!ok);
+    assert_eq!(missing["error"]["code"], "not_found", "{missing}");
+    // An unknown tool is a protocol error.
+    let unknown = s
+        .client
+        .call_tool(CallToolRequestParams::new("rm_rf"))
+        .await
+        .unwrap_err();
+    assert!(unknown.to_string().contains("unknown tool"), "{unknown}");
+
+    let (code, stderr) = close(s).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("destroyed"), "{stderr}");
+    assert!(
+        sandboxes(state.path()).is_empty(),
+        "sandbox left after the session: {:?}",
+        sandboxes(state.path())
+    );
+}
+
+#[tokio::test]
+async fn a_session_without_tool_calls_makes_no_sandbox() {
+    let state = tempfile::tempdir().unwrap();
+    let s = start(state.path()).await;
+    assert_eq!(s.client.list_tools(None).await.unwrap().tools.len(), 6);
+    let (code, stderr) = close(s).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(sandboxes(state.path()).is_empty());
+}
+
+#[tokio::test]
+async fn unknown_backend_fails_with_one_line() {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["mcp", "--backend", "nope"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "stdout is for protocol only");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown backend"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
