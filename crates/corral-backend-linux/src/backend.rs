@@ -75,8 +75,10 @@ impl LinuxBackend {
     /// the sandbox down the next time it looks at it). Memory, processes and
     /// CPU are added by [`Self::capabilities_here`] where cgroups are
     /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
-    /// nf_tables work ([`crate::network::available`]); idle timeouts and
-    /// previews are not enforced, so `create` refuses them.
+    /// nf_tables work ([`crate::network::available`]). Previews: each
+    /// declared port is forwarded from an ephemeral port on the host's
+    /// loopback ([`crate::preview`]). Idle timeouts are not enforced, so
+    /// `create` refuses them.
     pub const CAPABILITIES: Capabilities = Capabilities {
         pause: false,
         snapshot: true,
@@ -88,7 +90,7 @@ impl LinuxBackend {
         contained_read: true,
         list_tree: true,
         write_batch: true,
-        previews: false,
+        previews: true,
         write_creates_parents: false,
         inline_activity: false,
         enforces: Enforcement {
@@ -421,8 +423,14 @@ impl Backend for LinuxBackend {
             .map(|_| &*self.usage as &dyn UsageOps)
     }
 
-    async fn preview_url(&self, _id: &str, _port: u16) -> Result<PreviewUrl> {
-        Err(BackendError::unsupported(NAME, "publish ports (previews)"))
+    async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
+        let state = self.state.clone();
+        let id = id.to_string();
+        blocking(move || {
+            let meta = require_meta(&state, &id)?;
+            crate::preview::url(&state, &meta, port)
+        })
+        .await
     }
 
     async fn native(&self, id: &str) -> Result<serde_json::Value> {

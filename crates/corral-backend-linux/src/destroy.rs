@@ -38,6 +38,8 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
     crate::pause::thaw_quietly(state, id);
     // The record goes first: from here on the sandbox is not listed.
     let _ = std::fs::remove_file(state.meta_path(id));
+    // Then its preview ports: closed when `destroy` returns.
+    crate::preview::teardown(&dir)?;
     if let Ok(mut sock) = state.connect_control(id) {
         let _ = sock.set_write_timeout(Some(GRACE));
         let _ = protocol::write_frame(&mut sock, &Request::Shutdown);

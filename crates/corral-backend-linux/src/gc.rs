@@ -301,6 +301,9 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     for id in &dead {
         reclaim(state, id, &mut report);
     }
+    // Preview forwarders whose sandbox is gone (each also exits by itself
+    // when its sandbox's PID 1 does).
+    report.processes_killed += crate::preview::sweep(&sandboxes, &live);
     // Sandboxes that appeared since the listing are judged afresh: a create
     // running elsewhere is live by its creator.
     let stale = |id: &String| dead.contains(id) || (!live.contains(id) && !is_live(state, id));

@@ -27,6 +27,7 @@ pub mod init;
 mod listing;
 pub mod network;
 mod pause;
+pub mod preview;
 mod process;
 pub mod protocol;
 pub mod rootfs;

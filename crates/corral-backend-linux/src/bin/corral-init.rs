@@ -2,5 +2,10 @@
 //! only; see `corral_backend_linux::init`.
 
 fn main() {
+    // The same binary forwards a sandbox's preview ports (see
+    // `corral_backend_linux::preview`).
+    if let Some(code) = corral_backend_linux::preview::forwarder_main() {
+        std::process::exit(code);
+    }
     std::process::exit(corral_backend_linux::init::main());
 }

@@ -1,0 +1,379 @@
+//! Preview URLs: each port declared at create (`CreateRequest::ports`) is
+//! reachable from the host as `http://127.0.0.1:<host port>/`.
+//!
+//! The backend binds one listener per port on the host's loopback (an
+//! ephemeral port, so two sandboxes never collide) and hands them to a
+//! small forwarder process of the sandbox — the `corral-init` binary run
+//! with [`FORWARDER_FLAG`] — which joins the sandbox's network namespace
+//! and relays each accepted connection to the sandbox's own
+//! `127.0.0.1:PORT` (see [`forwarder`]). It works the same for
+//! `network: none` and allowlisted sandboxes and gives neither any way
+//! out: connections only ever go from the host in.
+//!
+//! The record `<sandbox>/preview.json` (ports → host ports, the forwarder's
+//! pid and start time) is written before the forwarder starts (without a
+//! pid) and again once it runs, and before the sandbox's own record, so
+//! every process (`connect`) answers the same URL and a teardown always
+//! knows there is a forwarder to stop. The forwarder exits when the
+//! sandbox's PID 1 does; `destroy` kills it first, so the host port is
+//! closed when `destroy` returns; `gc` kills any whose sandbox is not live.
+
+pub mod forwarder;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, TcpListener};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::state::{Meta, State, is_sandbox_id, process_start, state_error, write_atomic};
+
+/// The argument that makes `corral-init` the forwarder of a sandbox.
+pub const FORWARDER_FLAG: &str = "--preview-forwarder";
+/// The name the forwarder runs under (its `argv[0]`).
+pub const FORWARDER_NAME: &str = "corral-preview";
+/// Most ports one sandbox may publish.
+pub const MAX_PORTS: usize = 64;
+/// The record of a sandbox's previews, in its directory.
+const RECORD: &str = "preview.json";
+/// How long the forwarder may take to report ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a killed forwarder gets to disappear.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// What `<sandbox>/preview.json` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviewRecord {
+    /// Sandbox port → host port on 127.0.0.1.
+    pub ports: BTreeMap<u16, u16>,
+    /// The forwarder's host pid and start time, once it runs.
+    pub forwarder: Option<(u32, u64)>,
+}
+
+/// Runs the forwarder when this process was started as one; `None` when
+/// it was not (then it is `corral-init` proper). For `corral-init`'s `main`.
+pub fn forwarder_main() -> Option<i32> {
+    let args: Vec<String> = std::env::args().collect();
+    (args.get(1).map(String::as_str) == Some(FORWARDER_FLAG)).then(|| forwarder::main(&args))
+}
+
+/// Publishes `ports` of the sandbox in `dir` (PID 1 `init_pid`, started at
+/// `init_start`): binds the host listeners, records them, starts the
+/// forwarder and waits for it to serve. Nothing to do without ports.
+/// Whatever was made is removed by [`teardown`], also after a failure here.
+pub fn publish(dir: &Path, init_pid: u32, init_start: u64, ports: &[u16]) -> Result<()> {
+    let ports: BTreeSet<u16> = ports.iter().copied().collect();
+    if ports.is_empty() {
+        return Ok(());
+    }
+    if ports.len() > MAX_PORTS {
+        return Err(BackendError::invalid(format!(
+            "ports: {} ports asked for, at most {MAX_PORTS} can be published",
+            ports.len()
+        )));
+    }
+    let fail = |what: &str, e: &std::io::Error| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!("preview ports: {what}: {e}"),
+        )
+    };
+    let mut listeners = Vec::with_capacity(ports.len());
+    let mut record = PreviewRecord {
+        ports: BTreeMap::new(),
+        forwarder: None,
+    };
+    for port in &ports {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .map_err(|e| fail("binding a host port", &e))?;
+        let host = l
+            .local_addr()
+            .map_err(|e| fail("reading a host port", &e))?
+            .port();
+        record.ports.insert(*port, host);
+        listeners.push(l);
+    }
+    write_record(dir, &record)?;
+    let binary = crate::spawn::init_binary().ok_or_else(|| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            "the corral-init binary (which forwards preview ports) was not found (set CORRAL_INIT)",
+        )
+    })?;
+    let mut cmd = std::process::Command::new(&binary);
+    cmd.arg0(FORWARDER_NAME)
+        .arg(FORWARDER_FLAG)
+        .arg(dir)
+        .arg(init_pid.to_string())
+        .arg(init_start.to_string())
+        .args(ports.iter().map(u16::to_string))
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let sources: Vec<i32> = listeners.iter().map(AsRawFd::as_raw_fd).collect();
+    let n = sources.len() as i32;
+    // SAFETY: the closure runs in the forked child before exec and only
+    // makes async-signal-safe calls (setsid, fcntl, dup2, close) on a
+    // vector allocated before the fork; the sources are open in the parent
+    // for the whole spawn. Each source is first copied at or above
+    // FIRST_FD + n, so no target number overwrites a source not yet moved
+    // (dup2 also clears close-on-exec on the targets).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut high = [0i32; MAX_PORTS];
+            for (i, src) in sources.iter().enumerate() {
+                high[i] = libc::fcntl(*src, libc::F_DUPFD_CLOEXEC, forwarder::FIRST_FD + n);
+                if high[i] < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            for (i, fd) in high.iter().take(sources.len()).enumerate() {
+                if libc::dup2(*fd, forwarder::FIRST_FD + i as i32) < 0 || libc::close(*fd) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| fail(&format!("starting the forwarder {}", binary.display()), &e))?;
+    drop(listeners);
+    let pid = child.id();
+    let stdout = child.stdout.take();
+    // Reaped whenever it exits (a forwarder outliving this process is
+    // reaped by whoever inherits it).
+    let _ = std::thread::Builder::new()
+        .name("corral-preview-reaper".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    // The start time is fixed at fork: read now, it names this forwarder
+    // even if it already failed (then it is a zombie and reads as gone).
+    if let Some(start) = process_start(pid) {
+        record.forwarder = Some((pid, start));
+        write_record(dir, &record)?;
+    }
+    let line = stdout
+        .map(|s| first_line(s, READY_TIMEOUT))
+        .unwrap_or_default();
+    if line != "ready" {
+        let why = if line.is_empty() {
+            "it exited without a word".to_string()
+        } else {
+            line
+        };
+        return Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("preview ports: the forwarder failed: {why}"),
+        ));
+    }
+    if record.forwarder.is_none() {
+        return Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("preview ports: the forwarder ({pid}) vanished right after start"),
+        ));
+    }
+    Ok(())
+}
+
+/// The first line `out` writes within `limit` (empty at EOF or timeout).
+fn first_line(out: std::process::ChildStdout, limit: Duration) -> String {
+    let mut fds = [rustix::event::PollFd::new(
+        &out,
+        rustix::event::PollFlags::IN,
+    )];
+    let ts = rustix::event::Timespec {
+        tv_sec: limit.as_secs() as i64,
+        tv_nsec: 0,
+    };
+    if !matches!(rustix::event::poll(&mut fds, Some(&ts)), Ok(n) if n > 0) {
+        return String::new();
+    }
+    let mut line = String::new();
+    let _ = BufReader::new(out).read_line(&mut line);
+    line.trim().to_string()
+}
+
+fn write_record(dir: &Path, record: &PreviewRecord) -> Result<()> {
+    let bytes = serde_json::to_vec(record).map_err(|e| {
+        BackendError::new(
+            ErrorCode::Provider,
+            format!("encoding the preview record: {e}"),
+        )
+    })?;
+    write_atomic(&dir.join(RECORD), &bytes)
+        .map_err(|e| state_error("writing the preview record", &e))
+}
+
+fn read_record(dir: &Path) -> Option<PreviewRecord> {
+    let bytes = std::fs::read(dir.join(RECORD)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The URL of `port` of live sandbox `meta`: `invalid_input` for a port
+/// not declared at create, `unavailable` when its forwarder is gone.
+pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
+    let record = read_record(&state.sandbox_dir(&meta.id));
+    let declared = || {
+        record
+            .as_ref()
+            .map(|r| r.ports.keys().map(u16::to_string).collect::<Vec<_>>())
+            .filter(|p| !p.is_empty())
+            .map_or("none".to_string(), |p| p.join(", "))
+    };
+    let Some(host) = record.as_ref().and_then(|r| r.ports.get(&port)) else {
+        return Err(BackendError::invalid(format!(
+            "sandbox {}: port {port} was not declared at create (declared: {})",
+            meta.id,
+            declared()
+        )));
+    };
+    let alive = record
+        .as_ref()
+        .and_then(|r| r.forwarder)
+        .is_some_and(|(pid, start)| process_start(pid) == Some(start));
+    if !alive {
+        return Err(BackendError::new(
+            ErrorCode::Unavailable,
+            format!("sandbox {}: its preview forwarder is gone", meta.id),
+        ));
+    }
+    Ok(PreviewUrl {
+        url: format!("http://127.0.0.1:{host}/"),
+        headers: BTreeMap::new(),
+        expires_at_ms: meta.expires_at_ms,
+    })
+}
+
+/// Stops the forwarder of the sandbox in `dir` and waits until it is gone
+/// (its host ports are closed then). Idempotent; a sandbox without
+/// previews has nothing to stop.
+pub fn teardown(dir: &Path) -> Result<()> {
+    let path = dir.join(RECORD);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    let procs: Vec<(u32, u64)> = match read_record(dir).and_then(|r| r.forwarder) {
+        Some(p) => vec![p],
+        // Recorded before the forwarder started: find it by what it is.
+        None => forwarders()
+            .into_iter()
+            .filter(|f| f.dir == dir)
+            .map(|f| (f.pid, f.start))
+            .collect(),
+    };
+    kill_all(&procs);
+    if let Some((pid, _)) = procs
+        .iter()
+        .find(|(pid, start)| process_start(*pid) == Some(*start))
+    {
+        return Err(BackendError::new(
+            ErrorCode::Io,
+            format!("the preview forwarder {pid} did not die within {KILL_WAIT:?}"),
+        ));
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(state_error("removing the preview record", &e)),
+    }
+}
+
+/// Kills forwarders of `sandboxes` whose sandbox is not in `live` (for
+/// `gc`); returns how many were killed.
+pub fn sweep(sandboxes: &Path, live: &BTreeSet<String>) -> usize {
+    let orphans: Vec<(u32, u64)> = forwarders()
+        .into_iter()
+        .filter(|f| f.dir.parent() == Some(sandboxes))
+        .filter(|f| {
+            f.dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_none_or(|id| !is_sandbox_id(id) || !live.contains(id))
+        })
+        .map(|f| (f.pid, f.start))
+        .collect();
+    kill_all(&orphans)
+}
+
+/// One running forwarder.
+struct Forwarder {
+    pid: u32,
+    start: u64,
+    dir: std::path::PathBuf,
+}
+
+/// Every forwarder process on this host.
+fn forwarders() -> Vec<Forwarder> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let mut args = cmdline.split(|&b| b == 0);
+        if args.next() != Some(FORWARDER_NAME.as_bytes())
+            || args.next() != Some(FORWARDER_FLAG.as_bytes())
+        {
+            continue;
+        }
+        let Some(dir) = args.next().and_then(|d| std::str::from_utf8(d).ok()) else {
+            continue;
+        };
+        if let Some(start) = process_start(pid) {
+            out.push(Forwarder {
+                pid,
+                start,
+                dir: dir.into(),
+            });
+        }
+    }
+    out
+}
+
+/// `SIGKILL`s each process (while its start time matches) and waits for
+/// them to go; returns how many were signalled.
+fn kill_all(procs: &[(u32, u64)]) -> usize {
+    let mut n = 0;
+    for (pid, start) in procs {
+        if process_start(*pid) == Some(*start)
+            && let Some(p) = i32::try_from(*pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            && rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok()
+        {
+            n += 1;
+        }
+    }
+    let deadline = Instant::now() + KILL_WAIT;
+    let mut pause = Duration::from_micros(100);
+    while Instant::now() < deadline
+        && procs
+            .iter()
+            .any(|(pid, start)| process_start(*pid) == Some(*start))
+    {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+    n
+}
