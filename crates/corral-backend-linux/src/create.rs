@@ -204,6 +204,7 @@ fn allocate(
         )
     })?;
     crate::network::apply(&state.sandbox_dir(id), id, init_pid, &req.network)?;
+    crate::preview::publish(&state.sandbox_dir(id), init_pid, init_start, &req.ports)?;
     let meta = Meta {
         id: id.to_string(),
         key: req.key.clone(),
