@@ -11,6 +11,15 @@
 //! The core: [`LinuxBackend`] (the `Backend` trait), [`init`] (the init's
 //! logic, run by the `corral-init` binary), [`protocol`] (what host and init
 //! say to each other), [`rootfs`] (the mounts).
+//!
+//! Safe defaults when the caller asks for nothing: 1 GiB of memory without
+//! swap, 512 processes, one CPU, a 1 GiB disk ([`DEFAULT_DISK_BYTES`]) and
+//! a wall-clock limit of [`DEFAULT_EXEC_TIMEOUT`] (30 minutes) on every
+//! exec without a `timeout` — change it with
+//! [`LinuxBackend::with_default_exec_timeout`] or [`DEFAULT_TIMEOUT_ENV`];
+//! a request's own `timeout` always wins. An out-of-memory kill is reported
+//! as `ExitStatus::OomKilled`. Ports declared at create are reachable from
+//! the host through [`preview`] URLs.
 
 mod backend;
 mod batch;
