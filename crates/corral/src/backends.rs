@@ -3,11 +3,14 @@
 //! The default is `linux` — corral's own isolation — wherever this host
 //! allows it (root, overlayfs, namespaces). Elsewhere the CLI falls back to
 //! `local`, which isolates next to nothing, and says so in one line on
-//! stderr.
+//! stderr. `docker` is a container of the Docker Engine of `DOCKER_HOST`
+//! (the local socket by default), started from `corral-test:busybox-curl`
+//! unless `CORRAL_DOCKER_IMAGE` names another image already in the engine.
 
 use std::sync::Arc;
 
 use corral_backend::{Backend, verify};
+use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
@@ -15,7 +18,7 @@ use corral_backend_memory::MemoryBackend;
 use crate::error::CliError;
 
 /// The backends this build knows.
-pub const KNOWN: &[&str] = &["linux", "local", "memory"];
+pub const KNOWN: &[&str] = &["linux", "local", "memory", "docker"];
 
 /// Opens the backend called `name`, or the default when `None`, verified.
 pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
@@ -32,6 +35,7 @@ pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
         }
         Some("local") => Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?),
         Some("memory") => Arc::new(MemoryBackend::new()),
+        Some("docker") => Arc::new(open_docker()?),
         Some(other) => {
             return Err(CliError::usage(format!(
                 "unknown backend {other:?}; known backends: {}",
@@ -41,6 +45,28 @@ pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     };
     verify(&*backend)?;
     Ok(backend)
+}
+
+/// Connects to the engine on a thread of its own (the callers are
+/// synchronous, and may run inside a runtime).
+fn open_docker() -> Result<DockerBackend, CliError> {
+    let image = std::env::var("CORRAL_DOCKER_IMAGE")
+        .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
+    let connected = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                corral_backend::BackendError::new(
+                    corral_backend::ErrorCode::Unavailable,
+                    format!("starting a runtime for the docker backend: {e}"),
+                )
+            })?;
+        runtime.block_on(DockerBackend::connect_with_image(&image))
+    })
+    .join()
+    .map_err(|_| CliError::failure("unavailable", "the docker backend's set-up panicked"))?;
+    Ok(connected?)
 }
 
 fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
@@ -75,6 +101,9 @@ pub fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, CliErro
     }
     if id.starts_with("lnx-") {
         return open(Some("linux"));
+    }
+    if id.starts_with("dkr-") {
+        return open(Some("docker"));
     }
     open(None)
 }

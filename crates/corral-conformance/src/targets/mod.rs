@@ -1,5 +1,6 @@
 //! The in-tree targets, and finding one by name.
 
+mod docker;
 mod inventory;
 mod linux;
 mod local;
@@ -7,6 +8,7 @@ pub mod loopback;
 mod memory;
 mod minimal;
 
+pub use docker::{DockerTarget, DockerTargetError};
 pub use inventory::backend_inventory;
 pub use linux::{LinuxTarget, LinuxTargetError};
 pub use local::{LocalTarget, LocalTargetError};
@@ -19,7 +21,7 @@ use crate::report::Report;
 use crate::suite::{Suite, run_cases};
 
 /// The names [`by_name`] knows, in the order help texts list them.
-pub const NAMES: &[&str] = &["memory", "minimal", "local", "linux"];
+pub const NAMES: &[&str] = &["memory", "minimal", "local", "linux", "docker"];
 
 /// One of the in-tree targets.
 #[derive(Debug)]
@@ -32,6 +34,8 @@ pub enum BuiltinTarget {
     Local(LocalTarget),
     /// See [`LinuxTarget`].
     Linux(LinuxTarget),
+    /// See [`DockerTarget`].
+    Docker(DockerTarget),
 }
 
 impl BuiltinTarget {
@@ -42,6 +46,7 @@ impl BuiltinTarget {
             Self::Minimal(_) => "minimal",
             Self::Local(_) => "local",
             Self::Linux(_) => "linux",
+            Self::Docker(_) => "docker",
         }
     }
 
@@ -52,6 +57,7 @@ impl BuiltinTarget {
             Self::Minimal(t) => run_cases(t, suite.cases()).await,
             Self::Local(t) => run_cases(t, suite.cases()).await,
             Self::Linux(t) => run_cases(t, suite.cases()).await,
+            Self::Docker(t) => run_cases(t, suite.cases()).await,
         }
     }
 }
@@ -60,7 +66,7 @@ impl BuiltinTarget {
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// No target has this name.
-    #[error("unknown backend {name:?}; known backends: memory, minimal, local, linux")]
+    #[error("unknown backend {name:?}; known backends: memory, minimal, local, linux, docker")]
     Unknown {
         /// The name asked for.
         name: String,
@@ -72,15 +78,21 @@ pub enum TargetError {
     /// linux sandboxes).
     #[error("the linux target: {0}")]
     Linux(#[from] LinuxTargetError),
+    /// The docker target could not be set up (no engine answers, or the
+    /// test image cannot be made).
+    #[error("the docker target: {0}")]
+    Docker(#[from] DockerTargetError),
 }
 
-/// The in-tree target called `name`: `memory`, `minimal`, `local` or `linux`.
+/// The in-tree target called `name`: `memory`, `minimal`, `local`, `linux`
+/// or `docker`.
 pub fn by_name(name: &str) -> Result<BuiltinTarget, TargetError> {
     match name {
         "memory" => Ok(BuiltinTarget::Memory(MemoryTarget::new())),
         "minimal" => Ok(BuiltinTarget::Minimal(MinimalTarget::new())),
         "local" => Ok(BuiltinTarget::Local(LocalTarget::new()?)),
         "linux" => Ok(BuiltinTarget::Linux(LinuxTarget::new()?)),
+        "docker" => Ok(BuiltinTarget::Docker(DockerTarget::connect_blocking()?)),
         other => Err(TargetError::Unknown {
             name: other.to_string(),
         }),
@@ -99,13 +111,16 @@ mod tests {
                 Err(TargetError::Linux(LinuxTargetError::Unavailable(reason))) => {
                     println!("SKIP the linux target: {reason}");
                 }
+                Err(TargetError::Docker(DockerTargetError::Unavailable(reason))) => {
+                    println!("SKIP the docker target: {reason}");
+                }
                 Err(e) => panic!("{name}: {e}"),
             }
         }
-        let err = by_name("docker").unwrap_err();
+        let err = by_name("vmware").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown backend \"docker\"; known backends: memory, minimal, local, linux"
+            "unknown backend \"vmware\"; known backends: memory, minimal, local, linux, docker"
         );
     }
 

@@ -33,7 +33,7 @@ pub async fn conformance(
     };
     let target = targets::by_name(name).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
-        TargetError::Local(_) | TargetError::Linux(_) => {
+        TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
             CliError::failure("unavailable", e.to_string())
         }
     })?;
@@ -94,12 +94,12 @@ mod tests {
 
     #[tokio::test]
     async fn an_unknown_backend_is_a_one_line_usage_error() {
-        let e = conformance(Some("docker".into()), None, None)
+        let e = conformance(Some("vmware".into()), None, None)
             .await
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "corral: error: [usage] unknown backend \"docker\"; known backends: memory, minimal, local, linux"
+            "corral: error: [usage] unknown backend \"vmware\"; known backends: memory, minimal, local, linux, docker"
         );
     }
 

@@ -1,0 +1,146 @@
+//! The `docker` target: the contract adapter over corral's docker backend
+//! on the Docker Engine of `DOCKER_HOST` (the local socket by default),
+//! with the envelope [`envelopes::docker_for`] derives from what the
+//! backend declares on this engine. The target's backend is scoped to a
+//! fresh label, so it sees only what its own cases made on a shared
+//! engine; every container and snapshot of that scope is removed when the
+//! target is dropped.
+//!
+//! The test image (`corral-test:busybox-curl`: busybox plus the host's
+//! curl) is imported at set-up when the engine lacks it — never pulled.
+//! The egress fixture is two HTTP servers on the host's loopback: a `none`
+//! sandbox has a loopback of its own, so reaching either would prove its
+//! namespace leaks. The backend enforces no allowlist, so
+//! `allowlist-egress` is a recorded skip.
+
+use std::sync::Arc;
+
+use corral_backend::{Backend, BackendError, Labels};
+use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend, testimage};
+use corral_contract::{HostPort, SandboxError};
+use corral_runtime::adapter::{ContractAdapter, envelopes};
+
+use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::targets::inventory::backend_inventory;
+use crate::targets::loopback::LoopbackServer;
+
+/// `ContractAdapter<DockerBackend>` on a scope of its own.
+#[derive(Debug)]
+pub struct DockerTarget {
+    backend: Arc<DockerBackend>,
+    servers: [LoopbackServer; 2],
+}
+
+/// Why the docker target could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum DockerTargetError {
+    /// No Docker Engine answers here, or the test image cannot be made
+    /// (the reason says why).
+    #[error("no usable Docker Engine: {0}")]
+    Unavailable(String),
+    /// A loopback test server of the egress fixture could not start.
+    #[error("starting a loopback test server: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+impl DockerTarget {
+    /// Connects to the engine, imports the test image if it is missing, and
+    /// scopes the backend to a fresh label. Must run inside a tokio runtime.
+    pub async fn new() -> Result<Self, DockerTargetError> {
+        let unavailable = |e: &dyn std::fmt::Display| DockerTargetError::Unavailable(e.to_string());
+        let docker = bollard::Docker::connect_with_defaults().map_err(|e| unavailable(&e))?;
+        docker.ping().await.map_err(|e| unavailable(&e))?;
+        let docker = docker
+            .negotiate_version()
+            .await
+            .map_err(|e| unavailable(&e))?;
+        testimage::ensure(&docker, DEFAULT_IMAGE)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let scope = format!(
+            "conformance-{}",
+            corral_backend::statefile::random_hex().map_err(|e| unavailable(&e))?
+        );
+        let backend = DockerBackend::connect()
+            .await
+            .and_then(|b| b.scoped(&scope))
+            .map_err(|e| unavailable(&e))?;
+        let servers = [
+            LoopbackServer::start().map_err(DockerTargetError::Server)?,
+            LoopbackServer::start().map_err(DockerTargetError::Server)?,
+        ];
+        Ok(Self {
+            backend: Arc::new(backend),
+            servers,
+        })
+    }
+
+    /// [`DockerTarget::new`] from synchronous code (inside a runtime or
+    /// not): set up on a thread with a runtime of its own.
+    pub fn connect_blocking() -> Result<Self, DockerTargetError> {
+        std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| DockerTargetError::Unavailable(format!("a runtime: {e}")))?;
+            runtime.block_on(Self::new())
+        })
+        .join()
+        .unwrap_or_else(|_| {
+            Err(DockerTargetError::Unavailable(
+                "the set-up thread panicked".into(),
+            ))
+        })
+    }
+
+    /// The backend every provider of this target shares.
+    pub fn backend(&self) -> &Arc<DockerBackend> {
+        &self.backend
+    }
+}
+
+impl Drop for DockerTarget {
+    fn drop(&mut self) {
+        // Remove everything of this scope. Drop cannot await, and may run
+        // inside a runtime: sweep on a thread with a runtime of its own.
+        let backend = Arc::clone(&self.backend);
+        let sweep = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(backend.reap(&Labels::new())).ok()
+        });
+        let _ = sweep.join();
+    }
+}
+
+impl ConformanceTarget for DockerTarget {
+    type Provider = ContractAdapter<DockerBackend>;
+
+    fn name(&self) -> String {
+        "docker".into()
+    }
+
+    fn provider(&self) -> Result<Self::Provider, SandboxError> {
+        ContractAdapter::new(
+            Arc::clone(&self.backend),
+            envelopes::docker_for(&self.backend.capabilities()),
+        )
+    }
+
+    fn egress(&self) -> Option<EgressFixture> {
+        let [a, b] = &self.servers;
+        let allowed = HostPort::new(a.address()).ok()?;
+        let denied = HostPort::new(b.address()).ok()?;
+        Some(EgressFixture {
+            allowed,
+            denied,
+            probe: EgressProbe::Curl,
+        })
+    }
+
+    async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
+        Some(backend_inventory(&*self.backend).await)
+    }
+}
