@@ -1,0 +1,51 @@
+//! The docker backend behind the contract adapter, on a real Docker
+//! Engine: no case fails, every skip names the token its envelope does not
+//! earn, and nothing of the target's scope is left in the engine.
+
+mod common;
+
+use common::{assert_skips_name_their_missing_tokens, with_outcome};
+use corral_backend::Labels;
+use corral_conformance::targets::{DockerTarget, DockerTargetError, backend_inventory};
+use corral_conformance::{Outcome, run};
+use corral_contract::ConformanceCase;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_docker_backend_fails_nothing_and_names_every_skip() {
+    let test = "the_docker_backend_fails_nothing_and_names_every_skip";
+    let target = match DockerTarget::new().await {
+        Ok(t) => t,
+        Err(DockerTargetError::Unavailable(reason)) => {
+            eprintln!("skip: {test}: {reason}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let report = run(&target).await.unwrap();
+    print!("{}", report.table());
+    for c in &report.cases {
+        assert_ne!(
+            c.outcome,
+            Outcome::Failed,
+            "{}: {}",
+            c.name,
+            c.reason.as_deref().unwrap_or("")
+        );
+    }
+    assert_skips_name_their_missing_tokens(&report);
+    let skipped = with_outcome(&report, Outcome::Skipped);
+    assert_eq!(
+        skipped,
+        vec![ConformanceCase::AllowlistEgress],
+        "the docker envelope earns every token but network-allowlist"
+    );
+    let left = backend_inventory(&**target.backend()).await.unwrap();
+    assert!(left.is_empty(), "the suite left {left}");
+    let backend = std::sync::Arc::clone(target.backend());
+    drop(target);
+    assert_eq!(
+        backend.reap(&Labels::new()).await.unwrap(),
+        0,
+        "the target's drop left containers or snapshots of its scope"
+    );
+}
