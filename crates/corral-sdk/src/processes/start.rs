@@ -1,0 +1,228 @@
+//! `processes.start`: a detached wrapper in a new session, with its output
+//! kept in the process record.
+
+use std::time::{Duration, Instant};
+
+use corral_backend::{Command, ErrorCode, now_ms};
+
+use super::{
+    ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, check_name, dir_of,
+};
+use crate::error::Result;
+use crate::run::RunOptions;
+use crate::sh::quote;
+
+/// How long `start` waits for the wrapper to write its pid.
+const PID_WAIT: Duration = Duration::from_secs(10);
+
+/// Default time a readiness check given to `start` may take.
+const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The wrapper script; `dir` is the record directory as commands see it.
+///
+/// `setsid` runs in the foreground: it makes a new session (and process
+/// group) before the exec's shell can exit, so the backend's kill of the
+/// exec's group can never race it. The session's first shell writes its pid
+/// (the new group's id), starts the job in the background, in the same
+/// group, and exits.
+fn wrapper(dir: &str, argv: &[String]) -> String {
+    let d = |file: &str| quote(&format!("{dir}/{file}"));
+    let job = format!(
+        "\"$@\" > {out} 2> {err} < /dev/null; echo $? > {exit}",
+        out = d("stdout"),
+        err = d("stderr"),
+        exit = d("exit"),
+    );
+    let args: Vec<String> = argv.iter().map(|a| quote(a)).collect();
+    let leader = format!(
+        "echo $$ > {pid}; sh -c {job} corral-proc {args} < /dev/null > /dev/null 2>&1 &",
+        pid = d("pid"),
+        job = quote(&job),
+        args = args.join(" "),
+    );
+    format!(
+        "setsid sh -c {} < /dev/null > /dev/null 2>&1",
+        quote(&leader)
+    )
+}
+
+impl Processes<'_> {
+    /// Starts `command` in the background as process `name`, in the
+    /// sandbox's home with its environment.
+    pub async fn start(&self, name: &str, command: Command) -> Result<ProcessHandle> {
+        self.start_with(name, command, StartOptions::default())
+            .await
+    }
+
+    /// Starts `command` in the background as process `name`. A process of
+    /// that name that still runs is a `conflict`; an ended one's record is
+    /// replaced.
+    pub async fn start_with(
+        &self,
+        name: &str,
+        command: Command,
+        options: StartOptions,
+    ) -> Result<ProcessHandle> {
+        const OP: &str = "processes.start";
+        check_name(self.sb, OP, name)?;
+        command.validate().map_err(|e| self.sb.error(OP, e))?;
+        if let Some(cwd) = &options.cwd
+            && !cwd.starts_with('/')
+        {
+            return Err(self.fail(
+                ErrorCode::InvalidInput,
+                OP,
+                format!("cwd {cwd:?} is not an absolute path"),
+            ));
+        }
+        let dir = dir_of(name);
+        let files = self.sb.files();
+        if files
+            .exists(&dir)
+            .await
+            .map_err(|e| self.fail(e.code, OP, e.message))?
+        {
+            match self.state_of(OP, name).await? {
+                (_, ProcessState::Running) => {
+                    return Err(self.fail(
+                        ErrorCode::Conflict,
+                        OP,
+                        format!("a process named {name:?} is already running"),
+                    ));
+                }
+                _ => files
+                    .remove(&dir, true)
+                    .await
+                    .map_err(|e| self.fail(e.code, OP, e.message))?,
+            }
+        }
+        files
+            .mkdir(&dir)
+            .await
+            .map_err(|e| self.fail(e.code, OP, e.message))?;
+        let record = ProcessRecord {
+            name: name.to_string(),
+            command: command.clone(),
+            cwd: options.cwd.clone(),
+            env_names: options.env.keys().cloned().collect(),
+            started_at_ms: now_ms(),
+        };
+        let json = serde_json::to_vec_pretty(&record).map_err(|e| {
+            self.fail(
+                ErrorCode::Io,
+                OP,
+                format!("encoding the process record: {e}"),
+            )
+        })?;
+        files
+            .write_op(OP, &format!("{dir}/spec.json"), &json, 0o644)
+            .await?;
+        let result = self.launch(OP, name, &dir, &command, &options).await;
+        if let Err(e) = result {
+            // Leave no half-made record behind.
+            let _ = self.sb.files().remove(&dir, true).await;
+            return Err(e);
+        }
+        let handle = ProcessHandle::new(self.sb.clone(), name);
+        if let Some(check) = &options.ready {
+            let timeout = options.ready_timeout.unwrap_or(DEFAULT_READY_TIMEOUT);
+            if let Err(e) = self.wait_ready(name, check, timeout).await {
+                let _ = self.kill(name).await;
+                return Err(self.fail(e.code, OP, e.message));
+            }
+        }
+        Ok(handle)
+    }
+
+    async fn launch(
+        &self,
+        op: &str,
+        name: &str,
+        dir: &str,
+        command: &Command,
+        options: &StartOptions,
+    ) -> Result<()> {
+        // The record directory as commands see it.
+        let seen = self
+            .sb
+            .run_with(
+                Command::argv(["pwd", "-P"]),
+                RunOptions {
+                    cwd: Some(dir.to_string()),
+                    timeout: Some(Duration::from_secs(30)),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .map_err(|e| self.fail(e.code, op, e.message))?;
+        let seen_dir = seen.stdout_text().trim_end_matches('\n').to_string();
+        if !seen.success() || !seen_dir.starts_with('/') || seen_dir.contains('\n') {
+            return Err(self.fail(
+                ErrorCode::Unsupported,
+                op,
+                format!(
+                    "`pwd -P` in {dir} did not print a path (exit {}): {}",
+                    seen.code(),
+                    seen.stderr_text().trim()
+                ),
+            ));
+        }
+        let script = wrapper(&seen_dir, &command.to_argv());
+        let r = self
+            .sb
+            .run_with(
+                Command::shell(script),
+                RunOptions {
+                    cwd: options.cwd.clone(),
+                    env: options.env.clone(),
+                    timeout: Some(Duration::from_secs(30)),
+                    ..RunOptions::default()
+                },
+            )
+            .await
+            .map_err(|e| self.fail(e.code, op, e.message))?;
+        if !r.success() {
+            return Err(self.fail(
+                ErrorCode::Io,
+                op,
+                format!(
+                    "the wrapper of {name:?} failed (exit {}): {}",
+                    r.code(),
+                    r.stderr_text().trim()
+                ),
+            ));
+        }
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            if self.pid_of(op, name).await?.is_some() {
+                return Ok(());
+            }
+            if started.elapsed() >= PID_WAIT {
+                return Err(self.fail(
+                    ErrorCode::Unsupported,
+                    op,
+                    format!(
+                        "the wrapper of {name:?} never wrote its pid within {PID_WAIT:?}: \
+                         the sandbox needs `sh` and `setsid` to run background processes"
+                    ),
+                ));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrapper_quotes_every_path_and_argument() {
+        let w = wrapper("/s/it's", &["echo".into(), "a b".into()]);
+        assert!(w.starts_with("setsid sh -c '"), "{w}");
+        assert!(w.ends_with("' < /dev/null > /dev/null 2>&1"), "{w}");
+        assert!(!w.contains("it's"), "the quote is escaped: {w}");
+    }
+}
