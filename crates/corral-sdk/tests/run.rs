@@ -10,6 +10,9 @@ use corral_backend::{CancellationToken, Command, ErrorCode, ExitStatus, StreamKi
 use corral_sdk::{CreateOptions, OutputCallback, RunEvent, RunOptions, Sandbox};
 use sandbox_support::all;
 
+/// One chunk a callback saw.
+type Chunk = (StreamKind, Vec<u8>);
+
 async fn sandbox(t: &sandbox_support::Target) -> Sandbox {
     Sandbox::create(t.backend.clone(), CreateOptions::default())
         .await
@@ -37,7 +40,12 @@ async fn non_zero_exit_is_a_result_with_both_streams() {
 async fn cwd_env_and_stdin_reach_the_command() {
     for t in all("cwd_env_and_stdin") {
         let s = sandbox(&t).await;
-        s.run("mkdir -p /tmp/work").await.unwrap();
+        // Through the file primitives: on local, paths inside commands are host paths.
+        s.backend()
+            .files()
+            .mkdir(s.id(), "/tmp/work", true)
+            .await
+            .unwrap();
         let mut opts = RunOptions {
             cwd: Some("/tmp/work".into()),
             stdin: Some(b"from stdin".to_vec()),
@@ -161,7 +169,7 @@ async fn the_output_cap_truncates_and_says_so() {
 async fn callbacks_see_every_chunk_in_order_even_past_the_cap() {
     for t in all("callbacks_see_every_chunk") {
         let s = sandbox(&t).await;
-        let seen: Arc<Mutex<Vec<(StreamKind, Vec<u8>)>>> = Arc::default();
+        let seen: Arc<Mutex<Vec<Chunk>>> = Arc::default();
         let sink = seen.clone();
         let r = s
             .run_with(

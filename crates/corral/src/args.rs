@@ -193,6 +193,13 @@ pub struct GcArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also destroy `corral`-labelled sandboxes idle for at least this long
+    /// (`90s`, `30m`, `2h`, `1d`, `1h30m`); never one with a run in progress.
+    #[arg(long, value_name = "DURATION")]
+    pub idle: Option<String>,
+    /// The backend for `--idle` (default: local, and linux where it can run).
+    #[arg(long, value_name = "NAME", requires = "idle")]
+    pub backend: Option<String>,
 }
 
 /// `corral mcp`.

@@ -81,7 +81,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Rm(a) => commands::rm::rm(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
-        Commands::Gc(a) => commands::gc::gc(a.json).await,
+        Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
         Commands::Conformance(a) => {
             commands::conformance::conformance(a.backend, a.suite, a.json).await

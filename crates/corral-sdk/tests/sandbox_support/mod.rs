@@ -73,6 +73,8 @@ pub fn linux(test: &str) -> Option<Target> {
 pub fn all(test: &str) -> Vec<Target> {
     let mut v = vec![memory(), local()];
     v.extend(linux(test));
+    let names: Vec<&str> = v.iter().map(|t| t.backend.name()).collect();
+    eprintln!("{test}: on {}", names.join(", "));
     v
 }
 

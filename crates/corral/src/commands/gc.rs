@@ -3,14 +3,23 @@
 //! sandboxes that are not live (directories, mounts, cgroups, orphaned init
 //! processes, key claims); for the local backend half-created sandboxes.
 //! Live sandboxes are never touched.
+//!
+//! With `--idle DURATION` it then also destroys the `corral`-labelled
+//! sandboxes idle for at least that long ([`corral_sdk::gc`]: idleness from
+//! the newest of creation and the last run's start or end; a sandbox with a
+//! run in progress is always spared), on `--backend NAME`, or on local and,
+//! where it can run, linux.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use corral_backend::Backend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::gc::GcReport;
 use corral_backend_local::LocalBackend;
 use serde::Serialize;
 
+use crate::args::GcArgs;
 use crate::error::{CliError, CliResult};
 
 /// How long a half-created local sandbox must have been untouched to be
@@ -33,6 +42,9 @@ enum LinuxOutcome {
 struct Report {
     linux: LinuxOutcome,
     local: LocalReport,
+    /// The idle sweep, one report per backend, with `--idle`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle: Option<Vec<corral_sdk::GcReport>>,
 }
 
 /// What the local backend's sweep reclaimed.
@@ -42,8 +54,10 @@ struct LocalReport {
 }
 
 /// Runs `corral gc`: sweeps the linux and local backends of the default
-/// state directory and prints what was reclaimed (JSON with `json`).
-pub async fn gc(json: bool) -> CliResult {
+/// state directory, then with `--idle` destroys idle sandboxes, and prints
+/// what was reclaimed (JSON with `--json`).
+pub async fn gc(args: GcArgs) -> CliResult {
+    let idle = args.idle.as_deref().map(parse_duration).transpose()?;
     let dir = LocalBackend::default_state_dir();
     let linux = match LinuxBackend::available() {
         Ok(()) => LinuxOutcome::Swept(LinuxBackend::open(&dir)?.gc().await?),
@@ -54,25 +68,112 @@ pub async fn gc(json: bool) -> CliResult {
             .sweep_incomplete(LOCAL_MIN_AGE)
             .await?,
     };
-    let report = Report { linux, local };
-    if json {
+    let idle = match idle {
+        None => None,
+        Some(idle) => {
+            let mut reports = Vec::new();
+            for backend in idle_backends(args.backend.as_deref())? {
+                let report = corral_sdk::gc(backend, idle)
+                    .await
+                    .map_err(|e| CliError::failure(e.code.as_str(), e.to_string()))?;
+                reports.push(report);
+            }
+            Some(reports)
+        }
+    };
+    let report = Report { linux, local, idle };
+    if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure("io", format!("encoding JSON: {e}")))?;
         println!("{text}");
     } else {
         print!("{}", human(&report));
     }
-    match &report.linux {
-        LinuxOutcome::Swept(r) if !r.errors.is_empty() => Err(CliError::failure(
+    if let LinuxOutcome::Swept(r) = &report.linux
+        && !r.errors.is_empty()
+    {
+        return Err(CliError::failure(
             "io",
             format!(
                 "gc could not reclaim {} sandbox(es), first {}; run it again",
                 r.errors.len(),
                 r.errors[0]
             ),
-        )),
-        _ => Ok(0),
+        ));
     }
+    if let Some(failure) = report
+        .idle
+        .iter()
+        .flatten()
+        .flat_map(|r| r.failed.iter())
+        .next()
+    {
+        return Err(CliError::failure(
+            "io",
+            format!(
+                "gc --idle could not inspect or destroy {}: {}; run it again",
+                failure.id, failure.error
+            ),
+        ));
+    }
+    Ok(0)
+}
+
+/// The backends `--idle` sweeps: the one named, or local and (where it can
+/// run) linux on the default state directory.
+fn idle_backends(named: Option<&str>) -> Result<Vec<Arc<dyn Backend>>, CliError> {
+    if named.is_some() {
+        return Ok(vec![crate::backends::open(named)?]);
+    }
+    let mut list = vec![crate::backends::open(Some("local"))?];
+    if LinuxBackend::available().is_ok() {
+        list.push(crate::backends::open(Some("linux"))?);
+    }
+    Ok(list)
+}
+
+/// Parses `90s`, `30m`, `2h`, `1d`, `500ms`, `1h30m`; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, CliError> {
+    let bad = || {
+        CliError::usage(format!(
+            "--idle: {text:?} is not a duration (e.g. 90s, 30m, 2h, 1d, 1h30m)"
+        ))
+    };
+    let text_trimmed = text.trim();
+    if text_trimmed.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(secs) = text_trimmed.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text_trimmed;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest.len()
+            - rest
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .len();
+        let unit_ms: u64 = match &rest[..unit_len] {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(bad()),
+        };
+        rest = &rest[unit_len..];
+        let ms = n.checked_mul(unit_ms).ok_or_else(bad)?;
+        total = total
+            .checked_add(Duration::from_millis(ms))
+            .ok_or_else(bad)?;
+    }
+    Ok(total)
 }
 
 /// The human summary: one line per backend.
@@ -91,11 +192,41 @@ fn human(report: &Report) -> String {
             r.spared.len()
         ),
     };
-    format!(
+    let mut text = format!(
         "{linux}\nlocal: reclaimed {} half-created sandbox(es){}\n",
         report.local.sandboxes.len(),
         ids(&report.local.sandboxes)
-    )
+    );
+    for r in report.idle.iter().flatten() {
+        text.push_str(&idle_line(r));
+    }
+    text
+}
+
+/// One line per backend of the idle sweep.
+fn idle_line(r: &corral_sdk::GcReport) -> String {
+    let busy: Vec<String> = r
+        .spared
+        .iter()
+        .filter(|s| matches!(s.reason, corral_sdk::SpareReason::RunInProgress { .. }))
+        .map(|s| s.id.clone())
+        .collect();
+    let recent = r.spared.len() - busy.len();
+    let failed: Vec<String> = r.failed.iter().map(|f| f.id.clone()).collect();
+    let mut line = format!(
+        "idle {}: removed {} sandbox(es){}; spared {} with a run in progress{} and {} recently active",
+        r.backend,
+        r.removed.len(),
+        ids(&r.removed),
+        busy.len(),
+        ids(&busy),
+        recent
+    );
+    if !failed.is_empty() {
+        line.push_str(&format!("; {} failed{}", failed.len(), ids(&failed)));
+    }
+    line.push('\n');
+    line
 }
 
 /// ` (a, b)` for a non-empty list of ids.
@@ -123,6 +254,7 @@ mod tests {
             local: LocalReport {
                 sandboxes: Vec::new(),
             },
+            idle: None,
         };
         let text = human(&report);
         assert!(
@@ -139,10 +271,47 @@ mod tests {
             local: LocalReport {
                 sandboxes: vec!["loc-1".into()],
             },
+            idle: None,
         };
         assert_eq!(
             human(&skipped),
             "linux: skipped (no root)\nlocal: reclaimed 1 half-created sandbox(es) (loc-1)\n"
+        );
+    }
+
+    #[test]
+    fn durations_parse_or_are_refused() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("1d").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        for bad in ["", "m", "30x", "-5m", "1.5h", "30m ago"] {
+            let e = parse_duration(bad).unwrap_err().to_string();
+            assert!(e.contains("is not a duration"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_idle_summary_names_removed_and_busy() {
+        let r = corral_sdk::GcReport {
+            backend: "local".into(),
+            removed: vec!["loc-a".into()],
+            spared: vec![
+                corral_sdk::Spared {
+                    id: "loc-b".into(),
+                    reason: corral_sdk::SpareReason::RunInProgress { runs: 1 },
+                },
+                corral_sdk::Spared {
+                    id: "loc-c".into(),
+                    reason: corral_sdk::SpareReason::RecentlyActive { idle_ms: 5 },
+                },
+            ],
+            failed: Vec::new(),
+        };
+        assert_eq!(
+            idle_line(&r),
+            "idle local: removed 1 sandbox(es) (loc-a); spared 1 with a run in progress (loc-b) and 1 recently active\n"
         );
     }
 }
