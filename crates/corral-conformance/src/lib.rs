@@ -1,7 +1,9 @@
 //! # corral-conformance
 //!
 //! The provider contract's nine conformance cases as test objects, run
-//! against any [`ConformanceTarget`], with evidence in a [`Report`].
+//! against any [`ConformanceTarget`], with evidence in a [`Report`]; and
+//! the SDK's conformance suite ([`sdk`]), run against any backend through
+//! the SDK, with evidence in an [`sdk::SdkReport`].
 //!
 //! | case | requires | proves |
 //! |---|---|---|
@@ -47,6 +49,7 @@ mod probe;
 mod report;
 mod request;
 mod scope;
+pub mod sdk;
 mod suite;
 mod target;
 pub mod targets;

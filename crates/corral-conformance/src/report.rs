@@ -14,7 +14,8 @@ pub enum Outcome {
     Passed,
     /// The case ran and an assertion failed (its reason says which).
     Failed,
-    /// The target lacks a token the case requires (its reason names them).
+    /// The case did not run: the target lacks a token it requires, or the
+    /// runtime declared it unsupported (its reason says which).
     Skipped,
 }
 
@@ -113,23 +114,40 @@ impl Report {
             .max()
             .unwrap_or(0);
         for c in &self.cases {
-            let time = match c.outcome {
-                Outcome::Skipped => "-".to_string(),
-                Outcome::Passed | Outcome::Failed => format!("{} ms", c.duration_ms),
-            };
-            let line = format!(
-                "{:<width$}  {:<7}  {:>9}  {}",
+            let line = table_line(
                 c.name.as_str(),
-                c.outcome.as_str(),
-                time,
-                c.reason.as_deref().unwrap_or(""),
+                width,
+                c.outcome,
+                c.duration_ms,
+                c.reason.as_deref(),
             );
-            let _ = writeln!(out, "{}", line.trim_end());
+            let _ = writeln!(out, "{line}");
         }
         out.push_str(&self.summary());
         out.push('\n');
         out
     }
+}
+
+/// One line of a report table: `name  outcome  duration  reason`, the name
+/// padded to `width`, no trailing blanks (shared by every suite's table).
+pub(crate) fn table_line(
+    name: &str,
+    width: usize,
+    outcome: Outcome,
+    duration_ms: u64,
+    reason: Option<&str>,
+) -> String {
+    let time = match outcome {
+        Outcome::Skipped => "-".to_string(),
+        Outcome::Passed | Outcome::Failed => format!("{duration_ms} ms"),
+    };
+    let line = format!(
+        "{name:<width$}  {:<7}  {time:>9}  {}",
+        outcome.as_str(),
+        reason.unwrap_or(""),
+    );
+    line.trim_end().to_string()
 }
 
 #[cfg(test)]

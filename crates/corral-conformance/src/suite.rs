@@ -18,22 +18,25 @@ pub const CASE_BOUND: Duration = Duration::from_secs(120);
 /// The longest a case's cleanup may take.
 pub const CLEANUP_BOUND: Duration = Duration::from_secs(60);
 
-/// A suite this crate runs. A closed set: the contract's nine cases today;
-/// the SDK's conformance suite joins it later.
+/// A suite this crate runs. A closed set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Suite {
     /// The provider contract's nine conformance cases.
     Contract,
+    /// The SDK's conformance suite ([`crate::sdk`]), run through the SDK
+    /// against a backend.
+    Sdk,
 }
 
 impl Suite {
     /// Every suite.
-    pub const ALL: &'static [Suite] = &[Suite::Contract];
+    pub const ALL: &'static [Suite] = &[Suite::Contract, Suite::Sdk];
 
     /// The suite's name on the command line.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Contract => "contract",
+            Self::Sdk => "sdk",
         }
     }
 
@@ -42,10 +45,13 @@ impl Suite {
         Self::ALL.iter().copied().find(|s| s.as_str() == name)
     }
 
-    /// The cases the suite runs, in order.
+    /// The contract cases the suite runs, in order. The SDK suite runs no
+    /// contract case: its cases are [`crate::sdk::SdkCase::ALL`], run by
+    /// [`crate::sdk::run_sdk`].
     pub fn cases(self) -> &'static [ConformanceCase] {
         match self {
             Self::Contract => ConformanceCase::ALL,
+            Self::Sdk => &[],
         }
     }
 }
@@ -175,8 +181,10 @@ mod tests {
     #[test]
     fn suites_are_named() {
         assert_eq!(Suite::parse("contract"), Some(Suite::Contract));
-        assert_eq!(Suite::parse("sdk"), None);
+        assert_eq!(Suite::parse("sdk"), Some(Suite::Sdk));
+        assert_eq!(Suite::parse("sdk-v2"), None);
         assert_eq!(Suite::Contract.cases().len(), 9);
+        assert!(Suite::Sdk.cases().is_empty());
         assert_eq!(Suite::Contract.as_str(), "contract");
     }
 }

@@ -1,0 +1,174 @@
+//! `previews` and `http-probe`.
+
+use std::time::Duration;
+
+use corral_backend::{CancellationToken, ErrorCode, ExecRequest, PreviewUrl};
+use corral_sdk::Sandbox;
+
+use crate::failure::{Failure, ensure, shown};
+use crate::sdk::http::{self, HttpUrl};
+use crate::sdk::options::Check;
+use crate::sdk::scope::SdkScope;
+
+/// The port a sandbox asks for when the backend does not care which.
+const FALLBACK_PORT: u16 = 8000;
+
+/// How long the server in the sandbox has to answer (a bound against
+/// hangs, never a measurement).
+const SERVE_BOUND: Duration = Duration::from_secs(60);
+
+/// A TCP port free on this machine's loopback right now. Backends that
+/// isolate nothing publish a sandbox port as the same host port, so the
+/// suite asks for one nobody holds.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or(FALLBACK_PORT, |a| a.port())
+}
+
+/// The preview URL of `port` of `sandbox`.
+async fn preview(sandbox: &Sandbox, port: u16) -> Result<PreviewUrl, corral_backend::BackendError> {
+    sandbox.backend().preview_url(sandbox.id(), port).await
+}
+
+/// With previews: a URL for a port given at create. With `previews`
+/// declared unsupported: the preview is refused with `unsupported`.
+pub(crate) async fn previews(scope: &mut SdkScope) -> Result<(), Failure> {
+    if scope.options().reason(Check::Previews).is_some() {
+        let sandbox = scope.sandbox().await?;
+        return match preview(&sandbox, FALLBACK_PORT).await {
+            Err(e) if e.code == ErrorCode::Unsupported => Ok(()),
+            Err(e) => Err(Failure::step(
+                format_args!(
+                    "preview {FALLBACK_PORT} (previews unsupported): expected unsupported"
+                ),
+                e,
+            )),
+            Ok(p) => Err(Failure::new(format_args!(
+                "preview {FALLBACK_PORT}: gave {:?}, but previews are declared unsupported",
+                p.url
+            ))),
+        };
+    }
+    let port = free_port();
+    let mut options = scope.create_options();
+    options.ports = vec![port];
+    let sandbox = scope.create(options).await?;
+    let url = preview(&sandbox, port)
+        .await
+        .map_err(|e| Failure::step(format_args!("preview {port}"), e))?;
+    ensure(
+        !url.url.trim().is_empty() && !url.url.contains(char::is_whitespace),
+        || format!("preview {port}: {:?} is not a URL", url.url),
+    )
+}
+
+/// A server in the sandbox on a port given at create answers a real HTTP
+/// GET from this machine at the port's preview URL with `200` and the
+/// file it serves.
+pub(crate) async fn http_probe(
+    scope: &mut SdkScope,
+    server: &(dyn Fn(u16) -> corral_backend::Command + Send + Sync),
+) -> Result<(), Failure> {
+    let port = free_port();
+    let mut options = scope.create_options();
+    options.ports = vec![port];
+    let sandbox = scope.create(options).await?;
+    let token = format!("corral-sdk-conformance-{port}\n");
+    sandbox
+        .backend()
+        .files()
+        .write(
+            sandbox.id(),
+            "/workspace/index.html",
+            token.as_bytes(),
+            None,
+        )
+        .await
+        .map_err(|e| Failure::step("files.write /workspace/index.html", e))?;
+    let preview = preview(&sandbox, port)
+        .await
+        .map_err(|e| Failure::step(format_args!("preview {port}"), e))?;
+    let url = HttpUrl::parse(&preview.url)
+        .map_err(|e| Failure::new(format_args!("preview {port}: {e}")))?;
+    if !scope.options().live && !url.is_loopback() {
+        return Err(Failure::new(format_args!(
+            "preview {port}: {:?} is not on this machine's loopback, and an offline run never leaves it",
+            preview.url
+        )));
+    }
+
+    let stop = CancellationToken::new();
+    let mut request = ExecRequest::new(server(port));
+    request.cwd = Some("/workspace".to_string());
+    request.timeout = Some(SERVE_BOUND + Duration::from_secs(30));
+    request.abort = Some(stop.clone());
+    let backend = std::sync::Arc::clone(sandbox.backend());
+    let id = sandbox.id().to_string();
+    let serving = tokio::spawn(async move {
+        let mut out = corral_backend::CollectedOutput::default();
+        let result = backend.exec(&id, request, &mut out).await;
+        (result, out)
+    });
+
+    let probed = probe(&url, &preview, &token, &serving).await;
+    stop.cancel();
+    let (ended, out) = serving
+        .await
+        .map_err(|e| Failure::new(format_args!("the server task: {e}")))?;
+    match probed {
+        Ok(()) => Ok(()),
+        Err(f) => Err(Failure::new(format_args!(
+            "{f} (server: {}, stderr {})",
+            match ended {
+                Ok(o) => format!("ended with {:?}", o.status),
+                Err(e) => e.to_string(),
+            },
+            shown(&out.stderr)
+        ))),
+    }
+}
+
+/// GETs `url` until the server answers, then checks the answer.
+async fn probe(
+    url: &HttpUrl,
+    preview: &PreviewUrl,
+    token: &str,
+    serving: &tokio::task::JoinHandle<(
+        Result<corral_backend::ExecOutcome, corral_backend::BackendError>,
+        corral_backend::CollectedOutput,
+    )>,
+) -> Result<(), Failure> {
+    let deadline = tokio::time::Instant::now() + SERVE_BOUND;
+    let mut last = String::from("no attempt");
+    loop {
+        if serving.is_finished() {
+            return Err(Failure::new(format_args!(
+                "GET {}: the server ended before answering (last attempt: {last})",
+                preview.url
+            )));
+        }
+        match http::get(url, &preview.headers, Duration::from_secs(10)).await {
+            Ok(r) => {
+                return ensure(r.status == 200 && r.body == token.as_bytes(), || {
+                    format!(
+                        "GET {}: status {} body {}, expected 200 with {}",
+                        preview.url,
+                        r.status,
+                        shown(&r.body),
+                        shown(token.as_bytes())
+                    )
+                });
+            }
+            Err(e) => last = e,
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Failure::new(format_args!(
+                "GET {}: no answer within {} s: {last}",
+                preview.url,
+                SERVE_BOUND.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,192 @@
+//! Running the SDK suite: the `live` rule, skips, per-case bounds, cleanup.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use corral_backend::Backend;
+use corral_contract::Timestamp;
+
+use crate::failure::Failure;
+use crate::report::Outcome;
+use crate::sdk::case::SdkCase;
+use crate::sdk::checks;
+use crate::sdk::options::SdkConformanceOptions;
+use crate::sdk::report::{SdkCaseReport, SdkReport};
+use crate::sdk::scope::SdkScope;
+use crate::sdk::target::{SdkTarget, python_http_server};
+
+/// The command serving `/workspace` over HTTP on a port.
+type HttpServer<'a> = &'a (dyn Fn(u16) -> corral_backend::Command + Send + Sync);
+
+/// The providers the suite runs with `live: false`: they never leave this
+/// machine.
+pub const OFFLINE_PROVIDERS: &[&str] = &["memory", "local"];
+
+/// The longest a case's cleanup may take, beyond the case's own bound.
+const CLEANUP_BOUND: Duration = Duration::from_secs(60);
+
+/// Why the SDK suite did not run at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SdkConformanceError {
+    /// `live: false` with a provider that may reach real infrastructure.
+    #[error(
+        "the SDK conformance suite refuses provider {provider:?} with live: false; \
+         only memory and local run offline, pass live: true to run it against {provider:?}"
+    )]
+    LiveRequired {
+        /// The provider's name.
+        provider: String,
+    },
+    /// A timeout of zero leaves no case any time to run.
+    #[error("timeout: a case needs more than 0 ms to run")]
+    ZeroTimeout,
+}
+
+/// Runs the SDK suite against `target` with the options it declares.
+pub async fn run_sdk_target<T: SdkTarget + ?Sized>(
+    target: &T,
+) -> Result<SdkReport, SdkConformanceError> {
+    run_sdk_target_with(target, &target.options()).await
+}
+
+/// Runs the SDK suite against `target` with `options` instead of the
+/// ones it declares (its HTTP server command is still its own).
+pub async fn run_sdk_target_with<T: SdkTarget + ?Sized>(
+    target: &T,
+    options: &SdkConformanceOptions,
+) -> Result<SdkReport, SdkConformanceError> {
+    let server = |port| target.http_server(port);
+    run_suite(&target.name(), target.backend(), options, &server).await
+}
+
+/// Runs every case of the SDK suite against `backend`, in order, one line
+/// each: passed, failed, or skipped with the reason `options` gives.
+///
+/// Refuses to start (before touching the backend) when `options.live` is
+/// false and the backend is not `memory` or `local`. The `http-probe`
+/// case serves with [`python_http_server`].
+pub async fn run_sdk(
+    target: &str,
+    backend: Arc<dyn Backend>,
+    options: &SdkConformanceOptions,
+) -> Result<SdkReport, SdkConformanceError> {
+    run_suite(target, backend, options, &python_http_server).await
+}
+
+async fn run_suite(
+    target: &str,
+    backend: Arc<dyn Backend>,
+    options: &SdkConformanceOptions,
+    http_server: HttpServer<'_>,
+) -> Result<SdkReport, SdkConformanceError> {
+    let provider = backend.name().to_string();
+    if !options.live && !OFFLINE_PROVIDERS.contains(&provider.as_str()) {
+        return Err(SdkConformanceError::LiveRequired { provider });
+    }
+    if options.case_timeout().is_zero() {
+        return Err(SdkConformanceError::ZeroTimeout);
+    }
+    let started_at = stamp();
+    let run = run_id();
+    let mut cases = Vec::with_capacity(SdkCase::ALL.len());
+    for case in SdkCase::ALL {
+        cases.push(run_case(&backend, &run, *case, options, http_server).await);
+    }
+    Ok(SdkReport {
+        target: target.to_string(),
+        provider,
+        live: options.live,
+        cases,
+        corral_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at,
+        finished_at: stamp(),
+    })
+}
+
+/// Runs one case, or records its skip with the declared reason.
+async fn run_case(
+    backend: &Arc<dyn Backend>,
+    run: &str,
+    case: SdkCase,
+    options: &SdkConformanceOptions,
+    http_server: HttpServer<'_>,
+) -> SdkCaseReport {
+    let skip = case
+        .skipped_by()
+        .iter()
+        .find_map(|check| options.reason(*check).map(|reason| (check, reason)));
+    if let Some((check, reason)) = skip {
+        return SdkCaseReport {
+            name: case,
+            outcome: Outcome::Skipped,
+            reason: Some(crate::failure::one_line(
+                &format!("unsupported {check}: {reason}"),
+                600,
+            )),
+            duration_ms: 0,
+        };
+    }
+    let start = Instant::now();
+    let result = attempt(backend, run, case, options, http_server).await;
+    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (outcome, reason) = match result {
+        Ok(()) => (Outcome::Passed, None),
+        Err(f) => (Outcome::Failed, Some(f.into_reason())),
+    };
+    SdkCaseReport {
+        name: case,
+        outcome,
+        reason,
+        duration_ms,
+    }
+}
+
+/// The case body under the case bound, then its cleanup whatever the body
+/// did. The first failure is the reason.
+async fn attempt(
+    backend: &Arc<dyn Backend>,
+    run: &str,
+    case: SdkCase,
+    options: &SdkConformanceOptions,
+    http_server: HttpServer<'_>,
+) -> Result<(), Failure> {
+    let bound = options.case_timeout();
+    let mut scope = SdkScope::new(Arc::clone(backend), run, case, options);
+    let body = match tokio::time::timeout(bound, checks::run(case, &mut scope, http_server)).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::new(format_args!(
+            "did not finish within {} ms",
+            bound.as_millis()
+        ))),
+    };
+    let cleanup = match tokio::time::timeout(CLEANUP_BOUND, scope.finish()).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::new(format_args!(
+            "cleanup did not finish within {} s",
+            CLEANUP_BOUND.as_secs()
+        ))),
+    };
+    body?;
+    cleanup
+}
+
+/// The current instant as a contract timestamp.
+fn stamp() -> Timestamp {
+    Timestamp::from_system_time(SystemTime::now()).unwrap_or(Timestamp::MAX)
+}
+
+/// An id for this run, unique enough to keep concurrent runs on one
+/// backend apart: the process id, the clock, and a counter.
+fn run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    format!(
+        "{:x}-{:x}-{n}",
+        std::process::id(),
+        nanos & 0xffff_ffff_ffff
+    )
+}
