@@ -193,3 +193,24 @@ async fn unknown_backend_fails_with_one_line() {
     assert!(err.contains("unknown backend"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[tokio::test]
+async fn sigterm_ends_the_session_and_destroys_the_sandbox() {
+    let state = tempfile::tempdir().unwrap();
+    let mut s = start(state.path()).await;
+    let (ok, run) = call(&s, "run", json!({ "command": "echo up" })).await;
+    assert!(ok, "{run}");
+    assert_eq!(sandboxes(state.path()).len(), 1);
+    let pid = s.child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = s.child.wait().await.unwrap();
+    let mut err = String::new();
+    s.stderr.read_to_string(&mut err).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("destroyed"), "{err}");
+    assert!(sandboxes(state.path()).is_empty(), "{err}");
+}
