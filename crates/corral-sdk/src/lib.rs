@@ -41,6 +41,7 @@ pub mod git;
 mod keys;
 mod locator;
 mod output;
+mod preview;
 pub mod processes;
 mod redact;
 mod run;

@@ -210,3 +210,31 @@ fn sandbox_error_display_format() {
     let e = SandboxError::new(ErrorCode::Timeout, "local", "run", "took\nlong");
     assert_eq!(e.to_string(), "SandboxError [timeout] local.run: took long");
 }
+
+#[tokio::test]
+async fn preview_tokens_are_registered_as_secrets() {
+    let t = memory();
+    let mut wrapped = Wrapped::new(t.backend.clone());
+    wrapped.preview_token = Some("pv-9f8e7d".into());
+    let b: Arc<dyn Backend> = Arc::new(wrapped);
+    let s = Sandbox::create(
+        b,
+        CreateOptions {
+            ports: vec![8080],
+            ..CreateOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let url = s.preview(8080).await.unwrap();
+    assert!(
+        url.url.ends_with("?port=8080&token=pv-9f8e7d"),
+        "{}",
+        url.url
+    );
+    let r = s.run("echo pv-9f8e7d on 8080").await.unwrap();
+    assert_eq!(r.stdout_text(), "[REDACTED] on 8080\n");
+    let err = s.preview(9).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.operation, "preview");
+}

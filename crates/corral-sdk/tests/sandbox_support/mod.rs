@@ -111,6 +111,8 @@ pub struct Wrapped {
     pub key_mode: KeyMode,
     pub caps: Capabilities,
     pub counts: Arc<Counts>,
+    /// When set, previews carry this token in a header and the query.
+    pub preview_token: Option<String>,
     files: CountingFiles,
 }
 
@@ -127,6 +129,7 @@ impl Wrapped {
             },
             inner,
             counts,
+            preview_token: None,
         }
     }
 
@@ -249,7 +252,12 @@ impl Backend for Wrapped {
         &self.files
     }
     async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
-        self.inner.preview_url(id, port).await
+        let mut url = self.inner.preview_url(id, port).await?;
+        if let Some(token) = &self.preview_token {
+            url.url = format!("{}?port={port}&token={token}", url.url);
+            url.headers.insert("x-preview-token".into(), token.clone());
+        }
+        Ok(url)
     }
     async fn native(&self, id: &str) -> Result<serde_json::Value> {
         self.inner.native(id).await
