@@ -1,0 +1,243 @@
+//! Readiness checks — a log line, an HTTP status, a listening port — each
+//! passing and failing, on memory, local and (where this host can run it)
+//! linux. A failure is a one-line error with the process's last log lines.
+
+mod sandbox_support;
+
+use std::time::Duration;
+
+use corral_sdk::processes::{ReadyCheck, StartOptions};
+use corral_sdk::{Command, CreateOptions, ErrorCode, Sandbox};
+
+const LONG: Duration = Duration::from_secs(60);
+const SHORT: Duration = Duration::from_millis(600);
+
+async fn cleanup(sb: &Sandbox) {
+    if let Ok(all) = sb.processes().list().await {
+        for p in all.into_iter().filter(|p| p.state.is_running()) {
+            let _ = sb.processes().kill(&p.name).await;
+        }
+    }
+    sb.destroy().await.unwrap();
+}
+
+/// A port nothing listens on right now.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
+    for target in sandbox_support::all("log_line_readiness") {
+        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
+            .await
+            .unwrap();
+        let p = sb.provider().to_string();
+        let procs = sb.processes();
+        let cmd = Command::shell(
+            "echo booting; echo warming up >&2; sleep 0.2; echo 'listening on 8080'; sleep 60",
+        );
+        let h = procs.start("srv", cmd).await.unwrap();
+        h.wait_ready(&ReadyCheck::LogLine(r"listening on \d+".into()), LONG)
+            .await
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        // A line that never comes: `timeout`, quoting the last lines.
+        let e = h
+            .wait_ready(&ReadyCheck::LogLine("never printed".into()), SHORT)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.operation.as_str()),
+            (ErrorCode::Timeout, "processes.ready"),
+            "{p}: {e}"
+        );
+        assert!(
+            e.message.contains("booting | listening on 8080"),
+            "{p}: {e}"
+        );
+        assert!(e.message.contains("stderr: warming up"), "{p}: {e}");
+        assert!(!e.to_string().contains('\n'));
+        // A process that ends first fails at once with `conflict`.
+        procs
+            .start(
+                "dies",
+                Command::shell("echo 'fatal: no config' >&2; exit 2"),
+            )
+            .await
+            .unwrap();
+        let e = procs
+            .wait_ready("dies", &ReadyCheck::LogLine("ready".into()), LONG)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Conflict, "{p}: {e}");
+        assert!(e.message.contains("exited (2)"), "{p}: {e}");
+        assert!(e.message.contains("fatal: no config"), "{p}: {e}");
+        // As a start option: the process is killed when it never gets ready.
+        let opts = StartOptions {
+            ready: Some(ReadyCheck::LogLine("up".into())),
+            ready_timeout: Some(SHORT),
+            ..StartOptions::default()
+        };
+        let e = procs
+            .start_with(
+                "slow",
+                Command::shell("echo still loading; sleep 60"),
+                opts.clone(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.operation.as_str()),
+            (ErrorCode::Timeout, "processes.start"),
+            "{p}: {e}"
+        );
+        assert!(e.message.contains("still loading"), "{p}: {e}");
+        assert!(
+            !procs.status("slow").await.unwrap().state.is_running(),
+            "{p}"
+        );
+        procs
+            .start_with("quick", Command::shell("echo up; sleep 60"), opts)
+            .await
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        let bad = procs
+            .wait_ready("quick", &ReadyCheck::LogLine("(".into()), SHORT)
+            .await
+            .unwrap_err();
+        assert_eq!(bad.code, ErrorCode::InvalidInput, "{bad}");
+        cleanup(&sb).await;
+    }
+}
+
+#[tokio::test]
+async fn memory_http_is_simulated_and_ports_are_unsupported() {
+    let target = sandbox_support::memory();
+    let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
+        .await
+        .unwrap();
+    let procs = sb.processes();
+    procs
+        .start("app", Command::shell("echo serving; sleep 60"))
+        .await
+        .unwrap();
+    let ok = ReadyCheck::Http {
+        port: 8080,
+        path: "/health".into(),
+        status: 200,
+    };
+    procs.wait_ready("app", &ok, LONG).await.unwrap();
+    let wrong = ReadyCheck::Http {
+        port: 8080,
+        path: "/health".into(),
+        status: 204,
+    };
+    let e = procs.wait_ready("app", &wrong, SHORT).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Timeout, "{e}");
+    assert!(e.message.contains("last status 200"), "{e}");
+    assert!(e.message.contains("stdout: serving"), "{e}");
+    let e = procs
+        .wait_ready("app", &ReadyCheck::Port(8080), SHORT)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unsupported, "{e}");
+    let e = procs
+        .wait_ready(
+            "app",
+            &ReadyCheck::Http {
+                port: 1,
+                path: "no-slash".into(),
+                status: 200,
+            },
+            SHORT,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
+    cleanup(&sb).await;
+}
+
+#[tokio::test]
+async fn port_and_http_readiness_against_a_real_server() {
+    if !std::path::Path::new("/usr/bin/python3").exists() {
+        eprintln!(
+            "skip: port_and_http_readiness_against_a_real_server: no /usr/bin/python3 to serve HTTP"
+        );
+        return;
+    }
+    let mut targets = vec![sandbox_support::local()];
+    targets.extend(sandbox_support::linux("port_and_http_readiness"));
+    for target in targets {
+        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
+            .await
+            .unwrap();
+        let p = sb.provider().to_string();
+        let procs = sb.processes();
+        if !sb.run("command -v curl").await.unwrap().success() {
+            eprintln!("skip: port_and_http_readiness on {p}: no curl in the sandbox");
+            cleanup(&sb).await;
+            continue;
+        }
+        let port = free_port();
+        let cmd = Command::argv([
+            "python3",
+            "-u",
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ]);
+        let opts = StartOptions {
+            ready: Some(ReadyCheck::Port(port)),
+            ready_timeout: Some(LONG),
+            ..StartOptions::default()
+        };
+        let h = procs
+            .start_with("web", cmd, opts)
+            .await
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        let ok = ReadyCheck::Http {
+            port,
+            path: "/".into(),
+            status: 200,
+        };
+        h.wait_ready(&ok, LONG)
+            .await
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        let missing = ReadyCheck::Http {
+            port,
+            path: "/missing".into(),
+            status: 200,
+        };
+        let e = h.wait_ready(&missing, SHORT).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout, "{p}: {e}");
+        assert!(e.message.contains("last status 404"), "{p}: {e}");
+        assert!(
+            e.message.contains("GET /missing"),
+            "{p}: the server's log: {e}"
+        );
+        // Nothing listens on another free port.
+        let other = free_port();
+        let e = h
+            .wait_ready(&ReadyCheck::Port(other), SHORT)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout, "{p}: {e}");
+        assert!(e.message.contains(&format!("port {other}")), "{p}: {e}");
+        let e = h
+            .wait_ready(
+                &ReadyCheck::Http {
+                    port: other,
+                    path: "/".into(),
+                    status: 200,
+                },
+                SHORT,
+            )
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("no answer"), "{p}: {e}");
+        h.kill().await.unwrap();
+        cleanup(&sb).await;
+    }
+}
