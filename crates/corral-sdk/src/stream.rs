@@ -38,6 +38,7 @@ pub enum RunEvent {
 #[derive(Debug)]
 pub struct RunStream {
     rx: mpsc::UnboundedReceiver<Result<RunEvent>>,
+    provider: String,
     _abort_on_drop: DropGuard,
 }
 
@@ -58,7 +59,7 @@ impl RunStream {
         // shutting down.
         Err(SandboxError::new(
             corral_backend::ErrorCode::Aborted,
-            "sdk",
+            self.provider.clone(),
             "run",
             "the run ended without a result (its runtime shut down)",
         ))
@@ -109,6 +110,7 @@ impl Sandbox {
         });
         RunStream {
             rx,
+            provider: self.provider().to_string(),
             _abort_on_drop: guard,
         }
     }
