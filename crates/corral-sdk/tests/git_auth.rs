@@ -184,3 +184,35 @@ async fn token_goes_through_askpass_and_never_leaks() {
     assert!(!e.message.contains("break-secret"), "{e}");
     sb.destroy().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_password_in_the_url_is_redacted_from_errors() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skip: a_password_in_the_url_is_redacted_from_errors: git is not installed");
+        return;
+    }
+    // A loopback port nobody listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(LocalBackend::open(dir.path()).unwrap());
+    let sb = Sandbox::create(backend, CreateOptions::default())
+        .await
+        .unwrap();
+    let url = format!("http://robot:pw-in-url-7731@127.0.0.1:{port}/r.git");
+    let err = sb
+        .git()
+        .clone(&url, "/workspace/r", CloneOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Unavailable, "{err}");
+    assert!(!err.to_string().contains("pw-in-url-7731"), "{err}");
+    sb.destroy().await.unwrap();
+}

@@ -20,6 +20,10 @@ impl Git<'_> {
     pub async fn clone(&self, url: &str, dest: &str, options: CloneOptions) -> Result<()> {
         const OP: &str = "git.clone";
         self.check_name(OP, "url", url)?;
+        // A password written into the URL is a secret too.
+        if let Some(password) = url_password(url) {
+            self.sandbox.add_secret(password);
+        }
         self.check_dir(OP, dest)?;
         let trimmed = dest.trim_end_matches('/');
         let Some((parent, name)) = trimmed.rsplit_once('/') else {
@@ -51,5 +55,28 @@ impl Git<'_> {
         }
         let run = run.arg("--").arg(url).arg(name);
         self.exec(run, options.auth.as_ref()).await.map(|_| ())
+    }
+}
+
+/// The password of a URL's user information (`scheme://user:password@host/…`).
+fn url_password(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then_some(password)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_password;
+
+    #[test]
+    fn finds_passwords_in_urls() {
+        assert_eq!(url_password("https://u:p%40ss@host/r.git"), Some("p%40ss"));
+        assert_eq!(url_password("https://u@host/r.git"), None);
+        assert_eq!(url_password("https://host/a:b@c"), None);
+        assert_eq!(url_password("/srv/repo.git"), None);
+        assert_eq!(url_password("https://u:@host/"), None);
     }
 }

@@ -15,7 +15,8 @@
 //! it is registered as a secret of the sandbox (so it is redacted from every
 //! output and error), written to a `0600` file in a fresh `0700` directory
 //! under `/.corral/git/`, next to a small `GIT_ASKPASS` program that prints
-//! it when git asks. Configured credential helpers are switched off for that
+//! it when git asks (a password written into a clone URL is registered as
+//! a secret too). Configured credential helpers are switched off for that
 //! run, and the directory is removed when the run ends — on success, on
 //! failure, and (in the background) when the call is dropped.
 //!
