@@ -2,26 +2,25 @@
 //! edit, upload/download, search, mark/changes and watch, with hostile names
 //! and every error path.
 
+mod sandbox_support;
+
 use std::os::unix::fs::PermissionsExt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use corral_sdk::files::{EditOptions, FileType, SearchOptions, WatchEventKind, WatchOptions};
 use corral_sdk::{CreateOptions, ErrorCode, Sandbox};
-use tempfile::TempDir;
 
-/// A fresh sandbox on each backend (and the state dir that must outlive it).
-async fn sandboxes() -> Vec<(Option<TempDir>, Sandbox)> {
-    let memory = Arc::new(corral_backend_memory::MemoryBackend::new());
-    let m = Sandbox::create(memory, CreateOptions::default())
-        .await
-        .expect("memory sandbox");
-    let state = tempfile::tempdir().expect("tempdir");
-    let local = Arc::new(corral_backend_local::LocalBackend::open(state.path()).expect("local"));
-    let l = Sandbox::create(local, CreateOptions::default())
-        .await
-        .expect("local sandbox");
-    vec![(None, m), (Some(state), l)]
+/// A fresh sandbox on memory, local and (where this host can run it)
+/// linux, with what keeps its backend alive.
+async fn sandboxes() -> Vec<(sandbox_support::Target, Sandbox)> {
+    let mut out = Vec::new();
+    for target in sandbox_support::all("files_ops") {
+        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
+            .await
+            .expect("sandbox");
+        out.push((target, sb));
+    }
+    out
 }
 
 const HOSTILE: &[&str] = &[
