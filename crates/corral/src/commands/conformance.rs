@@ -2,11 +2,16 @@
 //! the evidence — one line per case, passed, failed or skipped with its
 //! reason, ending with `N passed, N failed, N skipped`.
 //!
-//! Targets: `memory` (the deterministic oracle), `minimal` (the contract's
-//! minimum provider, made from the oracle), `local` (the local backend, in
-//! a temporary state directory removed afterwards — never the user's own),
-//! `linux` (the linux backend, likewise; unavailable where the host cannot
-//! make linux sandboxes).
+//! Suites: `contract` (the provider contract's nine cases, the default) and
+//! `sdk` (the SDK conformance suite, through the SDK). Targets: `memory`
+//! (the deterministic oracle), `minimal` (the contract's minimum provider,
+//! made from the oracle; contract suite only: it narrows a contract
+//! provider and has no backend for the SDK to run on), `local` (the local
+//! backend, in a temporary state directory removed afterwards — never the
+//! user's own), `linux` (the linux backend, likewise; unavailable where the
+//! host cannot make linux sandboxes). The SDK suite runs memory and local
+//! offline and linux live, with the checks each target declares it cannot
+//! pass skipped and their reasons printed.
 //! `--json PATH` also writes the report as JSON (`-` writes it to stdout and
 //! the table to stderr). The exit status is 0 only when no case failed.
 
@@ -14,9 +19,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use corral_conformance::Suite;
-use corral_conformance::targets::{self, TargetError};
+use corral_conformance::targets::{self, BuiltinTarget, TargetError};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
+
+/// What any suite's report gives the command: its table, its JSON, and
+/// whether nothing failed.
+struct Evidence {
+    table: String,
+    json: serde_json::Result<String>,
+    succeeded: bool,
+}
 
 /// Runs `corral conformance`.
 pub async fn conformance(
@@ -31,26 +44,28 @@ pub async fn conformance(
             targets::NAMES.join(", ")
         )));
     };
+    if suite == Suite::Sdk && name == "minimal" {
+        return Err(CliError::usage(
+            "the minimal target narrows a contract provider and has no backend for the SDK \
+             suite; run --suite sdk with memory, local or linux",
+        ));
+    }
     let target = targets::by_name(name).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
         TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
             CliError::failure("unavailable", e.to_string())
         }
     })?;
-    let report = target
-        .run(suite)
-        .await
-        .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
-    let table = report.table();
+    let evidence = run(&target, suite, name).await?;
     let to_stdout = json.as_deref() == Some(Path::new("-"));
     if to_stdout {
-        eprint!("{table}");
+        eprint!("{}", evidence.table);
     } else {
-        print!("{table}");
+        print!("{}", evidence.table);
     }
     if let Some(path) = &json {
-        let text = report
-            .to_json()
+        let text = evidence
+            .json
             .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))?;
         if to_stdout {
             let mut out = std::io::stdout().lock();
@@ -61,7 +76,38 @@ pub async fn conformance(
                 .map_err(|e| CliError::failure("io", format!("writing {}: {e}", path.display())))?;
         }
     }
-    Ok(if report.succeeded() { 0 } else { EXIT_FAILURE })
+    Ok(if evidence.succeeded { 0 } else { EXIT_FAILURE })
+}
+
+/// Runs `suite` against `target` (called `name`).
+async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidence, CliError> {
+    match suite {
+        Suite::Contract => {
+            let report = target
+                .run(suite)
+                .await
+                .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
+            Ok(Evidence {
+                table: report.table(),
+                json: report.to_json(),
+                succeeded: report.succeeded(),
+            })
+        }
+        Suite::Sdk => {
+            let report = target
+                .run_sdk()
+                .await
+                .ok_or_else(|| {
+                    CliError::usage(format!("the {name} target cannot run the SDK suite"))
+                })?
+                .map_err(|e| CliError::failure("usage", format!("target {name}: {e}")))?;
+            Ok(Evidence {
+                table: report.table(),
+                json: report.to_json(),
+                succeeded: report.succeeded(),
+            })
+        }
+    }
 }
 
 /// The suite called `name` (`contract` when `None`).
@@ -84,10 +130,11 @@ mod tests {
     fn suites_default_to_the_contract_and_unknown_ones_are_usage_errors() {
         assert_eq!(parse_suite(None).unwrap(), Suite::Contract);
         assert_eq!(parse_suite(Some("contract")).unwrap(), Suite::Contract);
+        assert_eq!(parse_suite(Some("sdk")).unwrap(), Suite::Sdk);
         let e = parse_suite(Some("sdk-v9")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "corral: error: [usage] unknown suite \"sdk-v9\"; known suites: contract"
+            "corral: error: [usage] unknown suite \"sdk-v9\"; known suites: contract, sdk"
         );
         assert_eq!(e.exit, crate::error::EXIT_USAGE);
     }
@@ -115,5 +162,44 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(json["target"], "minimal");
         assert_eq!(json["cases"].as_array().map(Vec::len), Some(9));
+    }
+
+    #[tokio::test]
+    async fn the_sdk_suite_on_memory_exits_zero_with_one_entry_per_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sdk.json");
+        let code = conformance(
+            Some("memory".into()),
+            Some("sdk".into()),
+            Some(path.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(code, 0);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(json["target"], "memory");
+        assert_eq!(json["live"], false);
+        let cases = json["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), corral_conformance::sdk::SdkCase::ALL.len());
+        let skipped: Vec<&str> = cases
+            .iter()
+            .filter(|c| c["outcome"] == "skipped")
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(skipped, ["git-push", "http-probe"]);
+    }
+
+    #[tokio::test]
+    async fn the_sdk_suite_refuses_the_minimal_target_in_one_line() {
+        let e = conformance(Some("minimal".into()), Some("sdk".into()), None)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "corral: error: [usage] the minimal target narrows a contract provider and has no \
+             backend for the SDK suite; run --suite sdk with memory, local or linux"
+        );
+        assert_eq!(e.exit, crate::error::EXIT_USAGE);
     }
 }
