@@ -161,10 +161,11 @@ pub struct RmArgs {
 /// `corral conformance`.
 #[derive(Debug, Args)]
 pub struct ConformanceArgs {
-    /// The backend to hold to the contract: `memory`, `minimal`, or `local`.
+    /// The backend to hold to the suite: `memory`, `minimal` (contract
+    /// suite only), `local`, or `linux`.
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
-    /// The suite: `contract` (default).
+    /// The suite: `contract` (default) or `sdk`.
     #[arg(long, value_name = "SUITE")]
     pub suite: Option<String>,
     /// Also write the evidence report as JSON to this file.
