@@ -159,6 +159,7 @@ async fn run(sandbox: &Sandbox, a: RunArgs) -> Result<Value> {
     let options = RunOptions {
         cwd,
         timeout: Some(Duration::from_millis(timeout_ms)),
+        max_output: Some(MAX_TEXT_BYTES),
         ..RunOptions::default()
     };
     let result = sandbox
@@ -174,7 +175,7 @@ async fn run(sandbox: &Sandbox, a: RunArgs) -> Result<Value> {
         "exit_code": result.code(),
         "stdout": stdout,
         "stderr": stderr,
-        "truncated": out_cut || err_cut,
+        "truncated": result.truncated || out_cut || err_cut,
     }))
 }
 
