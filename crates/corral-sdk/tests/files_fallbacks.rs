@@ -1,0 +1,80 @@
+//! The file helpers on a backend without a ranged read and with a `write`
+//! that creates parents: the core then reads whole files and slices them,
+//! and skips its own `mkdir`.
+
+mod sandbox_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corral_sdk::processes::LogCursor;
+use corral_sdk::{Command, CreateOptions, Sandbox, StreamKind};
+use sandbox_support::Wrapped;
+
+#[tokio::test]
+async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
+    let inner = sandbox_support::memory();
+    let wrapped = Arc::new(Wrapped::new(inner.backend.clone()).activity(false, true));
+    let counts = wrapped.counts.clone();
+    let sb = Sandbox::create(wrapped, CreateOptions::default())
+        .await
+        .unwrap();
+    assert!(sb.backend().files().ranged().is_none());
+    let f = sb.files();
+
+    let before = counts.summary().0;
+    f.write("/workspace/a/b/c/file", "0123456789")
+        .await
+        .unwrap();
+    assert_eq!(
+        counts.summary().0,
+        before,
+        "no mkdir when write creates parents"
+    );
+    assert_eq!(
+        f.read_range("/workspace/a/b/c/file", 3, 4).await.unwrap(),
+        b"3456"
+    );
+    assert_eq!(
+        f.read_range("/workspace/a/b/c/file", 8, 10).await.unwrap(),
+        b"89"
+    );
+    assert_eq!(
+        f.read_range("/workspace/a/b/c/file", 20, 10).await.unwrap(),
+        b""
+    );
+
+    let host = tempfile::tempdir().unwrap();
+    let down = f
+        .download("/workspace/a", host.path().join("a"))
+        .await
+        .unwrap();
+    assert_eq!((down.files, down.bytes), (1, 10));
+    assert_eq!(
+        std::fs::read(host.path().join("a/b/c/file")).unwrap(),
+        b"0123456789"
+    );
+
+    // Process logs read with whole reads too, and continue from the cursor.
+    let procs = sb.processes();
+    procs
+        .start("p", Command::shell("echo one; echo two"))
+        .await
+        .unwrap();
+    procs.wait("p", Duration::from_secs(60)).await.unwrap();
+    let first = procs
+        .logs(
+            "p",
+            LogCursor {
+                stdout: 4,
+                stderr: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.text(StreamKind::Stdout), "two\n");
+    assert_eq!(first.next.stdout, 8);
+    let again = procs.logs("p", first.next).await.unwrap();
+    assert!(again.chunks.is_empty());
+    sb.destroy().await.unwrap();
+}
