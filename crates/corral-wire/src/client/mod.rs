@@ -1,0 +1,295 @@
+//! [`WireProvider`]: a `SandboxProvider` whose members are requests to a
+//! corral-wire server. It decodes what comes back into the contract's
+//! types (which validate on decode) and nothing more: hold it behind the
+//! corral runtime, which validates every result exactly as it validates an
+//! in-process provider.
+
+mod live;
+mod process;
+mod transport;
+
+use std::fmt;
+use std::sync::Arc;
+
+use corral_contract::{
+    ActiveWriteRequest, ActiveWriteTransaction, CleanupRequest, CleanupResult,
+    CloneSnapshotRequest, Compensated, ExecuteRequest, Handoff, InstanceId, ListDirRequest,
+    ListDirResult, ListProjectDirRequest, ListProjectDirResult, LiveProcess, OpenProcessRequest,
+    ReadFileRequest, ReadFileResult, ReadFilesRequest, ReadFilesResult, ReleaseDisposition,
+    ReleaseRequest, ResumeRequest, SandboxError, SandboxExecutionResult, SandboxInstance,
+    SandboxProvider, SandboxProviderCapabilities, SandboxProvisionRequest, SnapshotId, SnapshotRef,
+    SnapshotRequest, WriteFileRequest,
+};
+use serde::de::DeserializeOwned;
+
+use crate::auth::Token;
+use crate::protocol::{HandoffReply, InstanceBody, Route, SnapshotBody, TransactionReply};
+use live::{WireRollback, WireTransaction};
+use transport::Transport;
+
+/// A server address: `http://HOST:PORT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    authority: String,
+}
+
+/// Why an endpoint was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// Not `http://`.
+    #[error("endpoint {0:?}: only http://HOST:PORT is supported")]
+    Scheme(String),
+    /// No `HOST:PORT`, a bad port, or a path.
+    #[error("endpoint {0:?}: expected http://HOST:PORT with a port from 1 to 65535 and no path")]
+    Authority(String),
+}
+
+impl Endpoint {
+    /// Parses `http://HOST:PORT` (a trailing `/` is allowed).
+    pub fn parse(text: &str) -> Result<Self, EndpointError> {
+        let rest = text
+            .strip_prefix("http://")
+            .ok_or_else(|| EndpointError::Scheme(text.into()))?;
+        let authority = rest.strip_suffix('/').unwrap_or(rest);
+        let bad = || EndpointError::Authority(text.into());
+        let (host, port) = authority.rsplit_once(':').ok_or_else(bad)?;
+        let port: u16 = port.parse().map_err(|_| bad())?;
+        let host_ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b));
+        if port == 0 || !host_ok {
+            return Err(bad());
+        }
+        Ok(Self {
+            authority: authority.into(),
+        })
+    }
+
+    /// `HOST:PORT`.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "http://{}", self.authority)
+    }
+}
+
+/// Why a [`WireProvider`] could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The endpoint is malformed.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// The server refused or failed `capabilities`.
+    #[error("{endpoint}: capabilities: {error}")]
+    Capabilities {
+        /// The server.
+        endpoint: String,
+        /// The contract error.
+        error: SandboxError,
+    },
+}
+
+/// A contract provider on another machine (or process), over corral-wire.
+///
+/// Cloning shares the connection settings and the envelope.
+#[derive(Debug, Clone)]
+pub struct WireProvider {
+    transport: Arc<Transport>,
+    capabilities: SandboxProviderCapabilities,
+}
+
+impl WireProvider {
+    /// Connects to `endpoint` (`http://HOST:PORT`) with `token`, reading the
+    /// server's envelope once: it is "unchanging for this revision".
+    pub async fn connect(endpoint: &str, token: Token) -> Result<Self, WireError> {
+        let endpoint = Endpoint::parse(endpoint)?;
+        let transport = Arc::new(Transport { endpoint, token });
+        let capabilities = transport
+            .post(Route::Capabilities, &serde_json::json!({}))
+            .await
+            .map_err(|error| WireError::Capabilities {
+                endpoint: transport.endpoint.to_string(),
+                error,
+            })?;
+        Ok(Self {
+            transport,
+            capabilities,
+        })
+    }
+
+    /// The server.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.transport.endpoint
+    }
+
+    async fn post<Req: serde::Serialize, Res: DeserializeOwned>(
+        &self,
+        route: Route,
+        body: &Req,
+    ) -> Result<Res, SandboxError> {
+        self.transport.post(route, body).await
+    }
+
+    async fn handoff<Req: serde::Serialize, T: DeserializeOwned + 'static>(
+        &self,
+        route: Route,
+        member: Compensated,
+        body: &Req,
+    ) -> Result<Handoff<T>, SandboxError> {
+        let reply: HandoffReply<T> = self.post(route, body).await?;
+        let rollback = WireRollback::new(Arc::clone(&self.transport), member, reply.handoff);
+        Ok(Handoff::new(reply.value, rollback))
+    }
+}
+
+impl SandboxProvider for WireProvider {
+    fn capabilities(&self) -> &SandboxProviderCapabilities {
+        &self.capabilities
+    }
+
+    async fn provision(
+        &self,
+        request: SandboxProvisionRequest,
+    ) -> Result<Handoff<SandboxInstance>, SandboxError> {
+        self.handoff(Route::Provision, Compensated::Provision, &request)
+            .await
+    }
+
+    async fn write_file(&self, request: WriteFileRequest) -> Result<(), SandboxError> {
+        self.post(Route::WriteFile, &request).await
+    }
+
+    async fn begin_active_write(
+        &self,
+        request: ActiveWriteRequest,
+    ) -> Result<Box<dyn ActiveWriteTransaction>, SandboxError> {
+        let reply: TransactionReply = self.post(Route::BeginActiveWrite, &request).await?;
+        Ok(Box::new(WireTransaction::new(
+            Arc::clone(&self.transport),
+            reply,
+        )))
+    }
+
+    async fn activate(
+        &self,
+        instance_id: InstanceId,
+    ) -> Result<Handoff<SandboxInstance>, SandboxError> {
+        let body = InstanceBody { instance_id };
+        self.handoff(Route::Activate, Compensated::Activate, &body)
+            .await
+    }
+
+    async fn execute(
+        &self,
+        request: ExecuteRequest,
+    ) -> Result<SandboxExecutionResult, SandboxError> {
+        self.post(Route::Execute, &request).await
+    }
+
+    async fn read_file(&self, request: ReadFileRequest) -> Result<ReadFileResult, SandboxError> {
+        self.post(Route::ReadFile, &request).await
+    }
+
+    async fn read_files(&self, request: ReadFilesRequest) -> Result<ReadFilesResult, SandboxError> {
+        self.post(Route::ReadFiles, &request).await
+    }
+
+    async fn list_dir(&self, request: ListDirRequest) -> Result<ListDirResult, SandboxError> {
+        self.post(Route::ListDir, &request).await
+    }
+
+    async fn list_project_dir(
+        &self,
+        request: ListProjectDirRequest,
+    ) -> Result<ListProjectDirResult, SandboxError> {
+        self.post(Route::ListProjectDir, &request).await
+    }
+
+    async fn snapshot(
+        &self,
+        request: SnapshotRequest,
+    ) -> Result<Handoff<SnapshotRef>, SandboxError> {
+        self.handoff(Route::Snapshot, Compensated::Snapshot, &request)
+            .await
+    }
+
+    async fn clone_snapshot(
+        &self,
+        request: CloneSnapshotRequest,
+    ) -> Result<Handoff<SnapshotRef>, SandboxError> {
+        self.handoff(Route::CloneSnapshot, Compensated::CloneSnapshot, &request)
+            .await
+    }
+
+    async fn release(
+        &self,
+        request: ReleaseRequest,
+    ) -> Result<Handoff<ReleaseDisposition>, SandboxError> {
+        self.handoff(Route::Release, Compensated::Release, &request)
+            .await
+    }
+
+    async fn resume(
+        &self,
+        request: ResumeRequest,
+    ) -> Result<Handoff<SandboxInstance>, SandboxError> {
+        self.handoff(Route::Resume, Compensated::Resume, &request)
+            .await
+    }
+
+    async fn destroy(&self, instance_id: InstanceId) -> Result<(), SandboxError> {
+        self.post(Route::Destroy, &InstanceBody { instance_id })
+            .await
+    }
+
+    async fn destroy_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), SandboxError> {
+        self.post(Route::DestroySnapshot, &SnapshotBody { snapshot_id })
+            .await
+    }
+
+    async fn cleanup(&self, request: CleanupRequest) -> Result<CleanupResult, SandboxError> {
+        self.post(Route::Cleanup, &request).await
+    }
+
+    async fn open_process(
+        &self,
+        request: OpenProcessRequest,
+    ) -> Result<Box<dyn LiveProcess>, SandboxError> {
+        let process = process::WireProcess::open(&self.transport, request).await?;
+        Ok(Box::new(process))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_http_host_port() {
+        let e = Endpoint::parse("http://127.0.0.1:8080/").unwrap();
+        assert_eq!(e.authority(), "127.0.0.1:8080");
+        assert_eq!(e.to_string(), "http://127.0.0.1:8080");
+        assert!(Endpoint::parse("http://[::1]:9").is_ok());
+        assert!(matches!(
+            Endpoint::parse("https://h:1"),
+            Err(EndpointError::Scheme(_))
+        ));
+        for bad in [
+            "http://h",
+            "http://h:0",
+            "http://h:99999",
+            "http://:80",
+            "http://h:80/x",
+        ] {
+            assert!(
+                matches!(Endpoint::parse(bad), Err(EndpointError::Authority(_))),
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! One HTTP/1.1 request per call: `POST /v1/<member>` with the bearer
+//! token and the revision, a bounded response, the contract error on
+//! failure.
+
+use bytes::Bytes;
+use corral_contract::{FailureReason, Operation, SandboxError};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::net::TcpStream;
+
+use super::Endpoint;
+use crate::auth::Token;
+use crate::protocol::{CONTRACT_REVISION, REVISION_HEADER, Route};
+
+/// The largest response body the client reads: a full `readFiles` result
+/// (128 MiB of content in base64) and its envelope.
+pub(crate) const MAX_RESPONSE_BYTES: usize = 192 * 1024 * 1024;
+
+/// The server, as the client reaches it.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) token: Token,
+}
+
+fn unavailable(operation: Operation) -> SandboxError {
+    SandboxError::operation_failed(operation, FailureReason::PlatformUnavailable)
+}
+
+fn invalid(operation: Operation, expected: &str, actual: impl ToString) -> SandboxError {
+    SandboxError::SandboxProtocolInvalid {
+        operation,
+        field: "response".into(),
+        expected: expected.into(),
+        actual: actual.to_string(),
+    }
+}
+
+impl Transport {
+    /// Sends `body` to `route` and decodes the result.
+    pub(crate) async fn post<Req: Serialize, Res: DeserializeOwned>(
+        &self,
+        route: Route,
+        body: &Req,
+    ) -> Result<Res, SandboxError> {
+        let operation = route.operation();
+        let body = serde_json::to_vec(body).map_err(|e| invalid(operation, "a JSON request", e))?;
+        let (status, revision, bytes) = self.round_trip(route, body).await?;
+        if revision.as_deref() != Some(CONTRACT_REVISION) {
+            return Err(SandboxError::SandboxProtocolInvalid {
+                operation,
+                field: REVISION_HEADER.into(),
+                expected: CONTRACT_REVISION.into(),
+                actual: revision.unwrap_or_else(|| "none".into()),
+            });
+        }
+        if status == StatusCode::OK {
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| invalid(operation, std::any::type_name::<Res>(), e));
+        }
+        match serde_json::from_slice::<SandboxError>(&bytes) {
+            Ok(error) => Err(error),
+            Err(e) => Err(invalid(
+                operation,
+                "a contract error",
+                format_args!("HTTP {status}: {e}"),
+            )),
+        }
+    }
+
+    async fn round_trip(
+        &self,
+        route: Route,
+        body: Vec<u8>,
+    ) -> Result<(StatusCode, Option<String>, Bytes), SandboxError> {
+        let operation = route.operation();
+        let stream = TcpStream::connect(self.endpoint.authority())
+            .await
+            .map_err(|_| unavailable(operation))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|_| unavailable(operation))?;
+        let driver = tokio::spawn(connection);
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(route.path())
+            .header(HOST, self.endpoint.authority())
+            .header(AUTHORIZATION, self.token.header_value())
+            .header(REVISION_HEADER, CONTRACT_REVISION)
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| invalid(operation, "a well-formed request", e))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|_| unavailable(operation))?;
+        let status = response.status();
+        let revision = response
+            .headers()
+            .get(REVISION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    invalid(
+                        operation,
+                        "a response within the contract's bounds",
+                        "a larger one",
+                    )
+                } else {
+                    unavailable(operation)
+                }
+            })?
+            .to_bytes();
+        driver.abort();
+        Ok((status, revision, bytes))
+    }
+}

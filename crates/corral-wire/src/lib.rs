@@ -1,0 +1,25 @@
+//! corral-wire: the provider contract over the network.
+//!
+//! - [`protocol`]: the wire form — one `POST /v1/<member>` route per unary
+//!   member with the `corral-contract` serde forms as bodies, contract
+//!   errors as the error body, and one WebSocket per `openProcess` with
+//!   `data`, `credit`, `ack`, `replay`, `half_close`, `signal`, `exit` and
+//!   `error` frames. Versioned by [`protocol::CONTRACT_REVISION`].
+//! - [`server`]: hosts any [`corral_contract::SandboxProvider`] behind those
+//!   routes, with bearer-token authentication ([`auth`]) and per-route body
+//!   bounds, and a graceful shutdown.
+//! - [`client`]: [`WireProvider`], a `SandboxProvider` whose members are
+//!   requests to a server. Hold it behind the corral runtime exactly like
+//!   an in-process provider: the runtime validates every result.
+//!
+//! The prose of the protocol, with the guarantees a network hop costs, is
+//! `docs/wire.md`.
+
+pub mod auth;
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+pub use auth::{Token, TokenError};
+pub use client::{Endpoint, EndpointError, WireError, WireProvider};
+pub use server::{RunningServer, ShutdownReport, WireServer};

@@ -1,0 +1,106 @@
+//! One HTTP request: authenticate, check the revision, bound the body,
+//! route.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use corral_contract::{FailureReason, SandboxError, SandboxProvider};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::{Shared, process, unary};
+use crate::protocol::{CONTRACT_REVISION, REFUSAL_HEADER, REVISION_HEADER, Refusal, Route};
+
+/// A response body.
+pub(crate) type Body = Full<Bytes>;
+
+/// A JSON response with the revision header.
+pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(REVISION_HEADER, HeaderValue::from_static(CONTRACT_REVISION));
+    response
+}
+
+/// A contract error as the provider returned it (422).
+pub(crate) fn provider_error(error: &SandboxError) -> Response<Body> {
+    json(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        serde_json::to_vec(error).unwrap_or_default(),
+    )
+}
+
+/// A refusal before the provider saw the request: the status, the
+/// refusal header, and a contract error naming the route's operation.
+pub(crate) fn refuse(route: Option<Route>, refusal: Refusal) -> Response<Body> {
+    let reason = match refusal {
+        Refusal::Unauthenticated => FailureReason::PermissionDenied,
+        Refusal::UnknownTicket => FailureReason::NotFound,
+        Refusal::BodyTooLarge
+        | Refusal::MalformedBody
+        | Refusal::RevisionMismatch
+        | Refusal::UnknownRoute => FailureReason::PlatformRejected,
+    };
+    let body = match route {
+        Some(route) => {
+            serde_json::to_vec(&SandboxError::operation_failed(route.operation(), reason))
+                .unwrap_or_default()
+        }
+        None => b"null".to_vec(),
+    };
+    let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut response = json(status, body);
+    response
+        .headers_mut()
+        .insert(REFUSAL_HEADER, HeaderValue::from_static(refusal.as_str()));
+    response
+}
+
+pub(crate) async fn handle<P: SandboxProvider + 'static>(
+    shared: Arc<Shared<P>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let Some(route) = Route::from_path(req.uri().path()) else {
+        return Ok(refuse(None, Refusal::UnknownRoute));
+    };
+    let authorization = req.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
+    if !shared.token.admits(authorization) {
+        return Ok(refuse(Some(route), Refusal::Unauthenticated));
+    }
+    let revision = req.headers().get(REVISION_HEADER).map(|v| v.as_bytes());
+    if revision != Some(CONTRACT_REVISION.as_bytes()) {
+        return Ok(refuse(Some(route), Refusal::RevisionMismatch));
+    }
+    if route == Route::OpenProcess {
+        if req.method() != Method::GET {
+            return Ok(refuse(Some(route), Refusal::UnknownRoute));
+        }
+        return Ok(process::upgrade(shared, req));
+    }
+    if req.method() != Method::POST {
+        return Ok(refuse(Some(route), Refusal::UnknownRoute));
+    }
+    let limit = route.max_body_bytes();
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Ok(refuse(Some(route), Refusal::BodyTooLarge));
+    }
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return Ok(refuse(Some(route), Refusal::BodyTooLarge));
+        }
+        Err(_) => return Ok(refuse(Some(route), Refusal::MalformedBody)),
+    };
+    Ok(unary::call(&shared, route, &body).await)
+}

@@ -1,0 +1,149 @@
+//! The server: one provider behind `POST /v1/<member>` routes and the
+//! `openProcess` WebSocket, with bearer-token authentication, per-route
+//! body bounds and a graceful shutdown.
+
+mod http;
+mod process;
+mod registry;
+mod unary;
+
+pub(crate) use process::socket_config;
+pub use registry::ShutdownReport;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use corral_contract::SandboxProvider;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::auth::Token;
+use registry::Registry;
+
+/// What every connection of one server shares.
+pub(crate) struct Shared<P> {
+    pub(crate) provider: P,
+    pub(crate) token: Token,
+    pub(crate) registry: Registry,
+    /// Flips to `true` when the server shuts down; live sessions watch it.
+    pub(crate) stopping: watch::Receiver<bool>,
+}
+
+/// A bound server, not yet serving.
+pub struct WireServer<P> {
+    listener: TcpListener,
+    shared: Arc<Shared<P>>,
+    stop: watch::Sender<bool>,
+}
+
+impl<P: SandboxProvider + 'static> WireServer<P> {
+    /// Binds `addr` (use port 0 for a free one) for `provider`, admitting
+    /// only requests that present `token`.
+    pub async fn bind(addr: SocketAddr, provider: P, token: Token) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let (stop, stopping) = watch::channel(false);
+        Ok(Self {
+            listener,
+            shared: Arc::new(Shared {
+                provider,
+                token,
+                registry: Registry::default(),
+                stopping,
+            }),
+            stop,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` resolves, then shuts down gracefully: stops
+    /// accepting, ends every live process session (destroying its
+    /// process), settles unsettled handoffs and open transactions, and
+    /// destroys every instance it created that is not durable.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> ShutdownReport {
+        let mut connections = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                accepted = self.listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let shared = Arc::clone(&self.shared);
+                    connections.spawn(async move {
+                        let service = service_fn(move |req| {
+                            http::handle(Arc::clone(&shared), req)
+                        });
+                        let _ = http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .with_upgrades()
+                            .await;
+                    });
+                }
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        drop(self.listener);
+        let _ = self.stop.send(true);
+        let report = self.shared.registry.shut_down(&self.shared.provider).await;
+        connections.shutdown().await;
+        report
+    }
+
+    /// Serves on a task of the current runtime; the handle stops it.
+    pub fn spawn(self) -> std::io::Result<RunningServer> {
+        let addr = self.local_addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(self.serve(async move {
+            let _ = rx.await;
+        }));
+        Ok(RunningServer {
+            addr,
+            stop: Some(tx),
+            task,
+        })
+    }
+}
+
+/// A server serving on a task.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<ShutdownReport>,
+}
+
+impl RunningServer {
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`, the endpoint a client connects to.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Shuts it down gracefully and reports what the shutdown destroyed.
+    pub async fn shut_down(mut self) -> ShutdownReport {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.unwrap_or_default()
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! A conformance target whose provider is a `WireProvider` talking to a
+//! server on this machine's loopback that hosts another target's
+//! provider; requests built for the process tests.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::time::SystemTime;
+
+use corral_backend::BackendError;
+use corral_conformance::{ConformanceTarget, EgressFixture, Inventory};
+use corral_contract::*;
+use corral_wire::{RunningServer, Token, WireProvider, WireServer};
+
+/// The token every test server admits.
+pub fn token() -> Token {
+    Token::new("corral-wire-test-token-0123456789").unwrap()
+}
+
+/// Serves `provider` on `127.0.0.1:0`.
+pub async fn serve<P: SandboxProvider + 'static>(provider: P) -> RunningServer {
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    WireServer::bind(addr, provider, token())
+        .await
+        .unwrap()
+        .spawn()
+        .unwrap()
+}
+
+/// `inner`'s provider behind a server, reached through `WireProvider`.
+pub struct WireTarget<T: ConformanceTarget> {
+    pub inner: T,
+    pub server: Option<RunningServer>,
+    client: WireProvider,
+}
+
+impl<T: ConformanceTarget> WireTarget<T> {
+    pub async fn over(inner: T) -> Self {
+        let server = serve(inner.provider().unwrap()).await;
+        let client = WireProvider::connect(&server.endpoint(), token())
+            .await
+            .unwrap();
+        Self {
+            inner,
+            server: Some(server),
+            client,
+        }
+    }
+}
+
+impl<T: ConformanceTarget> ConformanceTarget for WireTarget<T> {
+    type Provider = WireProvider;
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn provider(&self) -> Result<WireProvider, SandboxError> {
+        Ok(self.client.clone())
+    }
+
+    fn egress(&self) -> Option<EgressFixture> {
+        self.inner.egress()
+    }
+
+    async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
+        self.inner.inventory().await
+    }
+
+    fn root_image(&self) -> ImageReference {
+        self.inner.root_image()
+    }
+}
+
+pub fn in_seconds(seconds: i64) -> Timestamp {
+    let now = Timestamp::from_system_time(SystemTime::now()).unwrap();
+    now.checked_add_millis(seconds * 1000).unwrap()
+}
+
+/// A ZDR provision request with no mounts and no network.
+pub fn provision_request(
+    envelope: &SandboxProviderCapabilities,
+    provider: &str,
+    retention: RetentionMode,
+) -> SandboxProvisionRequest {
+    SandboxProvisionRequest {
+        provider: ProviderId::new(provider).unwrap(),
+        placement: envelope.placement,
+        workspace_id: WorkspaceId::new("workspace-1").unwrap(),
+        session_id: SessionId::new("session-1").unwrap(),
+        run_id: RunId::new("run-1").unwrap(),
+        attempt_id: AttemptId::new("attempt-1").unwrap(),
+        lease_id: LeaseId::new("lease-1").unwrap(),
+        lease_epoch: LeaseEpoch::new(1).unwrap(),
+        target: TargetId::new("target-1").unwrap(),
+        profile: SandboxProfile {
+            id: ProfileId::new("profile-1").unwrap(),
+            version: ProfileVersion::new("1").unwrap(),
+            digest: Digest::from_sha256_bytes([7; 32]),
+            retention,
+            network: NetworkPolicy::None,
+            max_duration_seconds: DurationSeconds::new(600).unwrap(),
+            packages: Vec::new(),
+            resources: ResourceLimits::default(),
+        },
+        platform: envelope.platforms[0],
+        root_image: corral_conformance::synthetic_root_image(),
+        mounts: Mounts::new(Vec::new()).unwrap(),
+        expires_at: in_seconds(3600),
+    }
+}
