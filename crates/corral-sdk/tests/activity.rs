@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use corral_backend::{Backend, CancellationToken, ErrorCode};
 use corral_sdk::{ACTIVITY_DIR, CreateOptions, RunOptions, Sandbox};
-use sandbox_support::{Target, Wrapped, local, memory};
+use sandbox_support::{Target, Wrapped, all};
 
 /// Records in the activity directory, read through the inner backend.
 async fn records(inner: &Arc<dyn Backend>, id: &str) -> usize {
@@ -64,7 +64,7 @@ async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
 
 #[tokio::test]
 async fn file_calls_per_mode_are_counted() {
-    for t in [memory(), local()] {
+    for t in all("file_calls_per_mode_are_counted") {
         for (inline, parents) in [(false, false), (false, true), (true, false), (true, true)] {
             check_mode(&t, inline, parents).await;
         }
@@ -73,7 +73,7 @@ async fn file_calls_per_mode_are_counted() {
 
 #[tokio::test]
 async fn records_are_removed_after_timeout_abort_and_errors() {
-    for t in [memory(), local()] {
+    for t in all("records_are_removed_after_timeout_abort_and_errors") {
         for inline in [false, true] {
             let backend: Arc<dyn Backend> =
                 Arc::new(Wrapped::new(t.backend.clone()).activity(inline, false));
@@ -127,7 +127,7 @@ async fn records_are_removed_after_timeout_abort_and_errors() {
 
 #[tokio::test]
 async fn a_dropped_run_future_still_removes_its_record() {
-    for t in [memory(), local()] {
+    for t in all("a_dropped_run_future_still_removes_its_record") {
         let s = Sandbox::create(t.backend.clone(), CreateOptions::default())
             .await
             .unwrap();

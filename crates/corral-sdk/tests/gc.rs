@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use corral_backend::{CreateRequest, Labels};
 use corral_sdk::{CreateOptions, Sandbox, SpareReason, gc};
-use sandbox_support::{local, memory};
+use sandbox_support::all;
 
 #[tokio::test]
 async fn removes_idle_spares_busy_and_unlabelled() {
-    for t in [memory(), local()] {
+    for t in all("removes_idle_spares_busy_and_unlabelled") {
         let b = t.backend.clone();
         let idle = Sandbox::create(b.clone(), CreateOptions::default())
             .await
@@ -58,7 +58,7 @@ async fn removes_idle_spares_busy_and_unlabelled() {
 
 #[tokio::test]
 async fn a_recent_run_counts_as_activity() {
-    for t in [memory(), local()] {
+    for t in all("a_recent_run_counts_as_activity") {
         let b = t.backend.clone();
         let s = Sandbox::create(b.clone(), CreateOptions::default())
             .await
