@@ -7,7 +7,7 @@
 //!
 //! | group | floor | rows |
 //! |---|---|---|
-//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory and local backends: create→exec→destroy and exec alone |
+//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows) |
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
 //! | `footprint` | none | growth of this process's RSS per idle local sandbox (200 of them); reported, never asserted |
 //!
@@ -24,6 +24,7 @@
 
 mod backend;
 mod docker;
+mod docker_backend;
 mod error;
 mod footprint;
 pub mod host;
@@ -39,6 +40,7 @@ pub use backend::{
     local_opener, memory_opener,
 };
 pub use docker::{DockerMeasure, DockerOp, pick_image};
+pub use docker_backend::{DockerBackendMeasure, docker_backend_measures};
 pub use error::BenchError;
 pub use footprint::IdleFootprint;
 pub use host::Host;
@@ -82,6 +84,8 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
             config.docker_image.clone(),
         )),
     ];
+    // corral's docker backend beside the docker CLI rows above.
+    v.extend(docker_backend_measures(config.docker_image.clone()));
     v.extend(backend_measures(
         "memory",
         memory_opener(),
