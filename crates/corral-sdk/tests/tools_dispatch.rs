@@ -162,10 +162,22 @@ async fn exercise(sb: &Sandbox) {
         found,
         [
             ("/workspace/src/a.rs".to_string(), 2),
-            ("/workspace/src/notes.txt".to_string(), 1),
             ("/workspace/src/deep/b.rs".to_string(), 1),
+            ("/workspace/src/notes.txt".to_string(), 1),
         ]
     );
+    // The pattern is a regular expression.
+    let r = call(
+        sb,
+        "search",
+        json!({ "pattern": "^nee.le$", "path": "src" }),
+    )
+    .await;
+    assert_eq!(ok(&r)["matches"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["matches"][0]["path"], "/workspace/src/deep/b.rs");
+    assert_eq!(r["matches"][0]["text"], "needle");
+    let r = call(sb, "search", json!({ "pattern": "(unclosed" })).await;
+    assert_eq!(code(&r), "invalid_input");
     let r = call(
         sb,
         "search",

@@ -63,12 +63,12 @@ pub(crate) struct EditFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchArgs {
-    /// The literal text to find.
+    /// The regular expression to find (Rust regex syntax).
     pub pattern: String,
     /// The directory to search under (default /workspace).
     #[serde(default)]
     pub path: Option<String>,
-    /// Only files whose path relative to `path` matches this glob (*, ?, **).
+    /// Only files whose path relative to `path` matches this glob (e.g. *.rs).
     #[serde(default)]
     pub glob: Option<String>,
 }

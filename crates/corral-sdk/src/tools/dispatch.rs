@@ -55,7 +55,7 @@ async fn call(sandbox: &Sandbox, tool: Tool, args: Value) -> Result<Value> {
         Tool::EditFile => {
             let a: EditFileArgs = parse(sandbox, tool, args)?;
             let path = resolve(sandbox, tool, "path", &a.path)?;
-            super::edit::edit(
+            super::files::edit(
                 sandbox,
                 &path,
                 &a.old,
@@ -72,7 +72,7 @@ async fn call(sandbox: &Sandbox, tool: Tool, args: Value) -> Result<Value> {
                 "path",
                 a.path.as_deref().unwrap_or(WORKSPACE_DIR),
             )?;
-            super::search::search(sandbox, &root, &a.pattern, a.glob.as_deref()).await
+            super::files::search(sandbox, &root, &a.pattern, a.glob.as_deref()).await
         }
         Tool::ListFiles => list_files(sandbox, parse(sandbox, tool, args)?).await,
     }

@@ -7,11 +7,13 @@
 //! | `read_file`  | `path`, `offset?` (first line, 0-based), `limit?` (lines) |
 //! | `write_file` | `path`, `content`, `mode?` (octal text, e.g. `"755"`) |
 //! | `edit_file`  | `path`, `old`, `new`, `replace_all?`        |
-//! | `search`     | `pattern` (literal text), `path?`, `glob?`  |
+//! | `search`     | `pattern` (a regular expression), `path?`, `glob?` |
 //! | `list_files` | `path`                                      |
 //!
 //! Paths are sandbox paths; a relative one is taken from `/workspace`.
-//! Unknown arguments are refused.
+//! Unknown arguments are refused. `edit_file` and `search` are the SDK's
+//! `files.edit` and `files.search` (`search` leaves `.git` directories out
+//! and answers with at most 200 matches).
 //!
 //! ## Answers
 //!
@@ -25,8 +27,7 @@
 
 mod args;
 mod dispatch;
-mod edit;
-mod search;
+mod files;
 
 use serde::Serialize;
 
@@ -47,7 +48,7 @@ pub enum Tool {
     WriteFile,
     /// Replaces exact text in a file.
     EditFile,
-    /// Finds lines holding a text under a directory.
+    /// Finds lines matching a regular expression under a directory.
     Search,
     /// Lists a directory.
     ListFiles,
@@ -101,9 +102,10 @@ impl Tool {
                  replace_all is true."
             }
             Tool::Search => {
-                "Find lines containing the literal text pattern in files under path (default \
-                 /workspace), optionally only files whose path relative to it matches glob \
-                 (*, ?, **). .git directories are skipped."
+                "Find lines matching the regular expression pattern in text files under path \
+                 (default /workspace), optionally only files whose path relative to it matches \
+                 glob (e.g. *.rs or src/**/*.toml). .git directories are skipped; at most 200 \
+                 matches."
             }
             Tool::ListFiles => {
                 "List the entries of a directory in the sandbox with their type and size."
