@@ -18,9 +18,10 @@ use corral_backend::{BackendError, ErrorCode};
 pub use changes::{Changes, Mark, MarkEntry};
 pub use corral_backend::{DirEntry, FileStat, FileType};
 pub use edit::{EditOptions, EditOutcome};
-pub use search::{SearchMatch, SearchOptions};
-pub use transfer::TransferSummary;
-pub use watch::{WatchEvent, WatchEventKind, WatchOptions, Watcher};
+pub use search::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_RESULTS, SearchMatch, SearchOptions};
+pub use transfer::{CHUNK_BYTES, TransferSummary};
+pub use walk::MAX_WALK_ENTRIES;
+pub use watch::{DEFAULT_WATCH_INTERVAL, WatchEvent, WatchEventKind, WatchOptions, Watcher};
 
 use crate::error::Result;
 use crate::sandbox::Sandbox;

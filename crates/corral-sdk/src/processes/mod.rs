@@ -66,8 +66,8 @@ use corral_backend::{Command, ErrorCode, ExitStatus};
 use serde::{Deserialize, Serialize};
 
 pub use attach::ProcessHandle;
-pub use logs::{LogChunk, LogCursor, Logs};
-pub use readiness::ReadyCheck;
+pub use logs::{LogChunk, LogCursor, Logs, MAX_LOG_READ, TAIL_LINES};
+pub use readiness::{READY_POLL, ReadyCheck};
 
 use crate::error::{Result, SandboxError};
 use crate::sandbox::Sandbox;
