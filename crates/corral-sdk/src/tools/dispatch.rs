@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::args::{EditFileArgs, ListFilesArgs, ReadFileArgs, RunArgs, SearchArgs, WriteFileArgs};
 use super::{MAX_TEXT_BYTES, Tool};
 use crate::error::{Result, SandboxError};
+use crate::files::DEFAULT_FILE_MODE;
 use crate::run::RunOptions;
 use crate::sandbox::Sandbox;
 
@@ -104,6 +105,14 @@ fn parse<T: DeserializeOwned>(sandbox: &Sandbox, tool: Tool, args: Value) -> Res
     })
 }
 
+/// The error of an SDK call, as the tool's own.
+pub(crate) fn as_tool(tool: Tool, e: SandboxError) -> SandboxError {
+    SandboxError {
+        operation: op(tool),
+        ..e
+    }
+}
+
 /// `path` as an absolute sandbox path (relative ones from /workspace).
 pub(crate) fn resolve(sandbox: &Sandbox, tool: Tool, field: &str, path: &str) -> Result<String> {
     if path.is_empty() {
@@ -183,11 +192,10 @@ async fn read_file(sandbox: &Sandbox, a: ReadFileArgs) -> Result<Value> {
     let tool = Tool::ReadFile;
     let path = resolve(sandbox, tool, "path", &a.path)?;
     let bytes = sandbox
-        .backend()
         .files()
-        .read(sandbox.id(), &path)
+        .read(&path)
         .await
-        .map_err(|e| sandbox.error(&op(tool), e))?;
+        .map_err(|e| as_tool(tool, e))?;
     let text = String::from_utf8_lossy(&bytes);
     let offset = a.offset.unwrap_or(0);
     let limit = a.limit.unwrap_or(DEFAULT_LINES);
@@ -235,19 +243,15 @@ async fn write_file(sandbox: &Sandbox, a: WriteFileArgs) -> Result<Value> {
             )
         })?),
     };
-    let files = sandbox.backend().files();
-    if let Some((parent, _)) = path.trim_end_matches('/').rsplit_once('/')
-        && !parent.is_empty()
-    {
-        files
-            .mkdir(sandbox.id(), parent, true)
-            .await
-            .map_err(|e| sandbox.error(&op(tool), e))?;
-    }
-    files
-        .write(sandbox.id(), &path, a.content.as_bytes(), mode)
+    sandbox
+        .files()
+        .write_with_mode(
+            &path,
+            a.content.as_bytes(),
+            mode.unwrap_or(DEFAULT_FILE_MODE),
+        )
         .await
-        .map_err(|e| sandbox.error(&op(tool), e))?;
+        .map_err(|e| as_tool(tool, e))?;
     Ok(json!({ "path": path, "bytes": a.content.len() }))
 }
 
@@ -255,11 +259,10 @@ async fn list_files(sandbox: &Sandbox, a: ListFilesArgs) -> Result<Value> {
     let tool = Tool::ListFiles;
     let path = resolve(sandbox, tool, "path", &a.path)?;
     let entries = sandbox
-        .backend()
         .files()
-        .list(sandbox.id(), &path)
+        .list(&path)
         .await
-        .map_err(|e| sandbox.error(&op(tool), e))?;
+        .map_err(|e| as_tool(tool, e))?;
     let entries: Vec<Value> = entries
         .into_iter()
         .map(|e| {

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::Tool;
-use super::dispatch::{cap, op};
-use crate::error::{Result, SandboxError};
+use super::dispatch::{as_tool, cap, op};
+use crate::error::Result;
 use crate::files::{EditOptions, SearchOptions};
 use crate::sandbox::Sandbox;
 
@@ -13,14 +13,6 @@ use crate::sandbox::Sandbox;
 pub(crate) const MAX_MATCHES: usize = 200;
 /// The longest matching line reported (longer ones are cut).
 const MAX_LINE_BYTES: usize = 500;
-
-/// The error of an SDK call, as the tool's own.
-fn as_tool(tool: Tool) -> impl Fn(SandboxError) -> SandboxError {
-    move |e| SandboxError {
-        operation: op(tool),
-        ..e
-    }
-}
 
 /// Replaces `old` with `new` in the file at `path` (see `files.edit`).
 pub(crate) async fn edit(
@@ -34,7 +26,7 @@ pub(crate) async fn edit(
         .files()
         .edit_with(path, old, new, EditOptions { replace_all })
         .await
-        .map_err(as_tool(Tool::EditFile))?;
+        .map_err(|e| as_tool(Tool::EditFile, e))?;
     Ok(json!({ "path": path, "replacements": outcome.replacements }))
 }
 
@@ -63,7 +55,7 @@ pub(crate) async fn search(
         .files()
         .search_with(pattern, root, options)
         .await
-        .map_err(as_tool(Tool::Search))?;
+        .map_err(|e| as_tool(Tool::Search, e))?;
     let reached_cap = found.len() > MAX_MATCHES * 4;
     let mut matches: Vec<Value> = found
         .into_iter()
