@@ -261,7 +261,7 @@ async fn failures_are_typed_one_line_errors() {
     assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
     let e = git
         .clone(
-            "--upload-pack=touch /tmp/x",
+            "--upload-pack=touch pwned",
             "/workspace/a",
             CloneOptions::default(),
         )
