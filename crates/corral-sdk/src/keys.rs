@@ -1,15 +1,24 @@
 //! Get-or-create by key.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use corral_backend::{Backend, ErrorCode, KeyMode};
 
 use crate::error::{Result, SandboxError};
 use crate::sandbox::{CreateOptions, Sandbox};
 
-/// How often get-or-create starts over when the sandbox it found is
-/// destroyed before it could attach (or the conflicting one vanished).
-const ATTEMPTS: usize = 3;
+/// How long get-or-create keeps starting over while the key is taken but
+/// its sandbox cannot be found: another caller is still creating it (a
+/// backend may claim the key before the sandbox is listed), or it was
+/// destroyed between the conflict and the attach.
+const SETTLE: Duration = Duration::from_secs(30);
+
+/// The first pause between attempts; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+
+/// The longest pause between attempts.
+const MAX_PAUSE: Duration = Duration::from_millis(500);
 
 impl Sandbox {
     /// The sandbox with `key`, created with `options` if there is none.
@@ -23,6 +32,11 @@ impl Sandbox {
     /// create may both create, leaving two sandboxes with one key (`find`
     /// then returns one of them). The options of an existing sandbox are not
     /// compared with `options`.
+    ///
+    /// When the key is taken but no sandbox with it can be found yet (its
+    /// creator is still at work, or it was just destroyed), this starts
+    /// over after a short growing pause, for up to 30 seconds, then fails
+    /// with `conflict`.
     pub async fn get_or_create(
         backend: Arc<dyn Backend>,
         key: &str,
@@ -34,7 +48,9 @@ impl Sandbox {
         }
         let mut options = options;
         options.key = Some(key.to_string());
-        for _ in 0..ATTEMPTS {
+        let started = Instant::now();
+        let mut pause = FIRST_PAUSE;
+        loop {
             match backend.key_mode() {
                 KeyMode::Exact => match Sandbox::create(backend.clone(), options.clone()).await {
                     Ok(sandbox) => return Ok(sandbox),
@@ -52,13 +68,19 @@ impl Sandbox {
                     return Sandbox::create(backend.clone(), options).await;
                 }
             }
+            if started.elapsed() >= SETTLE {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_PAUSE);
         }
         Err(SandboxError::new(
             ErrorCode::Conflict,
             provider,
             "get_or_create",
             format!(
-                "key {key:?} is taken, but its sandbox vanished each time, {ATTEMPTS} attempts"
+                "key {key:?} is taken, but no sandbox with it could be found for {}s (still being created, or its claim was left behind)",
+                SETTLE.as_secs()
             ),
         ))
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, CORRAL_LABEL, ErrorCode, KeyMode, Labels};
 use corral_backend_local::LocalBackend;
 use corral_sdk::{CreateOptions, Sandbox, SandboxError};
-use sandbox_support::{Wrapped, local, memory};
+use sandbox_support::{Wrapped, all, local, memory};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs
@@ -19,7 +19,7 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 
 #[tokio::test]
 async fn create_labels_corral_and_list_find_destroy() {
-    for t in [memory(), local()] {
+    for t in all("create_labels_corral_and_list_find_destroy") {
         let b = t.backend.clone();
         let opts = CreateOptions {
             labels: labels(&[("team", "a")]),
@@ -109,7 +109,7 @@ async fn malformed_or_foreign_locators_are_invalid_input() {
 
 #[tokio::test]
 async fn get_or_create_exact_returns_one_sandbox_even_when_racing() {
-    for t in [memory(), local()] {
+    for t in all("get_or_create_exact_returns_one_sandbox_even_when_racing") {
         assert_eq!(t.backend.key_mode(), KeyMode::Exact);
         let mut tasks = Vec::new();
         for _ in 0..6 {
