@@ -89,7 +89,7 @@ async fn declared_skips_are_skipped_lines_with_their_reasons() {
     );
     let table = report.table();
     assert!(
-        table.ends_with("8 passed, 0 failed, 4 skipped\n"),
+        table.ends_with("9 passed, 0 failed, 4 skipped\n"),
         "{table}"
     );
 }

@@ -27,8 +27,12 @@ pub enum SdkCase {
     /// Background processes: start, logs, attach by name from a new
     /// handle, kill, wait. Skipped by `processes`.
     Processes,
-    /// `files`: write, read, list, stat, mkdir, ranged read, remove.
+    /// `files`: write, read, list, stat, mkdir, ranged read, exists,
+    /// remove.
     Files,
+    /// The file helpers the core builds: `edit`, `search`, `mark` and
+    /// `changes`.
+    FileHelpers,
     /// `files.write` with mode `0o755` reads back `0o755`. Skipped by
     /// `fileModes`.
     FileModes,
@@ -56,6 +60,7 @@ impl SdkCase {
         SdkCase::DollarEscaping,
         SdkCase::Processes,
         SdkCase::Files,
+        SdkCase::FileHelpers,
         SdkCase::FileModes,
         SdkCase::GitPush,
         SdkCase::Previews,
@@ -73,6 +78,7 @@ impl SdkCase {
             SdkCase::DollarEscaping => "dollar-escaping",
             SdkCase::Processes => "processes",
             SdkCase::Files => "files",
+            SdkCase::FileHelpers => "file-helpers",
             SdkCase::FileModes => "file-modes",
             SdkCase::GitPush => "git-push",
             SdkCase::Previews => "previews",
@@ -101,6 +107,7 @@ impl SdkCase {
             | SdkCase::CommandTimeout
             | SdkCase::DollarEscaping
             | SdkCase::Files
+            | SdkCase::FileHelpers
             | SdkCase::Previews
             | SdkCase::Cleanup => &[],
         }

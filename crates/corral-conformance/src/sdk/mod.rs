@@ -1,7 +1,7 @@
 //! The SDK conformance suite: the checks every built-in provider passes
 //! through the SDK — create and find by key, list by labels, commands,
-//! `$` escaping through `sh!`, processes, files, git, previews and
-//! cleanup — run against any backend, one report line per case: passed,
+//! `$` escaping through `sh!`, processes, files and their helpers, git,
+//! previews and cleanup — run against any backend, one report line per case: passed,
 //! failed, or skipped with the reason the runtime declared.
 //!
 //! | case | skipped by | proves |
@@ -11,8 +11,9 @@
 //! | `commands` | | exit codes, stdout and stderr, stdin given or closed, cwd, create and run environment; a non-zero exit is a result |
 //! | `command-timeout` | | a timed-out command fails with code `timeout` |
 //! | `dollar-escaping` | | hostile values through `sh!` arrive as exactly one argument each |
-//! | `processes` | `processes` | background processes: output, input, exit code, kill, wait |
-//! | `files` | | write, read, list, stat, mkdir, ranged read, remove |
+//! | `processes` | `processes` | background processes: logs and cursors, exit code, attach by name from a new handle, list, kill, wait |
+//! | `files` | | write, read, list, stat, mkdir, ranged read, exists, remove |
+//! | `file-helpers` | | `edit` (one occurrence; none and several refused), `search`, `mark` and `changes` |
 //! | `file-modes` | `fileModes` | mode `0o755` written is read back |
 //! | `git-push` | `gitPush` | clone a bare repository in the sandbox, commit, push, find the commit |
 //! | `previews` | (inverted by `previews`) | a URL for a port given at create; with `previews` unsupported, a refusal with `unsupported` |

@@ -1,32 +1,26 @@
-//! `files` and `file-modes`.
+//! `files`, `file-helpers` and `file-modes`, through `sandbox.files()`.
 
 use corral_backend::{ErrorCode, FileType};
 
 use crate::failure::{Failure, ensure, shown};
-use crate::sdk::scope::SdkScope;
+use crate::sdk::scope::{SdkScope, expect_code, step};
 
 /// The directory every file check works in.
 const DIR: &str = "/workspace/conformance-files";
 
-/// Write, read, list, stat, mkdir, ranged read and remove, each checked
-/// against what was written.
+/// Write, read, list, stat, mkdir, ranged read, exists and remove, each
+/// checked against what was written.
 pub(crate) async fn files(scope: &mut SdkScope) -> Result<(), Failure> {
     let sandbox = scope.sandbox().await?;
-    let id = sandbox.id().to_string();
-    let fs = sandbox.backend().files();
-    let fail = |what: &str| {
-        let what = what.to_string();
-        move |e| Failure::step(format_args!("files.{what}"), e)
-    };
-    fs.mkdir(&id, &format!("{DIR}/nested/deeper"), true)
-        .await
-        .map_err(fail("mkdir (parents)"))?;
+    let fs = sandbox.files();
+    step(
+        "files.mkdir",
+        fs.mkdir(&format!("{DIR}/nested/deeper")).await,
+    )?;
     let path = format!("{DIR}/hello.txt");
     let content = b"hello, files\nsecond line\n";
-    fs.write(&id, &path, content, None)
-        .await
-        .map_err(fail("write"))?;
-    let read = fs.read(&id, &path).await.map_err(fail("read"))?;
+    step("files.write", fs.write(&path, content).await)?;
+    let read = step("files.read", fs.read(&path).await)?;
     ensure(read == content, || {
         format!(
             "files.read {path}: {}, wrote {}",
@@ -34,23 +28,21 @@ pub(crate) async fn files(scope: &mut SdkScope) -> Result<(), Failure> {
             shown(content)
         )
     })?;
-    let binary: Vec<u8> = (0..=255u8).collect();
-    let bin_path = format!("{DIR}/nested/binary.bin");
-    fs.write(&id, &bin_path, &binary, None)
-        .await
-        .map_err(fail("write (binary)"))?;
-    let back = fs
-        .read(&id, &bin_path)
-        .await
-        .map_err(fail("read (binary)"))?;
+    let binary: Vec<u8> = (0..=255u8).rev().collect();
+    let bin_path = format!("{DIR}/made/by/write/binary.bin");
+    step(
+        "files.write (missing parents)",
+        fs.write(&bin_path, &binary).await,
+    )?;
+    let back = step("files.read (binary)", fs.read(&bin_path).await)?;
     ensure(back == binary, || {
         format!(
-            "files.read {bin_path}: 256 bytes written, {} differ",
+            "files.read {bin_path}: the 256 bytes written came back as {} bytes, or changed",
             back.len()
         )
     })?;
 
-    let stat = fs.stat(&id, &path).await.map_err(fail("stat"))?;
+    let stat = step("files.stat", fs.stat(&path).await)?;
     ensure(
         stat.file_type == FileType::File && stat.size == content.len() as u64,
         || {
@@ -62,7 +54,7 @@ pub(crate) async fn files(scope: &mut SdkScope) -> Result<(), Failure> {
             )
         },
     )?;
-    let dir_stat = fs.stat(&id, DIR).await.map_err(fail("stat (directory)"))?;
+    let dir_stat = step("files.stat (directory)", fs.stat(DIR).await)?;
     ensure(dir_stat.file_type == FileType::Directory, || {
         format!(
             "files.stat {DIR}: {:?}, expected a directory",
@@ -70,114 +62,155 @@ pub(crate) async fn files(scope: &mut SdkScope) -> Result<(), Failure> {
         )
     })?;
 
-    let entries = fs.list(&id, DIR).await.map_err(fail("list"))?;
+    let entries = step("files.list", fs.list(DIR).await)?;
     let names: Vec<(&str, FileType)> = entries
         .iter()
         .map(|e| (e.name.as_str(), e.file_type))
         .collect();
-    ensure(
-        names
-            == [
-                ("hello.txt", FileType::File),
-                ("nested", FileType::Directory),
-            ],
-        || format!("files.list {DIR}: {names:?}, expected hello.txt (file) and nested (directory)"),
+    let expected = [
+        ("hello.txt", FileType::File),
+        ("made", FileType::Directory),
+        ("nested", FileType::Directory),
+    ];
+    ensure(names == expected, || {
+        format!("files.list {DIR}: {names:?}, expected {expected:?}")
+    })?;
+
+    let part = step("files.read_range", fs.read_range(&path, 7, 5).await)?;
+    ensure(part == b"files", || {
+        format!(
+            "files.read_range {path} 7+5: {}, expected \"files\"",
+            shown(&part)
+        )
+    })?;
+    let tail = step(
+        "files.read_range (past EOF)",
+        fs.read_range(&path, 20, 100).await,
     )?;
+    ensure(tail == content[20..], || {
+        format!(
+            "files.read_range {path} 20+100: {}, expected the rest up to EOF",
+            shown(&tail)
+        )
+    })?;
 
-    if let Some(ranged) = fs.ranged() {
-        let part = ranged
-            .read_range(&id, &path, 7, 5)
-            .await
-            .map_err(fail("read_range"))?;
-        ensure(part == b"files", || {
-            format!(
-                "files.read_range {path} 7+5: {}, expected \"files\"",
-                shown(&part)
-            )
-        })?;
-        let tail = ranged
-            .read_range(&id, &path, 20, 100)
-            .await
-            .map_err(fail("read_range (past EOF)"))?;
-        ensure(tail == content[20..], || {
-            format!(
-                "files.read_range {path} 20+100: {}, expected the rest up to EOF",
-                shown(&tail)
-            )
-        })?;
-    }
-
-    fs.remove(&id, &path, false).await.map_err(fail("remove"))?;
-    match fs.stat(&id, &path).await {
-        Err(e) if e.code == ErrorCode::NotFound => {}
-        Err(e) => {
-            return Err(Failure::step(
-                "files.stat after remove: expected not_found",
-                e,
-            ));
-        }
-        Ok(s) => {
-            return Err(Failure::new(format_args!(
-                "files.stat after remove: {path} still exists ({:?})",
-                s.file_type
-            )));
-        }
-    }
-    match fs.read(&id, &path).await {
-        Err(e) if e.code == ErrorCode::NotFound => {}
-        Err(e) => {
-            return Err(Failure::step(
-                "files.read after remove: expected not_found",
-                e,
-            ));
-        }
-        Ok(_) => {
-            return Err(Failure::new(
-                "files.read after remove: the file is still readable",
-            ));
-        }
-    }
-    fs.remove(&id, DIR, true)
-        .await
-        .map_err(fail("remove (recursive)"))?;
-    let left = fs.list(&id, "/workspace").await.map_err(fail("list"))?;
-    ensure(!left.iter().any(|e| e.name == "conformance-files"), || {
-        format!("files.remove {DIR} recursive: still listed in /workspace")
+    step("files.remove", fs.remove(&path, false).await)?;
+    let exists = step("files.exists", fs.exists(&path).await)?;
+    ensure(!exists, || {
+        format!("files.exists {path}: true after remove")
+    })?;
+    expect_code(
+        "files.read after remove",
+        fs.read(&path).await,
+        ErrorCode::NotFound,
+    )?;
+    expect_code(
+        "files.remove of nothing",
+        fs.remove(&path, false).await,
+        ErrorCode::NotFound,
+    )?;
+    step("files.remove (recursive)", fs.remove(DIR, true).await)?;
+    let exists = step("files.exists", fs.exists(DIR).await)?;
+    ensure(!exists, || {
+        format!("files.remove {DIR} recursive: it still exists")
     })
 }
 
-/// A file written with mode `0o755` reads back as `0o755`, and its content
-/// is intact.
-pub(crate) async fn file_modes(scope: &mut SdkScope) -> Result<(), Failure> {
+/// The helpers the core builds on the primitives: `edit` (one occurrence
+/// replaced, none and several refused), `search`, and `mark`/`changes`.
+pub(crate) async fn file_helpers(scope: &mut SdkScope) -> Result<(), Failure> {
     let sandbox = scope.sandbox().await?;
-    let id = sandbox.id().to_string();
-    let fs = sandbox.backend().files();
-    let path = "/workspace/run-me.sh";
-    let content = b"#!/bin/sh\necho ran\n";
-    fs.write(&id, path, content, Some(0o755))
-        .await
-        .map_err(|e| Failure::step("files.write (mode 0o755)", e))?;
-    let stat = fs
-        .stat(&id, path)
-        .await
-        .map_err(|e| Failure::step("files.stat", e))?;
-    ensure(stat.mode & 0o7777 == 0o755, || {
+    let fs = sandbox.files();
+    let main = format!("{DIR}/src/main.txt");
+    let notes = format!("{DIR}/notes.txt");
+    let gone = format!("{DIR}/gone.txt");
+    step(
+        "files.write",
+        fs.write(&main, "fn main() {\n    greet(\"world\");\n}\n")
+            .await,
+    )?;
+    step(
+        "files.write",
+        fs.write(&notes, "greet twice\ngreet\n").await,
+    )?;
+    step("files.write", fs.write(&gone, "to be removed\n").await)?;
+    let mark = step("files.mark", fs.mark(DIR).await)?;
+
+    let edited = step(
+        "files.edit",
+        fs.edit(&main, "greet(\"world\")", "greet(\"corral\")")
+            .await,
+    )?;
+    ensure(edited.replacements == 1, || {
         format!(
-            "files.stat {path}: mode {:o}, written as 755",
-            stat.mode & 0o7777
+            "files.edit: {} replacements, expected 1",
+            edited.replacements
         )
     })?;
-    fs.write(&id, path, content, Some(0o600))
-        .await
-        .map_err(|e| Failure::step("files.write (mode 0o600)", e))?;
-    let stat = fs
-        .stat(&id, path)
-        .await
-        .map_err(|e| Failure::step("files.stat", e))?;
-    ensure(stat.mode & 0o7777 == 0o600, || {
-        format!(
-            "files.stat {path}: mode {:o}, rewritten as 600",
-            stat.mode & 0o7777
-        )
+    let text = step("files.read_text", fs.read_text(&main).await)?;
+    ensure(text == "fn main() {\n    greet(\"corral\");\n}\n", || {
+        format!("files.edit left {text:?}")
+    })?;
+    expect_code(
+        "files.edit of a missing string",
+        fs.edit(&main, "not in the file", "x").await,
+        ErrorCode::NotFound,
+    )?;
+    expect_code(
+        "files.edit of a string found twice",
+        fs.edit(&notes, "greet", "x").await,
+        ErrorCode::Conflict,
+    )?;
+
+    let found = step("files.search", fs.search("greet\\(", DIR).await)?;
+    let hits: Vec<(&str, usize, &str)> = found
+        .iter()
+        .map(|m| (m.path.as_str(), m.line_number, m.line.as_str()))
+        .collect();
+    ensure(
+        hits == [(main.as_str(), 2, "    greet(\"corral\");")],
+        || format!("files.search greet\\( in {DIR}: {hits:?}, expected line 2 of {main}"),
+    )?;
+
+    step("files.remove", fs.remove(&gone, false).await)?;
+    let added = format!("{DIR}/added.txt");
+    step("files.write", fs.write(&added, "new\n").await)?;
+    let changes = step("files.changes", fs.changes(&mark).await)?;
+    ensure(
+        changes.added == [added.clone()]
+            && changes.modified == [main.clone()]
+            && changes.removed == [gone.clone()],
+        || {
+            format!(
+                "files.changes: added {:?} modified {:?} removed {:?}, expected [{added}] [{main}] [{gone}]",
+                changes.added, changes.modified, changes.removed
+            )
+        },
+    )
+}
+
+/// A file written with mode `0o755` reads back as `0o755` (and one
+/// rewritten with `0o600` as `0o600`), its content intact.
+pub(crate) async fn file_modes(scope: &mut SdkScope) -> Result<(), Failure> {
+    let sandbox = scope.sandbox().await?;
+    let fs = sandbox.files();
+    let path = "/workspace/run-me.sh";
+    let content = b"#!/bin/sh\necho ran\n";
+    for mode in [0o755, 0o600] {
+        step(
+            &format!("files.write with mode {mode:o}"),
+            fs.write_with_mode(path, content, mode).await,
+        )?;
+        let stat = step("files.stat", fs.stat(path).await)?;
+        ensure(stat.mode & 0o7777 == mode, || {
+            format!(
+                "files.stat {path}: mode {:o}, written as {mode:o}",
+                stat.mode & 0o7777
+            )
+        })?;
+    }
+    let back = step("files.read", fs.read(path).await)?;
+    ensure(back == content, || {
+        format!("files.read {path}: {}", shown(&back))
     })
 }

@@ -31,6 +31,7 @@ pub(crate) async fn run(
         SdkCase::DollarEscaping => escaping::dollar_escaping(scope).await,
         SdkCase::Processes => processes::processes(scope).await,
         SdkCase::Files => files::files(scope).await,
+        SdkCase::FileHelpers => files::file_helpers(scope).await,
         SdkCase::FileModes => files::file_modes(scope).await,
         SdkCase::GitPush => git::git_push(scope).await,
         SdkCase::Previews => previews::previews(scope).await,

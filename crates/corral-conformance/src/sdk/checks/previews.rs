@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use corral_backend::{CancellationToken, ErrorCode, ExecRequest, PreviewUrl};
-use corral_sdk::Sandbox;
+use corral_backend::{CancellationToken, ErrorCode, PreviewUrl};
+use corral_sdk::{RunOptions, RunResult, Sandbox, SandboxError};
 
 use crate::failure::{Failure, ensure, shown};
 use crate::sdk::http::{self, HttpUrl};
@@ -27,8 +27,8 @@ fn free_port() -> u16 {
 }
 
 /// The preview URL of `port` of `sandbox`.
-async fn preview(sandbox: &Sandbox, port: u16) -> Result<PreviewUrl, corral_backend::BackendError> {
-    sandbox.backend().preview_url(sandbox.id(), port).await
+async fn preview(sandbox: &Sandbox, port: u16) -> Result<PreviewUrl, SandboxError> {
+    sandbox.preview(port).await
 }
 
 /// With previews: a URL for a port given at create. With `previews`
@@ -76,14 +76,8 @@ pub(crate) async fn http_probe(
     let sandbox = scope.create(options).await?;
     let token = format!("corral-sdk-conformance-{port}\n");
     sandbox
-        .backend()
         .files()
-        .write(
-            sandbox.id(),
-            "/workspace/index.html",
-            token.as_bytes(),
-            None,
-        )
+        .write("/workspace/index.html", &token)
         .await
         .map_err(|e| Failure::step("files.write /workspace/index.html", e))?;
     let preview = preview(&sandbox, port)
@@ -99,32 +93,29 @@ pub(crate) async fn http_probe(
     }
 
     let stop = CancellationToken::new();
-    let mut request = ExecRequest::new(server(port));
-    request.cwd = Some("/workspace".to_string());
-    request.timeout = Some(SERVE_BOUND + Duration::from_secs(30));
-    request.abort = Some(stop.clone());
-    let backend = std::sync::Arc::clone(sandbox.backend());
-    let id = sandbox.id().to_string();
-    let serving = tokio::spawn(async move {
-        let mut out = corral_backend::CollectedOutput::default();
-        let result = backend.exec(&id, request, &mut out).await;
-        (result, out)
-    });
+    let options = RunOptions {
+        cwd: Some("/workspace".to_string()),
+        timeout: Some(SERVE_BOUND + Duration::from_secs(30)),
+        abort: Some(stop.clone()),
+        ..RunOptions::default()
+    };
+    let command = server(port);
+    let runner = sandbox.clone();
+    let serving = tokio::spawn(async move { runner.run_with(command, options).await });
 
     let probed = probe(&url, &preview, &token, &serving).await;
     stop.cancel();
-    let (ended, out) = serving
+    let ended = serving
         .await
         .map_err(|e| Failure::new(format_args!("the server task: {e}")))?;
     match probed {
         Ok(()) => Ok(()),
         Err(f) => Err(Failure::new(format_args!(
-            "{f} (server: {}, stderr {})",
+            "{f} (server: {})",
             match ended {
-                Ok(o) => format!("ended with {:?}", o.status),
+                Ok(r) => format!("exit {} stderr {}", r.code(), shown(&r.stderr)),
                 Err(e) => e.to_string(),
-            },
-            shown(&out.stderr)
+            }
         ))),
     }
 }
@@ -134,10 +125,7 @@ async fn probe(
     url: &HttpUrl,
     preview: &PreviewUrl,
     token: &str,
-    serving: &tokio::task::JoinHandle<(
-        Result<corral_backend::ExecOutcome, corral_backend::BackendError>,
-        corral_backend::CollectedOutput,
-    )>,
+    serving: &tokio::task::JoinHandle<Result<RunResult, SandboxError>>,
 ) -> Result<(), Failure> {
     let deadline = tokio::time::Instant::now() + SERVE_BOUND;
     let mut last = String::from("no attempt");
