@@ -33,9 +33,10 @@
 //! | `not a git repository`, `does not exist`, `did not match any`, `not found`, unknown revision | `not_found` |
 //! | anything else (rejected pushes, conflicts, nothing to commit, a dirty tree) | `conflict` |
 //!
-//! A sandbox without git (exit 127) fails with `unavailable`. Bad arguments
-//! (a relative directory, an option-like name, a NUL byte) fail with
-//! `invalid_input` before anything runs.
+//! A sandbox without git (exit 127) fails with `unavailable`; output past
+//! the SDK's output cap fails with `quota` (a cut answer would be wrong).
+//! Bad arguments (a relative directory, an option-like name, a NUL byte)
+//! fail with `invalid_input` before anything runs.
 
 mod auth;
 mod branches;
@@ -165,6 +166,18 @@ impl<'a> Git<'a> {
                 operation: run.op.to_string(),
                 ..e
             })?;
+        if result.truncated {
+            // A cut status, log or diff would be a wrong answer, not a short one.
+            let sub = run.op.strip_prefix("git.").unwrap_or(run.op);
+            return Err(self.sandbox.fail(
+                ErrorCode::Quota,
+                run.op,
+                format!(
+                    "git {sub} printed more than {} bytes; narrow it (paths, max_count)",
+                    crate::DEFAULT_MAX_OUTPUT
+                ),
+            ));
+        }
         result.stdout = self.redact(&result.stdout);
         result.stderr = self.redact(&result.stderr);
         Ok(result)
