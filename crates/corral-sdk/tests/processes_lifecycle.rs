@@ -14,11 +14,15 @@ const LONG: Duration = Duration::from_secs(60);
 /// Kills whatever the test left running (on local a session outlives the
 /// sandbox), then destroys the sandbox.
 async fn cleanup(sb: &Sandbox) {
-    if let Ok(all) = sb.processes().list().await {
-        for p in all.into_iter().filter(|p| p.state.is_running()) {
-            let _ = sb.processes().kill(&p.name).await;
-        }
-    }
+    sb.processes().kill_all().await.unwrap();
+    assert!(
+        sb.processes()
+            .list()
+            .await
+            .unwrap()
+            .iter()
+            .all(|p| !p.state.is_running())
+    );
     sb.destroy().await.unwrap();
 }
 
@@ -339,10 +343,7 @@ async fn a_group_killed_from_outside_is_lost() {
             .await
             .unwrap();
         let pid = procs.status("victim").await.unwrap().pid.unwrap();
-        let r = sb
-            .run(format!("kill -KILL -{pid}").as_str())
-            .await
-            .unwrap();
+        let r = sb.run(format!("kill -KILL -{pid}").as_str()).await.unwrap();
         assert!(r.success(), "{p}: {}", r.stderr_text());
         let started = Instant::now();
         loop {

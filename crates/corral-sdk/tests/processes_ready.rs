@@ -13,11 +13,15 @@ const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_millis(600);
 
 async fn cleanup(sb: &Sandbox) {
-    if let Ok(all) = sb.processes().list().await {
-        for p in all.into_iter().filter(|p| p.state.is_running()) {
-            let _ = sb.processes().kill(&p.name).await;
-        }
-    }
+    sb.processes().kill_all().await.unwrap();
+    assert!(
+        sb.processes()
+            .list()
+            .await
+            .unwrap()
+            .iter()
+            .all(|p| !p.state.is_running())
+    );
     sb.destroy().await.unwrap();
 }
 

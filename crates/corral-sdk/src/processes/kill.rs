@@ -60,6 +60,22 @@ impl Processes<'_> {
         Ok(ProcessState::Exited(status))
     }
 
+    /// Kills every running process of the sandbox (see [`kill`](Self::kill))
+    /// and returns each one's final state, by name. Worth calling before
+    /// `destroy` on a backend without isolation (`local`), where a session
+    /// started in the sandbox is a host process that destroying the sandbox
+    /// does not reach.
+    pub async fn kill_all(&self) -> Result<Vec<(String, ProcessState)>> {
+        let mut out = Vec::new();
+        for p in self.list().await? {
+            if p.state.is_running() {
+                let state = self.kill(&p.name).await?;
+                out.push((p.name, state));
+            }
+        }
+        Ok(out)
+    }
+
     async fn gone_within(&self, op: &str, pgid: u32, limit: Duration) -> Result<bool> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);
