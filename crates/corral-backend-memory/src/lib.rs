@@ -36,7 +36,8 @@
 //! `pwd`, `cd`, `ls [-aA]`, `mkdir [-p]`, `rm [-rRf]`, `touch`, `test`/`[`
 //! (`-e -f -d -s -x -L -p -n -z`, `= != -eq -ne -lt -le -gt -ge`, `!`),
 //! `env`, `export`, `unset`, `read`, `ln -s`, `mkfifo`, `wc [-lwc]`,
-//! `head [-c N|-n N]`, `yes`, `kill`, `wait`, `curl` (simulated) and `sh`.
+//! `head [-c N|-n N]`, `yes`, `kill`, `wait`, `setsid [-f]`, `curl`
+//! (simulated; `-o /dev/null` and `-w '%{http_code}'`) and `sh`.
 //! Scripts support `;`, `&&`, `||`, `|`, `&`, `( … )`, `{ …; }`,
 //! redirections, quoting, `$VAR`/`${VAR}`/`$?`/`$1`/`$@`/`$$`/`$!`, and
 //! comments; not command substitution, here-documents, globbing, or control
@@ -45,8 +46,10 @@
 //! Every exec, live process and terminal owns a process group: when its
 //! leader ends, on timeout and on abort, everything it started (background
 //! jobs included) is cancelled before the call settles. Use `wait` in a
-//! script to keep background jobs' work. Pids are per sandbox, from 2 up;
-//! `kill PID` reaches any simulated process of the sandbox, and every
+//! script to keep background jobs' work, or `setsid` to start a new process
+//! group that no exec owns (it outlives the exec; its id is the pid of its
+//! first task). Pids are per sandbox, from 2 up; `kill PID` reaches any
+//! simulated process of the sandbox, `kill -SIG -PGID` a `setsid` group, and every
 //! signal but 0 ends it (nothing installs handlers). A pipeline writer whose
 //! reader is gone ends with status 141. A CPU-bound built-in (`yes` into
 //! `/dev/null`) never lets a paused tokio clock auto-advance.
