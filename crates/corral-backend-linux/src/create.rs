@@ -2,6 +2,12 @@
 //! where every piece is owned by the sandbox directory (named by the id)
 //! from the moment it exists, and write the record last. A failure at any
 //! step tears down everything allocated so far.
+//!
+//! The init (already in its cgroup `corral/<id>`, which names the id) is
+//! taken from the backend's pool of inits started ahead of demand
+//! ([`crate::spawn::pool`]); it builds the sandbox on the go-ahead, and
+//! stays bound to this process until the record is written and committed:
+//! a creator killed at any point leaves no process behind.
 
 use std::os::unix::fs::DirBuilderExt;
 
@@ -10,13 +16,13 @@ use corral_backend::{
     now_ms,
 };
 
-use crate::cgroup::CgroupLimits;
+use crate::cgroup::{Cgroup, CgroupLimits};
 use crate::destroy;
 use crate::images::{Image, ImageErrorCode, ImageRoot, ImageStore};
 use crate::protocol::{HostDir, InitConfig};
 use crate::rootfs;
-use crate::spawn;
-use crate::state::{Meta, NAME, SANDBOX_PREFIX, State, random_hex, state_error, write_atomic};
+use crate::spawn::{self, pool::Warm};
+use crate::state::{Meta, NAME, State, state_error};
 
 /// The upper tmpfs size when the request sets none: 1 GiB.
 pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
@@ -45,17 +51,50 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
         (None, asked) => asked,
     };
     let image = resolve_image(state, reference)?;
-    let id = format!(
-        "{SANDBOX_PREFIX}{}",
-        random_hex().map_err(|e| state_error("random id", &e))?
-    );
-    if let Some(key) = &req.key {
-        claim_key(state, key, &id)?;
+    let warm = state.pool.take()?;
+    let id = warm.id.clone();
+    if let Some(key) = &req.key
+        && let Err(e) = claim_key(state, key, &id)
+    {
+        state.pool.give_back(warm);
+        return Err(e);
     }
-    match allocate(state, &id, &req, &image, restore) {
-        Ok(info) => Ok(info),
+    let Warm {
+        id,
+        cgroup,
+        mut started,
+    } = warm;
+    let made = allocate(
+        state,
+        &id,
+        cgroup.as_ref(),
+        &mut started,
+        &req,
+        &image,
+        restore,
+    );
+    let committed = made.and_then(|info| {
+        // From here on the sandbox outlives this process.
+        spawn::commit(&mut started).map(|()| info).map_err(|e| {
+            BackendError::new(
+                ErrorCode::Unavailable,
+                format!("sandbox {id}: committing PID 1: {e}"),
+            )
+        })
+    });
+    match committed {
+        Ok(info) => {
+            spawn::reap_in_background(started);
+            Ok(info)
+        }
         Err(e) => {
+            started.stop();
             let _ = destroy::teardown(state, &id);
+            // Before its directory existed, the sandbox's cgroup was not
+            // teardown's to find.
+            if let Some(cg) = cgroup {
+                let _ = cg.destroy();
+            }
             if let Some(key) = &req.key {
                 destroy::release_key(state, key, &id);
             }
@@ -88,9 +127,12 @@ fn resolve_image(state: &State, reference: Option<&str>) -> Result<Image> {
     })
 }
 
+/// Builds sandbox `id` around its waiting init `started` (in `cgroup`).
 fn allocate(
     state: &State,
     id: &str,
+    cgroup: Option<&Cgroup>,
+    started: &mut spawn::Started,
     req: &CreateRequest,
     image: &Image,
     restore: Option<crate::snapshot::Restore>,
@@ -142,12 +184,6 @@ fn allocate(
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
-    let binary = spawn::init_binary().ok_or_else(|| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            "the corral-init binary was not found (set CORRAL_INIT)",
-        )
-    })?;
     let cfg = InitConfig {
         root: state.root_dir(id).to_string_lossy().into_owned(),
         hostname: id.to_string(),
@@ -157,46 +193,16 @@ fn allocate(
     let expires_at_ms = req
         .timeout
         .map(|t| now_ms().saturating_add(t.as_millis() as u64));
-    let cgroup = match &state.cgroups {
-        Some(cgroups) => Some(cgroups.create(id, &limits(req)).map_err(|e| {
-            BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
-        })?),
-        None => None,
-    };
-    let mut started = spawn::start(&binary, &listener).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!("starting {}: {e}", binary.display()),
-        )
-    })?;
-    drop(listener);
-    // The init joins the cgroup before it does anything (it waits for the
-    // go-ahead), so every process of the sandbox is contained.
-    if let Some(cg) = &cgroup
-        && let Err(e) = cg.add_pid(started.child.id())
+    let wanted = limits(req);
+    if let Some(cg) = cgroup
+        && wanted != CgroupLimits::safe_defaults()
     {
-        let _ = started.child.kill();
-        let _ = started.child.wait();
-        return Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("sandbox {id}: {e}"),
-        ));
+        cg.set_limits(&wanted)
+            .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}")))?;
     }
-    let ready = spawn::go(&mut started, &cfg, crate::hooks::seccomp_program());
-    let outer = started.child;
-    let init_pid = match ready {
-        Ok(pid) => pid,
-        Err(e) => {
-            let mut outer = outer;
-            let _ = outer.kill();
-            let _ = outer.wait();
-            return Err(BackendError::new(
-                ErrorCode::Unavailable,
-                format!("sandbox {id}: {e}"),
-            ));
-        }
-    };
-    spawn::reap_in_background(outer);
+    let init_pid = spawn::go(started, &cfg, &listener, crate::hooks::seccomp_program())
+        .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}")))?;
+    drop(listener);
     let init_start = crate::state::process_start(init_pid).ok_or_else(|| {
         BackendError::new(
             ErrorCode::Provider,
@@ -220,7 +226,9 @@ fn allocate(
     };
     let bytes = serde_json::to_vec_pretty(&meta)
         .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding the record: {e}")))?;
-    write_atomic(&state.meta_path(id), &bytes)
+    // Not flushed to disk: the record describes processes and mounts that
+    // do not outlive a reboot.
+    corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
         .map_err(|e| state_error("writing the record", &e))?;
     Ok(meta.info())
 }

@@ -17,10 +17,11 @@
 //!   directory. A directory without that file (a crash in the instant
 //!   between the two) is reclaimed once older than [`NO_CREATOR_GRACE`].
 //!
-//! Processes are found by what they are, not by where they run: a
-//! `corral-init` whose configuration names a root under this state
-//! directory's `sandboxes/` belongs to the sandbox named by the next path
-//! component, and is killed only when that sandbox is not live. Cgroups
+//! An init whose creator dies before the record is committed ends its
+//! sandbox by itself (see `crate::init`), and so does one still waiting in
+//! a pool. Beyond that, processes are found by what they are: a
+//! `corral-init` in the cgroup named by a sandbox with a directory here
+//! belongs to that sandbox, and is killed only when it is not live. Cgroups
 //! are shared by every state directory of the same parent, so one with no
 //! directory here is removed only when empty and older than
 //! [`CGROUP_GRACE`] (a live sandbox always holds its init; a create makes
@@ -89,7 +90,7 @@ pub(crate) fn mark_creator(state: &State, id: &str) {
     if let Some(start) = process_start(me) {
         // Atomic, like every record: a creator killed mid-write must leave
         // no file or a whole one, never a torn one that reads as "no creator".
-        let _ = crate::state::write_atomic(
+        let _ = corral_backend::statefile::write_atomic_unsynced(
             &state.sandbox_dir(id).join(CREATOR_FILE),
             format!("{me} {start}").as_bytes(),
         );
@@ -128,7 +129,9 @@ struct InitProcess {
     sandbox: String,
 }
 
-/// Every `corral-init` process whose root lies under `sandboxes`.
+/// Every `corral-init` process in the cgroup of a sandbox with a directory
+/// under `sandboxes` (its command line names nothing: the sandbox id is the
+/// last component of its cgroup path).
 fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -142,29 +145,18 @@ fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
         else {
             continue;
         };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let mut args = cmdline.split(|&b| b == 0);
-        let is_init = args
-            .next()
-            .and_then(|a| std::str::from_utf8(a).ok())
-            .is_some_and(|a| Path::new(a).file_name().is_some_and(|n| n == "corral-init"));
+        let is_init = std::fs::read(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_ascii_end() == b"corral-init");
         if !is_init {
             continue;
         }
-        let Some(cfg) = args
-            .next()
-            .and_then(|a| serde_json::from_slice::<crate::protocol::InitConfig>(a).ok())
-        else {
+        let Ok(cgroups) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
             continue;
         };
-        let sandbox = Path::new(&cfg.root)
-            .strip_prefix(sandboxes)
-            .ok()
-            .and_then(|rest| rest.components().next())
-            .and_then(|c| c.as_os_str().to_str())
-            .filter(|s| is_sandbox_id(s))
+        let sandbox = cgroups
+            .lines()
+            .filter_map(|line| line.rsplit('/').next())
+            .find(|name| is_sandbox_id(name) && sandboxes.join(name).is_dir())
             .map(str::to_owned);
         if let (Some(sandbox), Some(start)) = (sandbox, process_start(pid)) {
             out.push(InitProcess {

@@ -9,8 +9,13 @@
 //! Startup (over the startup socketpair, before the control socket is
 //! served): the host sends [`Go`] — the whole configuration, never on the
 //! command line, where `/proc/1/cmdline` would show host paths inside the
-//! sandbox — once the init is in the sandbox's cgroup; the init answers
-//! [`Startup::Ready`] or [`Startup::Failed`].
+//! sandbox, with the listening control socket attached — once the init is
+//! in the sandbox's cgroup (an init may wait for it in a pool, made ahead
+//! of demand); the init answers [`Startup::Ready`] or [`Startup::Failed`].
+//! Once the sandbox's record is written the host sends [`Commit`]: until
+//! then the init tears the sandbox down by itself when the startup socket
+//! closes (its creator died), so a crash at any point of a create leaves
+//! no process behind.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -47,7 +52,8 @@ pub struct HostDir {
     pub symlink: Option<String>,
 }
 
-/// The host's go-ahead, sent once the init is in the sandbox's cgroup.
+/// The host's go-ahead, sent once the init is in the sandbox's cgroup. The
+/// frame carries one descriptor: the listening control socket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Go {
     /// How to build the sandbox.
@@ -56,6 +62,11 @@ pub struct Go {
     /// empty = none.
     pub seccomp: Vec<u8>,
 }
+
+/// The host's last startup message: the sandbox's record exists, so the
+/// sandbox now outlives its creator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {}
 
 /// The init's answer to [`Go`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

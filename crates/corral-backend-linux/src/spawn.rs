@@ -1,7 +1,15 @@
 //! Starting `corral-init` from the host: a fork+exec of the small init
 //! binary (never a fork of this large process that keeps running our code),
-//! with the startup socket and the control listener on fixed descriptor
-//! numbers, then the go-ahead and the wait for PID 1.
+//! with the startup socket on a fixed descriptor number, no arguments and
+//! an empty environment; then, once it is in the sandbox's cgroup, the
+//! go-ahead with the configuration and the control listener, the wait for
+//! PID 1, and the commit once the record is written.
+//!
+//! Inits are started ahead of demand by the [`pool`]; a create takes one
+//! that already waits in its own cgroup, or starts one itself when none is
+//! ready.
+
+pub mod pool;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
@@ -11,11 +19,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::init::{CONTROL_FD, STARTUP_FD};
-use crate::protocol::{self, Go, InitConfig, Startup};
+use crate::init::STARTUP_FD;
+use crate::protocol::{self, Commit, Go, InitConfig, Startup};
 
 /// How long the host waits for the init to report ready.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The name PID 1 runs under: its whole command line inside the sandbox
+/// (`/proc/1/cmdline`), so it names no host path.
+pub const INIT_NAME: &str = "corral-init";
 
 /// Where the `corral-init` binary is: `$CORRAL_INIT`, else next to the
 /// current executable, else in its parent directory (tests run from
@@ -31,7 +43,9 @@ pub fn init_binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// A started init, before the go-ahead.
+/// A started init, before the go-ahead. Dropping it closes the startup
+/// socket, on which the init exits by itself (tearing down whatever it
+/// built, when that was after the go-ahead).
 #[derive(Debug)]
 pub struct Started {
     /// The outer init process (a child of this process).
@@ -39,16 +53,26 @@ pub struct Started {
     startup: UnixStream,
 }
 
-/// The name PID 1 runs under: its whole command line inside the sandbox
-/// (`/proc/1/cmdline`), so it names no host path.
-pub const INIT_NAME: &str = "corral-init";
+impl Started {
+    /// Whether the init still waits (it has not exited).
+    pub fn waiting(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
 
-/// Starts `binary` with no arguments and an empty environment, handing it
-/// `listener` as its control socket; the configuration follows in [`go`].
-pub fn start(binary: &Path, listener: &UnixListener) -> io::Result<Started> {
+    /// Stops the init: closes its startup socket, kills it and reaps it.
+    pub fn stop(self) {
+        let Started { mut child, startup } = self;
+        drop(startup);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Starts `binary` with no arguments and an empty environment; the
+/// configuration and the control listener follow in [`go`].
+pub fn start(binary: &Path) -> io::Result<Started> {
     let (ours, theirs) = UnixStream::pair()?;
     let theirs_fd = theirs.as_raw_fd();
-    let listener_fd = listener.as_raw_fd();
     let mut cmd = std::process::Command::new(binary);
     cmd.arg0(INIT_NAME)
         .env_clear()
@@ -56,22 +80,21 @@ pub fn start(binary: &Path, listener: &UnixListener) -> io::Result<Started> {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe calls (setsid, fcntl, dup2, close); the two
-    // source descriptors are open in the parent for the whole spawn. Both
-    // are first copied above the target numbers, so neither target
-    // overwrites the other's source (dup2 also clears close-on-exec).
+    // makes async-signal-safe calls (setsid, dup2); the source descriptor
+    // is open in the parent for the whole spawn and is never the target
+    // (std's socketpair descriptors are above the standard three, and the
+    // target is the first one after them, so it may equal the source: then
+    // dup2 is a no-op that leaves close-on-exec set, which is cleared).
     unsafe {
         cmd.pre_exec(move || {
-            let startup = libc::fcntl(theirs_fd, libc::F_DUPFD, 10);
-            let control = libc::fcntl(listener_fd, libc::F_DUPFD, 10);
-            if libc::setsid() < 0
-                || startup < 0
-                || control < 0
-                || libc::dup2(startup, STARTUP_FD) < 0
-                || libc::dup2(control, CONTROL_FD) < 0
-                || libc::close(startup) < 0
-                || libc::close(control) < 0
-            {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if theirs_fd == STARTUP_FD {
+                if libc::fcntl(theirs_fd, libc::F_SETFD, 0) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(theirs_fd, STARTUP_FD) < 0 {
                 return Err(io::Error::last_os_error());
             }
             Ok(())
@@ -85,15 +108,20 @@ pub fn start(binary: &Path, listener: &UnixListener) -> io::Result<Started> {
     })
 }
 
-/// Sends the go-ahead (the configuration and the seccomp program) and waits
-/// for PID 1; returns PID 1's host pid.
-pub fn go(started: &mut Started, cfg: &InitConfig, seccomp: &[u8]) -> io::Result<u32> {
+/// Sends the go-ahead (the configuration, the seccomp program and the
+/// control `listener`) and waits for PID 1; returns PID 1's host pid.
+pub fn go(
+    started: &mut Started,
+    cfg: &InitConfig,
+    listener: &UnixListener,
+    seccomp: &[u8],
+) -> io::Result<u32> {
     started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
     let go = Go {
         config: cfg.clone(),
         seccomp: seccomp.to_vec(),
     };
-    protocol::send_with_fds(started.startup.as_fd(), &go, &[])?;
+    protocol::send_with_fds(started.startup.as_fd(), &go, &[listener.as_fd()])?;
     let reply: Option<Startup> = protocol::read_frame(&mut started.startup)?;
     match reply {
         Some(Startup::Ready { pid }) => Ok(pid),
@@ -106,9 +134,16 @@ pub fn go(started: &mut Started, cfg: &InitConfig, seccomp: &[u8]) -> io::Result
     }
 }
 
-/// Reaps the outer init in the background when it exits, so it never
+/// Tells the init its record is written: from now on the sandbox outlives
+/// this process.
+pub fn commit(started: &mut Started) -> io::Result<()> {
+    protocol::send_with_fds(started.startup.as_fd(), &Commit {}, &[])
+}
+
+/// Reaps a committed init in the background when it exits, so it never
 /// lingers as a zombie of this process.
-pub fn reap_in_background(mut child: Child) {
+pub fn reap_in_background(started: Started) {
+    let Started { mut child, .. } = started;
     let _ = std::thread::Builder::new()
         .name("corral-init-reaper".into())
         .spawn(move || {

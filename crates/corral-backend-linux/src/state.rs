@@ -37,6 +37,8 @@ pub struct State {
     pub cgroups: Option<crate::cgroup::Cgroups>,
     /// The image store (`<state>/linux/images`), when it opened.
     pub images: Option<crate::images::ImageStore>,
+    /// Inits started ahead of demand, each in its own cgroup.
+    pub pool: std::sync::Arc<crate::spawn::pool::Pool>,
 }
 
 impl State {
@@ -47,6 +49,7 @@ impl State {
     ) -> std::io::Result<Self> {
         let mut state = State {
             dir: state_dir.join("linux"),
+            pool: std::sync::Arc::new(crate::spawn::pool::Pool::new(cgroups.clone())),
             cgroups,
             images: None,
         };

@@ -153,16 +153,20 @@ fn mounts_under(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Pids of live processes whose command line names `dir`.
-fn processes_naming(dir: &Path) -> Vec<u32> {
-    let needle = dir.to_string_lossy().into_owned();
+/// Pids of live processes in the cgroup of any of the sandboxes `ids` (an
+/// init's command line names nothing of the host, so its cgroup, named by
+/// the sandbox id, is what tells whose it is).
+fn processes_of(ids: &BTreeSet<String>) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| alive(*pid))
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+            std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|text| {
+                text.lines()
+                    .any(|l| ids.iter().any(|id| l.ends_with(&format!("/{id}"))))
+            })
         })
         .collect()
 }
@@ -345,7 +349,7 @@ async fn crash_during_create_is_reclaimed_by_gc() {
             "{point:?}: directories left"
         );
         assert_eq!(
-            processes_naming(&state),
+            processes_of(&seen),
             Vec::<u32>::new(),
             "{point:?}: inits left"
         );
@@ -458,4 +462,92 @@ async fn gc_running_beside_creates_and_a_paused_sandbox_touches_none_of_them() {
     }
     println!("{passes} gc passes beside {} creates", made.len() - 1);
     b.destroy_all().unwrap();
+}
+
+/// The sandbox id of the cgroup process `pid` is in, if it is a sandbox's.
+fn cgroup_id_of(pid: u32) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    text.lines()
+        .filter_map(|l| l.rsplit('/').next())
+        .find(|name| name.starts_with("lnx-"))
+        .map(str::to_owned)
+}
+
+/// The `corral-init` children of `parent` in a cgroup whose sandbox has no
+/// directory in `state`: the inits waiting in its pool, with their ids.
+fn waiting_inits(parent: u32, state: &Path) -> Vec<(u32, String)> {
+    let dirs = sandbox_ids(state);
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let Some((comm, rest)) = stat.split_once(") ") else {
+                return false;
+            };
+            let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+            comm.ends_with("(corral-init") && ppid == Some(parent)
+        })
+        .filter_map(|pid| Some((pid, cgroup_id_of(pid)?)))
+        .filter(|(_, id)| !dirs.contains(id))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inits_waiting_in_the_pool_end_with_their_creator() {
+    let test = "inits_waiting_in_the_pool_end_with_their_creator";
+    set_init();
+    if let Err(reason) = LinuxBackend::available() {
+        println!("SKIP {test}: {reason}");
+        return;
+    }
+    let Ok(cgroups) = corral_backend_linux::cgroup::Cgroups::detect() else {
+        println!("SKIP {test}: no usable cgroup hierarchy (waiting inits are found by theirs)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut child, rx) = start_child(tmp.path());
+    // The pool fills from a backend's second create on.
+    for _ in 0..2 {
+        assert!(wait_line(&rx, "created "), "the child made no sandbox");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut waiting = waiting_inits(child.id(), tmp.path());
+    while waiting.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        waiting = waiting_inits(child.id(), tmp.path());
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let b = LinuxBackend::open(tmp.path()).unwrap();
+    let _guard = Guard(b.clone());
+    assert!(!waiting.is_empty(), "no init waited in the pool");
+    // An init taken by a create between the look and the kill became a
+    // sandbox (its directory exists); every other one ends by itself.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let left = || -> Vec<(u32, String)> {
+        let dirs = sandbox_ids(tmp.path());
+        waiting
+            .iter()
+            .filter(|(pid, id)| alive(*pid) && !dirs.contains(id))
+            .cloned()
+            .collect()
+    };
+    while !left().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(left(), Vec::new(), "waiting inits outlived their creator");
+    // What they leave is an empty cgroup, which gc reclaims (here removed
+    // at once, by name, rather than after gc's grace).
+    let dirs = sandbox_ids(tmp.path());
+    for (_, id) in waiting.iter().filter(|(_, id)| !dirs.contains(id)) {
+        if let Some(cg) = cgroups.open(id).unwrap() {
+            assert_eq!(cg.pids().unwrap(), Vec::<u32>::new(), "{id} is empty");
+            cg.destroy().unwrap();
+        }
+    }
+    println!("{} waiting init(s) ended with their creator", waiting.len());
 }

@@ -18,6 +18,17 @@ pub fn random_hex() -> std::io::Result<String> {
 /// content or the new, never a torn one; on failure the temporary file is
 /// removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temporary(path, bytes, true)
+}
+
+/// [`write_atomic`] without the flush to disk, for records of runtime state
+/// (processes, mounts) that a reboot makes meaningless anyway: still never
+/// torn for a reader, nor when the writer is killed mid-write.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temporary(path, bytes, false)
+}
+
+fn write_via_temporary(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".tmp-{}", random_hex()?));
     let result = (|| {
@@ -27,7 +38,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .mode(0o600)
             .open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -159,6 +159,13 @@ pub(crate) fn mkdir_all(dir: &Path) -> Result<(), CgroupError> {
 /// Removes `dir` and every cgroup below it, deepest first, retrying while
 /// the kernel still reports it busy. A missing directory is success.
 pub(crate) fn rmdir_tree(dir: &Path) -> Result<(), CgroupError> {
+    // The usual case first: an empty cgroup with no children goes in one
+    // call; anything else (children, a process still leaving) takes the walk.
+    match fs::remove_dir(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(_) => {}
+    }
     for cgroup in subtree(dir)? {
         rmdir_one(&cgroup)?;
     }

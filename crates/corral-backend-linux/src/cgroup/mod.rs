@@ -265,6 +265,16 @@ impl Cgroup {
         }
     }
 
+    /// Replaces the limits it was created with by `limits` (a `None` field
+    /// becomes unlimited).
+    pub fn set_limits(&self, limits: &CgroupLimits) -> Result<(), CgroupError> {
+        limits.validate()?;
+        match &self.layout {
+            Layout::V1(dirs) => dirs.set_limits(limits),
+            Layout::V2(dir) => v2::set_limits(dir, limits),
+        }
+    }
+
     /// Moves process `pid` into the cgroup (every controller on v1).
     pub fn add_pid(&self, pid: u32) -> Result<(), CgroupError> {
         match &self.layout {

@@ -133,6 +133,31 @@ impl Dirs {
         Ok(())
     }
 
+    /// Replaces every limit; a `None` field becomes unlimited (`-1`, `max`).
+    pub(crate) fn set_limits(&self, limits: &CgroupLimits) -> Result<(), CgroupError> {
+        let memory = limits
+            .memory_bytes
+            .map_or_else(|| "-1".to_owned(), |b| b.to_string());
+        let limit = self.memory.join("memory.limit_in_bytes");
+        let memsw = self.memory.join("memory.memsw.limit_in_bytes");
+        // The kernel keeps memory <= memory+swap at every write: raising
+        // needs memsw first, lowering the limit first. Trying memsw first
+        // (refused when lowering) and again after covers both.
+        let _ = fs::write_optional(&memsw, &memory);
+        fs::write(&limit, &memory)?;
+        fs::write_optional(&memsw, &memory)?;
+        let pids = limits
+            .pids
+            .map_or_else(|| "max".to_owned(), |p| p.to_string());
+        fs::write(&self.pids.join("pids.max"), &pids)?;
+        let quota = limits
+            .cpu_millicores
+            .map_or_else(|| "-1".to_owned(), |m| super::quota_us(m).to_string());
+        let period = super::CPU_PERIOD_US.to_string();
+        fs::write(&self.cpu.join("cpu.cfs_period_us"), &period)?;
+        fs::write(&self.cpu.join("cpu.cfs_quota_us"), &quota)
+    }
+
     /// Whether any of the directories exists.
     pub(crate) fn exists(&self) -> bool {
         self.unique().into_iter().any(Path::is_dir)
@@ -175,6 +200,12 @@ impl Dirs {
     /// Freezes, kills every process, thaws, and waits until empty.
     pub(crate) fn kill_all(&self) -> Result<(), CgroupError> {
         if !self.exists() {
+            return Ok(());
+        }
+        // Nothing to freeze in an empty cgroup (the usual case after a
+        // sandbox's PID 1 took its pid namespace down with it), and it stays
+        // empty: only a process inside could fork a new member.
+        if self.pids()?.is_empty() {
             return Ok(());
         }
         let has_freezer = self.freezer.is_dir();

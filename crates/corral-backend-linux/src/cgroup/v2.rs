@@ -86,6 +86,22 @@ fn apply(dir: &Path, limits: &CgroupLimits) -> Result<(), CgroupError> {
     Ok(())
 }
 
+/// Replaces every limit: the `Some` fields as [`apply`] writes them, the
+/// `None` ones as `max`.
+pub(crate) fn set_limits(dir: &Path, limits: &CgroupLimits) -> Result<(), CgroupError> {
+    apply(dir, limits)?;
+    if limits.memory_bytes.is_none() {
+        fs::write(&dir.join("memory.max"), "max")?;
+    }
+    if limits.pids.is_none() {
+        fs::write(&dir.join("pids.max"), "max")?;
+    }
+    if limits.cpu_millicores.is_none() {
+        fs::write(&dir.join("cpu.max"), "max")?;
+    }
+    Ok(())
+}
+
 /// Moves `pid` into the cgroup.
 pub(crate) fn add_pid(dir: &Path, pid: u32) -> Result<(), CgroupError> {
     fs::write(&dir.join("cgroup.procs"), &pid.to_string())

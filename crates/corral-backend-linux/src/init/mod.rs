@@ -1,21 +1,25 @@
 //! `corral-init`: the sandbox's init, in two stages.
 //!
 //! The **outer** stage is the process the host starts (fork+exec of this
-//! small binary). It waits for the host's [`Go`] — sent
-//! once it sits in the sandbox's cgroup, so every descendant is contained —
-//! then `unshare`s new mount, uts, ipc, net and cgroup namespaces, brings up
-//! loopback, builds the root and pivots into it ([`crate::rootfs`]), sets
-//! the hostname, `unshare`s a new pid namespace and forks. The child is
+//! small binary), often ahead of demand (`crate::spawn::pool`). It makes
+//! its new network (with loopback up), uts and ipc namespaces at once,
+//! then waits for the host's [`Go`] — sent once it sits in the sandbox's
+//! cgroup, so every descendant is contained — then `unshare`s new mount
+//! and cgroup namespaces, builds the root and pivots into it
+//! ([`crate::rootfs`]), sets the hostname, `unshare`s a new pid namespace and forks. The child is
 //! **PID 1** of that namespace: it dies with the outer stage
 //! (`PR_SET_PDEATHSIG`), mounts `/proc`, and serves the control socket
-//! (`serve`). The outer stage reports PID 1's host pid to the host, waits
-//! for it and exits with its status.
+//! (`serve`). The outer stage reports PID 1's host pid to the host and
+//! waits for the host's [`Commit`] (the record is written): when the
+//! startup socket closes first, the host died mid-create and it kills
+//! PID 1 — and with it the whole sandbox — itself. Then it waits for PID 1
+//! and exits with its status.
 //!
-//! Descriptors from the host: [`STARTUP_FD`] (the startup socketpair) and
-//! [`CONTROL_FD`] (the listening control socket). The configuration
-//! ([`InitConfig`]) arrives with the go-ahead, never on the command line:
-//! PID 1's `/proc/1/cmdline` is visible inside the sandbox and must name no
-//! host path.
+//! The one descriptor from the host is [`STARTUP_FD`] (the startup
+//! socketpair); the listening control socket comes attached to the
+//! go-ahead. The configuration ([`InitConfig`]) arrives with the go-ahead
+//! too, never on the command line: PID 1's `/proc/1/cmdline` is visible
+//! inside the sandbox and must name no host path.
 
 mod child;
 mod serve;
@@ -26,13 +30,11 @@ use std::path::Path;
 
 use rustix::thread::UnshareFlags;
 
-use crate::protocol::{self, Go, InitConfig, Startup};
+use crate::protocol::{self, Commit, Go, InitConfig, Startup};
 use sys::Forked;
 
 /// The descriptor number of the startup socket in corral-init.
 pub const STARTUP_FD: i32 = 3;
-/// The descriptor number of the listening control socket in corral-init.
-pub const CONTROL_FD: i32 = 4;
 
 /// corral-init's `main`: returns the process exit code.
 pub fn main() -> i32 {
@@ -40,14 +42,11 @@ pub fn main() -> i32 {
         eprintln!("corral-init: run by the linux backend only (it takes no arguments)");
         return 2;
     }
-    let (startup, listener) = match (sys::inherited(STARTUP_FD), sys::inherited(CONTROL_FD)) {
-        (Ok(s), Ok(l)) => (s, l),
-        _ => {
-            eprintln!("corral-init: run by the linux backend only (missing descriptors)");
-            return 2;
-        }
+    let Ok(startup) = sys::inherited(STARTUP_FD) else {
+        eprintln!("corral-init: run by the linux backend only (missing descriptors)");
+        return 2;
     };
-    outer(startup, listener)
+    outer(startup)
 }
 
 fn fail(startup: &OwnedFd, step: &str, error: impl std::fmt::Display) -> i32 {
@@ -63,36 +62,59 @@ fn send(sock: &OwnedFd, msg: &Startup) -> std::io::Result<()> {
     protocol::send_with_fds(sock.as_fd(), msg, &[])
 }
 
-fn outer(startup: OwnedFd, listener: OwnedFd) -> i32 {
-    let go: Go = {
-        let mut buf = Vec::new();
-        let mut fds = Vec::new();
-        loop {
-            match protocol::decode::<Go>(&buf) {
-                Ok(Some((go, _))) => break go,
-                Ok(None) => {}
-                Err(e) => return fail(&startup, "reading the go-ahead", e),
-            }
-            match protocol::recv_with_fds(startup.as_fd(), &mut buf, &mut fds) {
-                Ok(0) => return 1,
-                Ok(_) => {}
-                Err(e) => return fail(&startup, "reading the go-ahead", e),
-            }
+/// Reads one frame of type `T` from the startup socket, with the
+/// descriptors attached to it; `Ok(None)` when the host closed it first.
+fn receive<T: for<'de> serde::Deserialize<'de>>(
+    startup: &OwnedFd,
+) -> std::io::Result<Option<(T, Vec<OwnedFd>)>> {
+    let mut buf = Vec::new();
+    let mut fds = Vec::new();
+    loop {
+        if let Some((msg, _)) = protocol::decode::<T>(&buf)? {
+            return Ok(Some((msg, fds)));
         }
-    };
-    let cfg: &InitConfig = &go.config;
-    let flags = UnshareFlags::NEWNS
-        | UnshareFlags::NEWUTS
-        | UnshareFlags::NEWIPC
-        | UnshareFlags::NEWNET
-        | UnshareFlags::NEWCGROUP;
+        if protocol::recv_with_fds(startup.as_fd(), &mut buf, &mut fds)? == 0 {
+            return Ok(None);
+        }
+    }
+}
+
+/// The namespaces made before the go-ahead, while the init may still wait
+/// in the pool. The mount namespace waits for the go-ahead (it must see the
+/// sandbox's root, which the host mounts later), and so does the cgroup
+/// one (it must start at the sandbox's cgroup, which the host moves this
+/// process into after starting it).
+fn unshare_early() -> Result<(), (&'static str, std::io::Error)> {
+    let flags = UnshareFlags::NEWUTS | UnshareFlags::NEWIPC | UnshareFlags::NEWNET;
     // SAFETY: corral-init is single-threaded, so unsharing namespaces
     // affects no other thread's view.
+    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| ("unshare", e.into()))?;
+    sys::loopback_up().map_err(|e| ("bringing up loopback", e))
+}
+
+fn outer(startup: OwnedFd) -> i32 {
+    let early = unshare_early();
+    let (go, listener) = match receive::<Go>(&startup) {
+        // The host closed the socket: it no longer needs this init.
+        Ok(None) => return 1,
+        Ok(Some((go, mut fds))) if fds.len() == 1 => match fds.pop() {
+            Some(listener) => (go, listener),
+            None => return 1,
+        },
+        Ok(Some((_, fds))) => {
+            let e = format!("{} descriptors instead of the control socket", fds.len());
+            return fail(&startup, "reading the go-ahead", e);
+        }
+        Err(e) => return fail(&startup, "reading the go-ahead", e),
+    };
+    let cfg: &InitConfig = &go.config;
+    if let Err((step, e)) = early {
+        return fail(&startup, step, e);
+    }
+    let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
+    // SAFETY: single-threaded, as above.
     if let Err(e) = unsafe { rustix::thread::unshare_unsafe(flags) } {
         return fail(&startup, "unshare", e);
-    }
-    if let Err(e) = sys::loopback_up() {
-        return fail(&startup, "bringing up loopback", e);
     }
     if let Err(e) = crate::rootfs::enter(Path::new(&cfg.root), &cfg.host_dirs) {
         return fail(&startup, &e.step, e.error);
@@ -123,10 +145,15 @@ fn outer(startup: OwnedFd, listener: OwnedFd) -> i32 {
     drop(ready_w);
     drop(listener);
     let mut byte = [0u8; 1];
-    if matches!(rustix::io::read(&ready_r, &mut byte), Ok(1)) {
-        let _ = send(&startup, &Startup::Ready { pid: child as u32 });
-    }
+    let ready = matches!(rustix::io::read(&ready_r, &mut byte), Ok(1))
+        && send(&startup, &Startup::Ready { pid: child as u32 }).is_ok();
+    // Until the record is written the sandbox lives only as long as its
+    // creator: anything but the commit ends it.
+    let committed = ready && matches!(receive::<Commit>(&startup), Ok(Some(_)));
     drop(startup);
+    if !committed && let Some(pid) = rustix::process::Pid::from_raw(child) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
     wait_for(child)
 }
 

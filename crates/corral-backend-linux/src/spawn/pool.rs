@@ -1,0 +1,285 @@
+//! Inits started ahead of demand: each waits for its go-ahead in its own
+//! cgroup, already made (with the safe default limits) and already joined.
+//!
+//! Joining a cgroup is the slowest step of a start (moving a process
+//! between cgroups waits for an RCU grace period, milliseconds on a busy
+//! host; on cgroup v1 that is per hierarchy), and fork+exec of the init
+//! costs a millisecond more: a create that takes a waiting init skips both.
+//!
+//! Each waiting init is named by the sandbox id it will serve: its cgroup
+//! is `corral/<id>`, and the create that takes it uses that id. Nothing
+//! leaks when this process dies: a waiting init exits when its startup
+//! socket closes, and its then-empty cgroup is reclaimed by `gc` like any
+//! orphaned sandbox cgroup. Dropping the pool (the backend) stops every
+//! waiting init and removes its cgroup.
+//!
+//! The pool fills only once a backend has created a sandbox before, so a
+//! process that makes one sandbox and exits starts nothing ahead; then,
+//! whenever fewer than [`LOW_WATER`] wait, a background thread tops it up
+//! to [`TARGET`], starting the missing ones together so their cgroup moves
+//! share one grace period.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use corral_backend::{BackendError, ErrorCode, Result};
+
+use super::{Started, init_binary, start};
+use crate::cgroup::{Cgroup, CgroupLimits, Cgroups};
+use crate::state::{SANDBOX_PREFIX, random_hex, state_error};
+
+/// How many inits wait ahead of demand once the pool is filled.
+pub const TARGET: usize = 6;
+
+/// The pool is topped up when fewer than this many wait, so that each
+/// refill starts several inits and their cgroup moves share one grace
+/// period.
+pub const LOW_WATER: usize = 3;
+
+/// An init waiting for its go-ahead, in the cgroup of the sandbox `id`.
+#[derive(Debug)]
+pub struct Warm {
+    /// The id of the sandbox it will serve (its cgroup's name).
+    pub id: String,
+    /// Its cgroup, with [`CgroupLimits::safe_defaults`], when cgroups are used.
+    pub cgroup: Option<Cgroup>,
+    /// The started init.
+    pub started: Started,
+}
+
+impl Warm {
+    /// Stops the init and removes its cgroup.
+    pub fn discard(self) {
+        self.started.stop();
+        if let Some(cg) = self.cgroup {
+            let _ = cg.destroy();
+        }
+    }
+}
+
+/// The waiting inits of one backend.
+#[derive(Debug)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    cgroups: Option<Cgroups>,
+    waiting: Mutex<Vec<Warm>>,
+    /// Whether a refill thread runs.
+    refilling: AtomicBool,
+    /// Creates so far: the pool fills from the second on.
+    takes: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let waiting = match self.waiting.get_mut() {
+            Ok(v) => std::mem::take(v),
+            Err(poisoned) => std::mem::take(poisoned.into_inner()),
+        };
+        for warm in waiting {
+            warm.discard();
+        }
+    }
+}
+
+impl Pool {
+    /// An empty pool making its cgroups under `cgroups`.
+    pub fn new(cgroups: Option<Cgroups>) -> Self {
+        Pool {
+            inner: Arc::new(Inner {
+                cgroups,
+                waiting: Mutex::new(Vec::new()),
+                refilling: AtomicBool::new(false),
+                takes: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// A waiting init, or one started now when none waits; the pool is
+    /// refilled in the background.
+    pub fn take(&self) -> Result<Warm> {
+        let taken = loop {
+            let Some(mut warm) = self.lock().pop() else {
+                break None;
+            };
+            if warm.started.waiting() {
+                break Some(warm);
+            }
+            // Killed meanwhile (by an operator or an OOM kill).
+            warm.discard();
+        };
+        if self.inner.takes.fetch_add(1, Ordering::Relaxed) > 0 && self.waiting() < LOW_WATER {
+            self.refill();
+        }
+        match taken {
+            Some(warm) => Ok(warm),
+            None => make(self.inner.cgroups.as_ref(), &binary()?),
+        }
+    }
+
+    /// Returns an init a create did not use (it still waits).
+    pub fn give_back(&self, mut warm: Warm) {
+        if warm.started.waiting() {
+            self.lock().push(warm);
+        } else {
+            warm.discard();
+        }
+    }
+
+    /// How many inits wait now.
+    pub fn waiting(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Warm>> {
+        lock(&self.inner)
+    }
+
+    /// Starts a refill thread unless one runs.
+    fn refill(&self) {
+        if self.inner.refilling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let spawned = std::thread::Builder::new()
+            .name("corral-init-pool".into())
+            .spawn(move || refill_loop(&weak));
+        if spawned.is_err() {
+            self.inner.refilling.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// Tops the pool up until it holds [`TARGET`] inits, while the pool lives;
+/// stops at the first failure (the next take retries).
+fn refill_loop(weak: &Weak<Inner>) {
+    let Ok(binary) = binary() else {
+        if let Some(inner) = weak.upgrade() {
+            inner.refilling.store(false, Ordering::Release);
+        }
+        return;
+    };
+    loop {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        let missing = TARGET.saturating_sub(lock(&inner).len());
+        let batch = if missing == 0 {
+            Vec::new()
+        } else {
+            make_batch(inner.cgroups.as_ref(), &binary, missing)
+        };
+        if batch.is_empty() {
+            inner.refilling.store(false, Ordering::Release);
+            return;
+        }
+        lock(&inner).extend(batch);
+    }
+}
+
+fn lock(inner: &Inner) -> std::sync::MutexGuard<'_, Vec<Warm>> {
+    inner
+        .waiting
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn binary() -> Result<PathBuf> {
+    init_binary().ok_or_else(|| {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            "the corral-init binary was not found (set CORRAL_INIT)",
+        )
+    })
+}
+
+fn new_id() -> Result<String> {
+    Ok(format!(
+        "{SANDBOX_PREFIX}{}",
+        random_hex().map_err(|e| state_error("random id", &e))?
+    ))
+}
+
+/// Starts one init in a new cgroup (blocking).
+pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
+    let id = new_id()?;
+    let cgroup = match cgroups {
+        Some(c) => Some(
+            c.create(&id, &CgroupLimits::safe_defaults())
+                .map_err(|e| unavailable(&id, e))?,
+        ),
+        None => None,
+    };
+    let started = match start(binary) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(cg) = cgroup {
+                let _ = cg.destroy();
+            }
+            return Err(BackendError::new(
+                ErrorCode::Unavailable,
+                format!("starting {}: {e}", binary.display()),
+            ));
+        }
+    };
+    let warm = Warm {
+        id,
+        cgroup,
+        started,
+    };
+    join(warm)
+}
+
+/// Moves the init into its cgroup; on failure stops it and removes the cgroup.
+fn join(warm: Warm) -> Result<Warm> {
+    let joined = match &warm.cgroup {
+        Some(cg) => cg.add_pid(warm.started.child.id()),
+        None => Ok(()),
+    };
+    match joined {
+        Ok(()) => Ok(warm),
+        Err(e) => {
+            let err = unavailable(&warm.id, e);
+            warm.discard();
+            Err(err)
+        }
+    }
+}
+
+/// Starts up to `n` inits: every cgroup and process first, then the moves
+/// back to back (they share a grace period). Returns those that made it.
+fn make_batch(cgroups: Option<&Cgroups>, binary: &std::path::Path, n: usize) -> Vec<Warm> {
+    let mut started = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Ok(id) = new_id() else { break };
+        let cgroup = match cgroups {
+            Some(c) => match c.create(&id, &CgroupLimits::safe_defaults()) {
+                Ok(cg) => Some(cg),
+                Err(_) => break,
+            },
+            None => None,
+        };
+        match start(binary) {
+            Ok(s) => started.push(Warm {
+                id,
+                cgroup,
+                started: s,
+            }),
+            Err(_) => {
+                if let Some(cg) = cgroup {
+                    let _ = cg.destroy();
+                }
+                break;
+            }
+        }
+    }
+    started.into_iter().filter_map(|w| join(w).ok()).collect()
+}
+
+fn unavailable(id: &str, e: impl std::fmt::Display) -> BackendError {
+    BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
+}
