@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::activity::ACTIVITY_DIR;
 use crate::error::{Result, SandboxError};
-use crate::sandbox::CORRAL_LABEL_VALUE;
 
 /// Why a sandbox was left alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -59,8 +58,9 @@ pub struct GcReport {
     pub failed: Vec<GcFailure>,
 }
 
-/// Destroys every sandbox of `backend` labelled `corral` that has been idle
-/// for at least `idle` and has no run in progress.
+/// Destroys every sandbox of `backend` labelled `corral` (whatever the
+/// label's value: the SDK writes `1`, the `corral` CLI `cli`) that has been
+/// idle for at least `idle` and has no run in progress.
 ///
 /// A sandbox's last activity is the newest of its creation time and the
 /// modification time of its [`ACTIVITY_DIR`] (which changes whenever a run
@@ -71,12 +71,14 @@ pub struct GcReport {
 /// the destroy is not seen; the window is one `destroy` call.
 pub async fn gc(backend: Arc<dyn Backend>, idle: Duration) -> Result<GcReport> {
     let name = backend.name().to_string();
-    let mut labels = Labels::new();
-    labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
-    let sandboxes = backend
-        .list(&labels)
+    // Any value of the label counts: the SDK writes `1`, the CLI `cli`.
+    let sandboxes: Vec<_> = backend
+        .list(&Labels::new())
         .await
-        .map_err(|e| SandboxError::from_backend(&name, "gc", e))?;
+        .map_err(|e| SandboxError::from_backend(&name, "gc", e))?
+        .into_iter()
+        .filter(|info| info.labels.contains_key(CORRAL_LABEL))
+        .collect();
     let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
     let mut report = GcReport {
         backend: name,

@@ -21,6 +21,10 @@ async fn removes_idle_spares_busy_and_unlabelled() {
             .unwrap();
         // Not made by the SDK: no corral label.
         let foreign = b.create(CreateRequest::default()).await.unwrap();
+        // Made by the CLI: `corral=cli` is a corral label too.
+        let mut cli_req = CreateRequest::default();
+        cli_req.labels.insert("corral".into(), "cli".into());
+        let cli = b.create(cli_req).await.unwrap();
 
         let runner = busy.clone();
         let task = tokio::spawn(async move { runner.run("sleep 1").await });
@@ -35,7 +39,11 @@ async fn removes_idle_spares_busy_and_unlabelled() {
         }
 
         let report = gc(b.clone(), Duration::ZERO).await.unwrap();
-        assert_eq!(report.removed, vec![idle.id().to_string()], "{report:?}");
+        let mut expected = vec![idle.id().to_string(), cli.id.clone()];
+        expected.sort();
+        let mut removed = report.removed.clone();
+        removed.sort();
+        assert_eq!(removed, expected, "{report:?}");
         assert_eq!(report.spared.len(), 1, "{report:?}");
         assert_eq!(report.spared[0].id, busy.id());
         assert_eq!(
