@@ -4,11 +4,11 @@
 //! processes, key claims); for the local backend half-created sandboxes.
 //! Live sandboxes are never touched.
 //!
-//! With `--idle DURATION` it then also destroys the `corral`-labelled
-//! sandboxes idle for at least that long ([`corral_sdk::gc`]: any value of the `corral` label; idleness from
-//! the newest of creation and the last run's start or end; a sandbox with a
-//! run in progress is always spared), on `--backend NAME`, or on local and,
-//! where it can run, linux.
+//! With `--idle DURATION` it then also destroys the sandboxes carrying the
+//! `corral` label (any value) idle for at least that long
+//! ([`corral_sdk::gc`]: idleness from the newest of creation and the last
+//! run's start or end; a sandbox with a run in progress is always spared),
+//! on `--backend NAME`, or on local and, where it can run, linux.
 
 use std::sync::Arc;
 use std::time::Duration;
