@@ -19,8 +19,12 @@ struct Session {
 }
 
 async fn start(state: &Path) -> Session {
+    start_on(state, "local").await
+}
+
+async fn start_on(state: &Path, backend: &str) -> Session {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["mcp", "--backend", "local"])
+        .args(["mcp", "--backend", backend])
         .env("CORRAL_STATE_DIR", state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -213,4 +217,35 @@ async fn sigterm_ends_the_session_and_destroys_the_sandbox() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.contains("destroyed"), "{err}");
     assert!(sandboxes(state.path()).is_empty(), "{err}");
+}
+
+#[tokio::test]
+async fn a_session_on_the_linux_backend() {
+    let test = "a_session_on_the_linux_backend";
+    let init = Path::new(env!("CARGO_BIN_EXE_corral")).with_file_name("corral-init");
+    if !init.is_file() {
+        eprintln!("skip: {test}: corral-init is not built next to corral");
+        return;
+    }
+    if let Err(why) = corral_backend_linux::LinuxBackend::available() {
+        eprintln!("skip: {test}: {why}");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let s = start_on(state.path(), "linux").await;
+    let (ok, run) = call(&s, "run", json!({ "command": "echo in linux; pwd" })).await;
+    assert!(ok, "{run}");
+    assert_eq!(run["stdout"], "in linux\n/workspace\n");
+    let (ok, w) = call(&s, "write_file", json!({ "path": "f.txt", "content": "x" })).await;
+    assert!(ok, "{w}");
+    let (ok, r) = call(&s, "read_file", json!({ "path": "/workspace/f.txt" })).await;
+    assert!(ok, "{r}");
+    assert_eq!(r["content"], "x");
+    let (code, stderr) = close(s).await;
+    assert_eq!(code, 0, "{stderr}");
+    let backend = corral_backend_linux::LinuxBackend::open(state.path()).unwrap();
+    let left = corral_backend::Backend::list(&backend, &Default::default())
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "left after the session: {left:?}");
 }
