@@ -312,6 +312,10 @@ impl Backend for LinuxBackend {
     }
 
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
+        if let corral_backend::Network::Allowlist { destinations } = &req.network {
+            crate::network::check(destinations)
+                .map_err(|e| BackendError::new(e.code(), format!("network: {e}")))?;
+        }
         let state = self.state.clone();
         let caps = self.capabilities_here();
         blocking(move || crate::create::create(&state, &caps, req)).await

@@ -69,6 +69,27 @@ fn host_table_exists(name: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The host's `FORWARD` rules naming `link` (none without `iptables`).
+fn forward_rules(link: &str) -> usize {
+    Proc::new("iptables")
+        .args(["-w", "5", "-S", "FORWARD"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains(&format!("corral {link}")))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn has_iptables() -> bool {
+    Proc::new("iptables")
+        .args(["-w", "5", "-S", "FORWARD"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn no_curl(test: &str) -> bool {
     let missing = !std::path::Path::new("/usr/bin/curl").exists();
     if missing {
@@ -109,6 +130,9 @@ async fn allowlist_reaches_only_its_destination_and_leaves_nothing() {
     let link = link_name(&info.id);
     assert!(std::path::Path::new("/sys/class/net").join(&link).exists());
     assert!(host_table_exists(&link), "the host-side table exists");
+    if has_iptables() {
+        assert_eq!(forward_rules(&link), 2, "FORWARD lets the link through");
+    }
 
     assert_eq!(
         fetch(&b, &info.id, a.addr(), 8080).await.as_deref(),
@@ -180,6 +204,7 @@ async fn allowlist_reaches_only_its_destination_and_leaves_nothing() {
     b.destroy(&info.id).await.unwrap();
     assert!(!std::path::Path::new("/sys/class/net").join(&link).exists());
     assert!(!host_table_exists(&link), "the host-side table is gone");
+    assert_eq!(forward_rules(&link), 0, "the FORWARD rules are gone");
     let (na, nb) = (a.netns().to_string(), other.netns().to_string());
     drop((a, other));
     let left = Proc::new("ip").args(["netns", "list"]).output().unwrap();
@@ -267,12 +292,30 @@ async fn a_host_table_whose_link_is_gone_is_swept() {
     assert!(ip(&["link", "del", &name]));
     assert!(made, "the table was made");
     assert!(host_table_exists(&name), "the table outlives its link");
+    // And FORWARD rules a crash left for a link that is gone.
+    let stray = format!("crl{}", rand_hex(12));
+    let iptables = has_iptables();
+    if iptables {
+        let comment = format!("corral {stray}");
+        assert!(
+            Proc::new("iptables")
+                .args(["-w", "5", "-I", "FORWARD", "-i", &stray, "-m", "comment"])
+                .args(["--comment", &comment, "-j", "ACCEPT"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(forward_rules(&stray), 1);
+    }
     // A concurrent `gc` (which sweeps too) may get there first.
     let removed = corral_backend_linux::network::sweep_tables().unwrap();
     assert!(
         !host_table_exists(&name),
         "the table is swept ({removed:?})"
     );
+    if iptables {
+        assert_eq!(forward_rules(&stray), 0, "the rule is swept ({removed:?})");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,4 +362,150 @@ async fn two_allowlisted_sandboxes_each_reach_only_their_own_destination() {
         assert!(!std::path::Path::new("/sys/class/net").join(&link).exists());
         assert!(!host_table_exists(&link));
     }
+}
+
+/// The /30 of `a` as a CIDR with its host bits set (they are cleared).
+fn block_of(a: Ipv4Addr) -> String {
+    format!("{a}/30")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cidr_destination_admits_exactly_the_hosts_inside_it() {
+    let test = "a_cidr_destination_admits_exactly_the_hosts_inside_it";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    if no_curl(test) {
+        return;
+    }
+    let mut a = TestHost::new().expect("a test host");
+    let mut other = TestHost::new().expect("a test host");
+    // Two test hosts in one /30 would make "outside" meaningless: retry.
+    while u32::from(other.addr()) & !3 == u32::from(a.addr()) & !3 {
+        other = TestHost::new().expect("a test host");
+    }
+    a.serve(8080, "hello-a").expect("serving on the test host");
+    a.serve(8081, "hello-a-other-port")
+        .expect("serving on the test host");
+    other
+        .serve(8080, "hello-b")
+        .expect("serving on the test host");
+    let allow = |host: String| CreateRequest {
+        network: Network::Allowlist {
+            destinations: vec![Destination { host, port: 8080 }],
+        },
+        ..CreateRequest::default()
+    };
+
+    // A's /30: A inside, B outside.
+    let narrow = b.create(allow(block_of(a.addr()))).await.unwrap();
+    assert_eq!(
+        fetch(&b, &narrow.id, a.addr(), 8080).await.as_deref(),
+        Some("hello-a"),
+        "inside the block"
+    );
+    assert_eq!(
+        fetch(&b, &narrow.id, other.addr(), 8080).await,
+        None,
+        "outside the block"
+    );
+    assert_eq!(
+        fetch(&b, &narrow.id, a.addr(), 8081).await,
+        None,
+        "inside the block, another port"
+    );
+
+    // The whole test range: both inside, the port still pinned.
+    let wide = b.create(allow("10.233.0.0/16".to_string())).await.unwrap();
+    assert_eq!(
+        fetch(&b, &wide.id, a.addr(), 8080).await.as_deref(),
+        Some("hello-a")
+    );
+    assert_eq!(
+        fetch(&b, &wide.id, other.addr(), 8080).await.as_deref(),
+        Some("hello-b")
+    );
+    assert_eq!(fetch(&b, &wide.id, a.addr(), 8081).await, None);
+
+    // Malformed and IPv6 blocks are refused before anything is made.
+    let before = b.list(&Default::default()).await.unwrap().len();
+    for bad in ["10.233.0.0/40", "fd00::/8", "10.233.0.0/"] {
+        let err = b.create(allow(bad.to_string())).await.unwrap_err();
+        assert_eq!(
+            err.code,
+            corral_backend::ErrorCode::InvalidInput,
+            "{bad}: {err}"
+        );
+        assert!(err.message.contains(bad), "{err}");
+    }
+    assert_eq!(b.list(&Default::default()).await.unwrap().len(), before);
+    b.destroy(&narrow.id).await.unwrap();
+    b.destroy(&wide.id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_reaches_an_allowlisted_sandbox() {
+    let test = "a_preview_reaches_an_allowlisted_sandbox";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let req = CreateRequest {
+        network: Network::Allowlist {
+            destinations: vec![Destination {
+                host: "10.233.0.1".into(),
+                port: 9,
+            }],
+        },
+        ports: vec![7000],
+        ..CreateRequest::default()
+    };
+    let info = b.create(req).await.unwrap();
+    let url = b.preview_url(&info.id, 7000).await.unwrap().url;
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    // A one-shot server inside (the input filter admits loopback).
+    let ops = b.process_ops().unwrap();
+    let server = ops
+        .start_process(
+            &info.id,
+            corral_backend::ProcessSpec {
+                command: Command::argv([
+                    "python3",
+                    "-c",
+                    "import socket\ns = socket.socket()\n\
+                     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+                     s.bind(('127.0.0.1', 7000)); s.listen(1)\n\
+                     c, _ = s.accept(); c.sendall(b'through-the-filter'); c.close()\n",
+                ]),
+                cwd: None,
+                env: Default::default(),
+            },
+        )
+        .await;
+    if server.is_err() {
+        println!("SKIP {test}: no python3 in the host image");
+        return;
+    }
+    let mut got = None;
+    for _ in 0..150 {
+        let r = tokio::task::spawn_blocking(move || {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+            s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut s, &mut text).ok()?;
+            (!text.is_empty()).then_some(text)
+        })
+        .await
+        .unwrap();
+        if r.is_some() {
+            got = r;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(got.as_deref(), Some("through-the-filter"));
+    b.destroy(&info.id).await.unwrap();
 }

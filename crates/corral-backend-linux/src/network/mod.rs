@@ -6,8 +6,9 @@
 //! host's namespace, the sandbox side `eth0` in the init's namespace, a
 //! private /30 out of [`RANGE`] (host side `.1`, sandbox `.2`, default
 //! route via the host side). Destinations are pinned at create: IPv4
-//! addresses as given, host names resolved once by the host's resolver
-//! (IPv4 results only). No resolver is reachable from the sandbox (DNS
+//! addresses and CIDR blocks (`10.233.0.0/16`) as given, host names
+//! resolved once by the host's resolver (IPv4 results only); IPv6 is
+//! refused ([`destination`]). No resolver is reachable from the sandbox (DNS
 //! goes nowhere unless a resolver's `:53` is itself a destination).
 //!
 //! Enforced twice, each layer on its own sufficient for TCP/UDP:
@@ -23,14 +24,20 @@
 //!   from the sandbox's address to a destination.
 //!
 //! Forwarding is enabled only on the host side of the veth (the per-link
-//! `forwarding` sysctl), never host-wide. The backend adds no NAT: a
+//! `forwarding` sysctl), never host-wide; where the host's iptables
+//! `FORWARD` chain drops by default (as Docker sets it), two rules naming
+//! the link let its traffic and the replies through ([`forward`]). The backend adds no NAT: a
 //! destination beyond this machine is reachable only where the host
 //! routes and forwards the corral range back (an operator's choice).
 
 mod command;
+pub mod destination;
+mod forward;
 mod ruleset;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+pub use destination::{Endpoint, check, resolve};
+
+use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -100,15 +107,6 @@ impl NetworkError {
     }
 }
 
-/// One pinned destination: an IPv4 address and a port (TCP and UDP).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Endpoint {
-    /// The address.
-    pub addr: Ipv4Addr,
-    /// The port.
-    pub port: u16,
-}
-
 /// The veth of one sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
@@ -173,10 +171,7 @@ fn probe() -> Result<(), String> {
         Namespace::Throwaway,
     )
     .map_err(|e| format!("veth pairs are unavailable: {e}"))?;
-    let endpoint = [Endpoint {
-        addr: Ipv4Addr::LOCALHOST,
-        port: 1,
-    }];
+    let endpoint = [Endpoint::host(Ipv4Addr::LOCALHOST, 1)];
     let mut rules = ruleset::sandbox_ruleset(&endpoint);
     rules.push_str(&ruleset::host_ruleset(
         &Link {
@@ -189,44 +184,6 @@ fn probe() -> Result<(), String> {
     run("nft", &["-f", "-"], Some(&rules), Namespace::Throwaway)
         .map_err(|e| format!("nf_tables is unavailable: {e}"))?;
     Ok(())
-}
-
-/// Pins `destinations`: IPv4 literals as given, names resolved once by the
-/// host (IPv4 results only); sorted, without duplicates.
-pub fn resolve(destinations: &[Destination]) -> Result<Vec<Endpoint>, NetworkError> {
-    let mut out = Vec::new();
-    for d in destinations {
-        let host = d.host.trim_start_matches('[').trim_end_matches(']');
-        let shown = format!("{}:{}", d.host, d.port);
-        match host.parse::<IpAddr>() {
-            Ok(IpAddr::V4(addr)) => out.push(Endpoint { addr, port: d.port }),
-            Ok(IpAddr::V6(_)) => {
-                return Err(NetworkError::Unsupported(format!(
-                    "{shown} is IPv6 (sandboxes get IPv4 only)"
-                )));
-            }
-            Err(_) => {
-                let before = out.len();
-                let addrs = (host, d.port)
-                    .to_socket_addrs()
-                    .map_err(|_| NetworkError::Resolve(shown.clone()))?;
-                for a in addrs {
-                    if let SocketAddr::V4(v4) = a {
-                        out.push(Endpoint {
-                            addr: *v4.ip(),
-                            port: d.port,
-                        });
-                    }
-                }
-                if out.len() == before {
-                    return Err(NetworkError::Resolve(shown));
-                }
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
 }
 
 /// Gives sandbox `id` (directory `dir`, PID 1 `init_pid`) the network its
@@ -293,6 +250,7 @@ fn setup(
     let link = link.ok_or(NetworkError::NoSubnet)?;
     std::fs::write(format!("/proc/sys/net/ipv4/conf/{name}/forwarding"), "1")
         .map_err(|e| NetworkError::io("enabling forwarding on the host link", &e))?;
+    forward::allow(&name)?;
     let inside = Namespace::Enter(&netns);
     let rules = ruleset::sandbox_ruleset(&endpoints);
     run("nft", &["-f", "-"], Some(&rules), inside)?;
@@ -311,7 +269,8 @@ fn setup(
 
 /// Reclaims host tables corral made whose link is gone (the kernel keeps
 /// a `netdev` table after its device disappears; a live sandbox always has
-/// its link, which exists before its table). Returns the tables removed.
+/// its link, which exists before its table), and the `FORWARD` rules of
+/// links that are gone. Returns the links whose leftovers were removed.
 pub fn sweep_tables() -> Result<Vec<String>, NetworkError> {
     let listing = run("nft", &["list", "tables", "netdev"], None, Namespace::Host)?;
     let mut removed = Vec::new();
@@ -323,6 +282,11 @@ pub fn sweep_tables() -> Result<Vec<String>, NetworkError> {
         if !Path::new("/sys/class/net").join(name).exists() {
             remove_host_side(name)?;
             removed.push(name.to_string());
+        }
+    }
+    for link in forward::sweep(|l| Path::new("/sys/class/net").join(l).exists())? {
+        if !removed.contains(&link) {
+            removed.push(link);
         }
     }
     Ok(removed)
@@ -364,6 +328,7 @@ pub fn is_link_name(name: &str) -> bool {
 }
 
 fn remove_host_side(name: &str) -> Result<(), NetworkError> {
+    forward::remove(name)?;
     let link = Path::new("/sys/class/net").join(name);
     if link.exists()
         && let Err(e) = run("ip", &["link", "del", name], None, Namespace::Host)
@@ -440,34 +405,5 @@ mod tests {
         assert_eq!(l.network(), Ipv4Addr::new(10, 231, 0, 4));
         let last = Link::for_index("0123456789ab", 16383);
         assert_eq!(last.sandbox_addr, Ipv4Addr::new(10, 231, 255, 254));
-    }
-
-    #[test]
-    fn destinations_are_pinned_to_ipv4_endpoints() {
-        let d = |host: &str, port| Destination {
-            host: host.into(),
-            port,
-        };
-        let pinned = resolve(&[d("10.0.0.2", 80), d("10.0.0.1", 443), d("10.0.0.2", 80)]).unwrap();
-        assert_eq!(
-            pinned,
-            vec![
-                Endpoint {
-                    addr: Ipv4Addr::new(10, 0, 0, 1),
-                    port: 443
-                },
-                Endpoint {
-                    addr: Ipv4Addr::new(10, 0, 0, 2),
-                    port: 80
-                },
-            ]
-        );
-        let local = resolve(&[d("localhost", 8080)]).unwrap();
-        assert!(local.contains(&Endpoint {
-            addr: Ipv4Addr::LOCALHOST,
-            port: 8080
-        }));
-        let v6 = resolve(&[d("[::1]", 80)]).unwrap_err();
-        assert_eq!(v6.code(), ErrorCode::InvalidInput);
     }
 }

@@ -54,7 +54,8 @@ fn push_allow(s: &mut String, from: Option<Ipv4Addr>, e: &Endpoint) {
         let _ = writeln!(
             s,
             "    {from}ip daddr {} {proto} dport {} accept",
-            e.addr, e.port
+            e.daddr(),
+            e.port
         );
     }
 }
@@ -69,26 +70,25 @@ mod tests {
 
     #[test]
     fn sandbox_rules_allow_only_the_endpoints() {
-        let text = sandbox_ruleset(&[Endpoint {
-            addr: Ipv4Addr::new(10, 1, 2, 3),
-            port: 8080,
-        }]);
+        let text = sandbox_ruleset(&[
+            Endpoint::host(Ipv4Addr::new(10, 1, 2, 3), 8080),
+            Endpoint {
+                addr: Ipv4Addr::new(10, 233, 0, 0),
+                prefix: 16,
+                port: 80,
+            },
+        ]);
         assert!(text.contains("policy drop;"));
         assert!(text.contains("ip daddr 10.1.2.3 tcp dport 8080 accept"));
         assert!(text.contains("ip daddr 10.1.2.3 udp dport 8080 accept"));
-        assert_eq!(text.matches("dport").count(), 2);
+        assert!(text.contains("ip daddr 10.233.0.0/16 tcp dport 80 accept"));
+        assert_eq!(text.matches("dport").count(), 4);
     }
 
     #[test]
     fn host_rules_pin_the_source_address() {
         let l = link();
-        let text = host_ruleset(
-            &l,
-            &[Endpoint {
-                addr: Ipv4Addr::new(10, 9, 9, 9),
-                port: 53,
-            }],
-        );
+        let text = host_ruleset(&l, &[Endpoint::host(Ipv4Addr::new(10, 9, 9, 9), 53)]);
         assert!(text.starts_with("table netdev crl0123456789ab {"));
         assert!(text.contains("device \"crl0123456789ab\""));
         assert!(text.contains(&format!(
