@@ -40,10 +40,7 @@ fn wrapper(dir: &str, argv: &[String]) -> String {
         job = quote(&job),
         args = args.join(" "),
     );
-    format!(
-        "setsid sh -c {} < /dev/null > /dev/null 2>&1",
-        quote(&leader)
-    )
+    format!("setsid sh -c {} < /dev/null > /dev/null", quote(&leader))
 }
 
 impl Processes<'_> {
@@ -182,8 +179,14 @@ impl Processes<'_> {
             .await
             .map_err(|e| self.fail(e.code, op, e.message))?;
         if !r.success() {
+            // 127: `setsid` (or `sh`) is not there.
+            let code = if r.code() == 127 {
+                ErrorCode::Unsupported
+            } else {
+                ErrorCode::Io
+            };
             return Err(self.fail(
-                ErrorCode::Io,
+                code,
                 op,
                 format!(
                     "the wrapper of {name:?} failed (exit {}): {}",
@@ -222,7 +225,7 @@ mod tests {
     fn the_wrapper_quotes_every_path_and_argument() {
         let w = wrapper("/s/it's", &["echo".into(), "a b".into()]);
         assert!(w.starts_with("setsid sh -c '"), "{w}");
-        assert!(w.ends_with("' < /dev/null > /dev/null 2>&1"), "{w}");
+        assert!(w.ends_with("' < /dev/null > /dev/null"), "{w}");
         assert!(!w.contains("it's"), "the quote is escaped: {w}");
     }
 }
