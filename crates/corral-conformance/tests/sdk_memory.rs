@@ -262,3 +262,17 @@ async fn declared_previews_expect_a_refusal_and_skip_the_probe() {
     );
     assert_eq!(report.count(Outcome::Failed), 1, "{}", report.table());
 }
+
+#[tokio::test]
+async fn a_case_past_its_timeout_fails_and_is_still_cleaned_up() {
+    let target = MemoryTarget::new();
+    // `command-timeout` sleeps 300 ms before its command times out: a
+    // 50 ms case bound always cuts it off.
+    let options = SdkTarget::options(&target).with_timeout(std::time::Duration::from_millis(50));
+    let report = run_sdk_target_with(&target, &options).await.unwrap();
+    let case = report.case(SdkCase::CommandTimeout).unwrap();
+    assert_eq!(case.outcome, Outcome::Failed, "{}", report.table());
+    assert_eq!(case.reason.as_deref(), Some("did not finish within 50 ms"));
+    let left = target.backend().list(&Labels::new()).await.unwrap();
+    assert!(left.is_empty(), "a timed-out case left {left:?}");
+}

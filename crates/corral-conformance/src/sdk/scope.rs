@@ -98,19 +98,35 @@ impl SdkScope {
         self.create(options).await
     }
 
-    /// Destroys every sandbox the case created. A sandbox already gone is
-    /// settled; the first other refusal fails the case.
+    /// Destroys every sandbox the case created, and then every sandbox
+    /// still listed under this case's labels (one whose create finished on
+    /// the backend after the case was cut off by its timeout). A sandbox
+    /// already gone is settled; the first other refusal fails the case.
     pub(crate) async fn finish(self) -> Result<(), Failure> {
         let mut first = None;
+        let mut note = |id: &str, e: SandboxError| {
+            if e.code != ErrorCode::NotFound && first.is_none() {
+                first = Some(Failure::step(format_args!("cleanup: destroy {id}"), e));
+            }
+        };
         for sandbox in &self.created {
-            if let Err(e) = sandbox.destroy().await
-                && e.code != ErrorCode::NotFound
-                && first.is_none()
-            {
-                first = Some(Failure::step(
-                    format_args!("cleanup: destroy {}", sandbox.id()),
-                    e,
-                ));
+            if let Err(e) = sandbox.destroy().await {
+                note(sandbox.id(), e);
+            }
+        }
+        let labels = self.create_options().labels;
+        match Sandbox::list(Arc::clone(&self.backend), &labels).await {
+            Ok(left) => {
+                for sandbox in left {
+                    if let Err(e) = sandbox.destroy().await {
+                        note(sandbox.id(), e);
+                    }
+                }
+            }
+            Err(e) => {
+                if first.is_none() {
+                    first = Some(Failure::step("cleanup: list", e));
+                }
             }
         }
         first.map_or(Ok(()), Err)
