@@ -63,6 +63,7 @@ impl DockerBackend {
             .is_some_and(|d| Path::new(d).join("overlay2").is_dir());
         Ok(DockerBackend {
             files: DockerFiles::new(docker.clone()),
+            pending: std::sync::Arc::new(crate::pending::Pending::new(docker.clone())),
             docker,
             image: image.to_string(),
             local_fs: unix_socket && overlay2 && root_here,

@@ -30,6 +30,7 @@ mod listing;
 mod mtime;
 mod native;
 mod pause;
+mod pending;
 mod preview;
 mod shell;
 mod snapshot;
@@ -54,6 +55,7 @@ pub struct DockerBackend {
     local_fs: bool,
     scope: Option<String>,
     files: files::DockerFiles,
+    pending: std::sync::Arc<pending::Pending>,
 }
 
 impl DockerBackend {
@@ -161,6 +163,12 @@ impl Backend for DockerBackend {
 
     fn files(&self) -> &dyn FileOps {
         &self.files
+    }
+
+    /// Finishes the removal of every sandbox destroyed through this backend.
+    async fn close(&self) -> Result<()> {
+        self.pending.finish().await;
+        Ok(())
     }
 
     async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {

@@ -9,6 +9,7 @@ use corral_backend::{BackendError, Labels, Result, SandboxInfo};
 use crate::DockerBackend;
 use crate::error::map_error;
 use crate::labels::{self, MANAGED};
+use crate::pending::TOMBSTONE_PREFIX;
 
 pub(crate) async fn find(backend: &DockerBackend, key: &str) -> Result<Option<SandboxInfo>> {
     corral_backend::validate_key(key)?;
@@ -44,8 +45,7 @@ pub(crate) async fn lookup(backend: &DockerBackend, id: &str) -> Result<Option<S
         .scope
         .as_deref()
         .is_none_or(|s| all.get(labels::SCOPE).map(String::as_str) == Some(s));
-    if !name_matches || all.get(MANAGED).map(String::as_str) != Some("1") || !alive || !in_scope
-    {
+    if !name_matches || all.get(MANAGED).map(String::as_str) != Some("1") || !alive || !in_scope {
         return Ok(None);
     }
     Ok(labels::info(id, &all, state.paused == Some(true)))
@@ -112,15 +112,53 @@ pub async fn all_containers(backend: &DockerBackend, wanted: &Labels) -> Result<
             c.names?
                 .into_iter()
                 .map(|n| n.trim_start_matches('/').to_string())
-                .find(|n| labels::is_sandbox_id(n))
+                .find(|n| labels::is_sandbox_id(n) || n.starts_with(TOMBSTONE_PREFIX))
         })
         .collect())
 }
 
+/// Freezes sandbox `id`, renames it out of the sandbox namespace and
+/// removes it in the background (see [`crate::pending`]). Where freezing or
+/// renaming is refused, removes it before returning.
 pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
     if !labels::is_sandbox_id(id) {
         return Ok(());
     }
+    match backend.docker.pause_container(id).await {
+        Ok(()) => {}
+        Err(Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => return Ok(()),
+        // Already paused, or not running: nothing runs to freeze.
+        Err(_) => {}
+    }
+    let tombstone = format!("{TOMBSTONE_PREFIX}{}", labels::random_hex()?);
+    let rename = bollard::query_parameters::RenameContainerOptions {
+        name: tombstone.clone(),
+    };
+    match backend.docker.rename_container(id, rename).await {
+        Ok(()) => {
+            backend.pending.insert(&tombstone);
+            let (docker, pending) = (
+                backend.docker.clone(),
+                std::sync::Arc::clone(&backend.pending),
+            );
+            tokio::spawn(async move {
+                crate::pending::remove(&docker, &tombstone).await;
+                pending.done(&tombstone);
+            });
+            return Ok(());
+        }
+        Err(Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => return Ok(()),
+        Err(_) => {}
+    }
+    remove_now(backend, id).await
+}
+
+/// Removes container `id` before returning.
+async fn remove_now(backend: &DockerBackend, id: &str) -> Result<()> {
     let options = bollard::query_parameters::RemoveContainerOptions {
         force: true,
         v: true,
@@ -150,7 +188,7 @@ impl DockerBackend {
         use corral_backend::SnapshotOps;
         let ids = all_containers(self, wanted).await?;
         for id in &ids {
-            destroy(self, id).await?;
+            remove_now(self, id).await?;
         }
         let snapshots = self.list_snapshots(wanted).await?;
         for s in &snapshots {
