@@ -83,6 +83,29 @@ pub use stream::{RunEvent, RunStream};
 /// assert_eq!(script.script(), Ok(r"cat -- 'my file'\''s name.txt'"));
 /// assert!(sh!("echo {}", "a\0b").script().is_err());
 /// ```
+///
+/// Mistakes in the template are compile errors: a format spec,
+///
+/// ```compile_fail
+/// let x = 1;
+/// let _ = corral_sdk::sh!("echo {x:?}");
+/// ```
+///
+/// an argument the template never uses, or one it lacks,
+///
+/// ```compile_fail
+/// let _ = corral_sdk::sh!("echo {}", 1, 2);
+/// ```
+///
+/// ```compile_fail
+/// let _ = corral_sdk::sh!("echo {} {}", 1);
+/// ```
+///
+/// and an unbalanced brace.
+///
+/// ```compile_fail
+/// let _ = corral_sdk::sh!("echo {");
+/// ```
 pub use corral_sdk_macros::sh;
 
 /// Re-exported backend types the SDK's API speaks in.
