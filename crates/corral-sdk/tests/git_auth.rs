@@ -216,3 +216,77 @@ async fn a_password_in_the_url_is_redacted_from_errors() {
     assert!(!err.to_string().contains("pw-in-url-7731"), "{err}");
     sb.destroy().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_dropped_call_still_removes_the_credentials() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skip: a_dropped_call_still_removes_the_credentials: git is not installed");
+        return;
+    }
+    // Asks for credentials, then never answers the request that carries them.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (asked, got_credentials) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut has_auth = false;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                has_auth |= line.to_ascii_lowercase().starts_with("authorization:");
+            }
+            if has_auth {
+                let _ = asked.send(());
+                held.push(stream);
+            } else {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"t\"\r\n\
+                      Content-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(LocalBackend::open(dir.path()).unwrap());
+    let sb = Sandbox::create(backend, CreateOptions::default())
+        .await
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/r.git");
+    let options = CloneOptions {
+        auth: Some(GitAuth::token("dropped-call-token")),
+        ..CloneOptions::default()
+    };
+    let git = sb.git();
+    let mut clone = Box::pin(git.clone(&url, "/workspace/r", options));
+    let waited = tokio::task::spawn_blocking(move || {
+        got_credentials.recv_timeout(std::time::Duration::from_secs(120))
+    });
+    tokio::select! {
+        ended = &mut clone => panic!("the clone ended before the server answered: {ended:?}"),
+        got = waited => got.unwrap().expect("the server never got credentials"),
+    }
+    let files = sb.backend().files();
+    let during = files.list(sb.id(), "/.corral/git").await.unwrap();
+    assert_eq!(during.len(), 1, "{during:?}");
+    drop(clone);
+    // The removal runs in the background; give it a bounded while.
+    let mut left = during;
+    for _ in 0..200 {
+        left = files.list(sb.id(), "/.corral/git").await.unwrap();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(left.is_empty(), "credential files left: {left:?}");
+    sb.destroy().await.unwrap();
+}
