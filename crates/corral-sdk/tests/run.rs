@@ -271,3 +271,21 @@ async fn dropping_a_run_stream_aborts_the_command() {
         s.destroy().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn run_stream_is_a_futures_stream() {
+    use futures_core::Stream;
+    use std::pin::Pin;
+
+    let t = sandbox_support::memory();
+    let s = sandbox(&t).await;
+    let mut stream = s.run_stream("echo x; echo y >&2", RunOptions::default());
+    let mut kinds = Vec::new();
+    while let Some(item) = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_next(cx)).await {
+        kinds.push(match item.unwrap() {
+            RunEvent::Output { stream, .. } => format!("{stream:?}"),
+            RunEvent::Finished(r) => format!("finished {}", r.code()),
+        });
+    }
+    assert_eq!(kinds, ["Stdout", "Stderr", "finished 0"]);
+}
