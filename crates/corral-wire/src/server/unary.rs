@@ -22,8 +22,11 @@ use crate::protocol::{
 
 type Reply = Response<Body>;
 
-fn decode<T: DeserializeOwned>(route: Route, body: &[u8]) -> Result<T, Reply> {
-    serde_json::from_slice(body).map_err(|_| refuse(Some(route), Refusal::MalformedBody))
+/// The request body is not the route's request type.
+struct Malformed;
+
+fn decode<T: DeserializeOwned>(_route: Route, body: &[u8]) -> Result<T, Malformed> {
+    serde_json::from_slice(body).map_err(|_| Malformed)
 }
 
 fn ok<T: Serialize>(value: &T) -> Reply {
@@ -69,7 +72,8 @@ pub(crate) async fn call<P: SandboxProvider + 'static>(
     body: &[u8],
 ) -> Reply {
     match dispatch(shared, route, body).await {
-        Ok(r) | Err(r) => r,
+        Ok(reply) => reply,
+        Err(Malformed) => refuse(Some(route), Refusal::MalformedBody),
     }
 }
 
@@ -77,7 +81,7 @@ async fn dispatch<P: SandboxProvider + 'static>(
     shared: &Arc<Shared<P>>,
     route: Route,
     body: &[u8],
-) -> Result<Reply, Reply> {
+) -> Result<Reply, Malformed> {
     let p = &shared.provider;
     Ok(match route {
         Route::Capabilities => {
@@ -149,7 +153,16 @@ async fn dispatch<P: SandboxProvider + 'static>(
             let r: SnapshotBody = decode(route, body)?;
             reply(p.destroy_snapshot(r.snapshot_id).await)
         }
-        Route::Cleanup => reply(p.cleanup(decode::<CleanupRequest>(route, body)?).await),
+        Route::Cleanup => {
+            let result = p.cleanup(decode::<CleanupRequest>(route, body)?).await;
+            if let Ok(swept) = &result {
+                swept
+                    .instances
+                    .iter()
+                    .for_each(|id| shared.registry.untrack(id));
+            }
+            reply(result)
+        }
         Route::OpenProcess => refuse(Some(route), Refusal::UnknownRoute),
         Route::HandoffRollback(_) => {
             let t: HandoffTicket = decode(route, body)?;
@@ -167,7 +180,7 @@ async fn dispatch<P: SandboxProvider + 'static>(
         Route::ActiveWriteCommit | Route::ActiveWriteRollback => {
             let t: TransactionTicket = decode(route, body)?;
             let Some(tx) = shared.registry.transaction(&t.transaction_id) else {
-                return Err(refuse(Some(route), Refusal::UnknownTicket));
+                return Ok(refuse(Some(route), Refusal::UnknownTicket));
             };
             let result = if route == Route::ActiveWriteCommit {
                 // The wire client invoked its dispatch marker before it
