@@ -58,7 +58,7 @@ impl Sandbox {
             files
                 .mkdir(self.id(), ACTIVITY_DIR, true)
                 .await
-                .map_err(|e| self.error("run.activity", e))?;
+                .map_err(|e| self.record_error(e))?;
         }
         let body = format!(
             "{{\"run_id\":\"{run_id}\",\"started_at_ms\":{}}}\n",
@@ -67,12 +67,23 @@ impl Sandbox {
         files
             .write(self.id(), &path, body.as_bytes(), Some(0o600))
             .await
-            .map_err(|e| self.error("run.activity", e))?;
+            .map_err(|e| self.record_error(e))?;
         Ok(ActivityRecord {
             path,
             inline: false,
             pending: Some((self.backend().clone(), self.id().to_string())),
         })
+    }
+}
+
+impl Sandbox {
+    /// A failure to keep the record fails the run (`run`), saying so.
+    fn record_error(&self, e: corral_backend::BackendError) -> crate::SandboxError {
+        self.fail(
+            e.code,
+            "run",
+            format!("writing the run's activity record: {}", e.message),
+        )
     }
 }
 

@@ -289,3 +289,19 @@ async fn run_stream_is_a_futures_stream() {
     }
     assert_eq!(kinds, ["Stdout", "Stderr", "finished 0"]);
 }
+
+#[tokio::test]
+async fn a_run_in_a_destroyed_sandbox_is_not_found() {
+    for t in all("a_run_in_a_destroyed_sandbox_is_not_found") {
+        let s = sandbox(&t).await;
+        s.destroy().await.unwrap();
+        let err = s.run("true").await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+        assert_eq!(err.operation, "run");
+        assert_eq!(err.provider, s.provider());
+        assert!(
+            err.to_string()
+                .starts_with(&format!("SandboxError [not_found] {}.run: ", s.provider()))
+        );
+    }
+}
