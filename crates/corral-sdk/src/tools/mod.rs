@@ -1,5 +1,5 @@
 //! Agent tools: six tools with JSON Schemas, and a dispatcher that runs a
-//! tool call against a [`Sandbox`] and answers with JSON.
+//! tool call against a [`Sandbox`](crate::Sandbox) and answers with JSON.
 //!
 //! | tool         | arguments                                   |
 //! |--------------|---------------------------------------------|
