@@ -102,11 +102,30 @@ impl Processes<'_> {
     }
 
     /// Where process `name` is in its life; `not_found` without a record.
+    /// An ended or lost process's activity record is removed.
     pub(crate) async fn state_of(
         &self,
         op: &str,
         name: &str,
     ) -> Result<(Option<u32>, ProcessState)> {
+        let found = self.probe_state(op, name).await?;
+        if !found.1.is_running() {
+            self.end_activity(name).await;
+        }
+        Ok(found)
+    }
+
+    /// Removes process `name`'s activity record, if it is still there.
+    pub(crate) async fn end_activity(&self, name: &str) {
+        let b = self.sb.backend();
+        // Best effort: gone already is the usual case.
+        let _ = b
+            .files()
+            .remove(self.sb.id(), &super::activity_path(name), false)
+            .await;
+    }
+
+    async fn probe_state(&self, op: &str, name: &str) -> Result<(Option<u32>, ProcessState)> {
         if let Some(status) = self.exit_of(op, name).await? {
             let pid = self.pid_of(op, name).await?;
             return Ok((pid, ProcessState::Exited(status)));

@@ -44,6 +44,7 @@ impl Processes<'_> {
                 ));
             }
         }
+        self.end_activity(name).await;
         if let Some(status) = self.exit_of(OP, name).await? {
             return Ok(ProcessState::Exited(status));
         }

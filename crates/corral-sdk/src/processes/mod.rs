@@ -49,6 +49,11 @@
 //! record (`signal SIGTERM` or `signal SIGKILL`) when the wrapper could not.
 //! `wait` polls the record.
 //!
+//! While a process runs, an activity record
+//! `/.corral/activity/proc-NAME` makes garbage collection spare the
+//! sandbox; the job removes it when it ends, and the SDK when it finds the
+//! process ended or lost.
+//!
 //! A backend that cannot run the wrapper (no `setsid`) fails `start` with
 //! `unsupported`.
 
@@ -182,6 +187,17 @@ pub(crate) fn check_name(sb: &Sandbox, op: &str, name: &str) -> Result<()> {
         )),
         None => Ok(()),
     }
+}
+
+/// The activity record's file name for process `name`.
+pub(crate) fn activity_name(name: &str) -> String {
+    format!("proc-{name}")
+}
+
+/// The activity record (under [`crate::ACTIVITY_DIR`]) that keeps garbage
+/// collection away while process `name` runs.
+pub(crate) fn activity_path(name: &str) -> String {
+    format!("{}/{}", crate::ACTIVITY_DIR, activity_name(name))
 }
 
 /// The record directory of process `name`.

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use corral_backend::{Command, ErrorCode, now_ms};
 
 use super::{
-    ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, check_name, dir_of,
+    ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, activity_name,
+    activity_path, check_name, dir_of,
 };
 use crate::error::Result;
 use crate::run::RunOptions;
@@ -25,13 +26,14 @@ const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// exec's group can never race it. The session's first shell writes its pid
 /// (the new group's id), starts the job in the background, in the same
 /// group, and exits.
-fn wrapper(dir: &str, argv: &[String]) -> String {
+fn wrapper(dir: &str, name: &str, argv: &[String]) -> String {
     let d = |file: &str| quote(&format!("{dir}/{file}"));
     let job = format!(
-        "\"$@\" > {out} 2> {err} < /dev/null; echo $? > {exit}",
+        "\"$@\" > {out} 2> {err} < /dev/null; echo $? > {exit}; rm -f {activity}",
         out = d("stdout"),
         err = d("stderr"),
         exit = d("exit"),
+        activity = d(&format!("../../activity/{}", activity_name(name))),
     );
     let args: Vec<String> = argv.iter().map(|a| quote(a)).collect();
     let leader = format!(
@@ -114,10 +116,20 @@ impl Processes<'_> {
         files
             .write_op(OP, &format!("{dir}/spec.json"), &json, 0o644)
             .await?;
+        // Garbage collection spares a sandbox while this record exists.
+        files
+            .write_op(
+                OP,
+                &activity_path(name),
+                format!("process {name}\n").as_bytes(),
+                0o644,
+            )
+            .await?;
         let result = self.launch(OP, name, &dir, &command, &options).await;
         if let Err(e) = result {
             // Leave no half-made record behind.
             let _ = self.sb.files().remove(&dir, true).await;
+            self.end_activity(name).await;
             return Err(e);
         }
         let handle = ProcessHandle::new(self.sb.clone(), name);
@@ -164,7 +176,7 @@ impl Processes<'_> {
                 ),
             ));
         }
-        let script = wrapper(&seen_dir, &command.to_argv());
+        let script = wrapper(&seen_dir, name, &command.to_argv());
         let r = self
             .sb
             .run_with(
@@ -223,7 +235,7 @@ mod tests {
 
     #[test]
     fn the_wrapper_quotes_every_path_and_argument() {
-        let w = wrapper("/s/it's", &["echo".into(), "a b".into()]);
+        let w = wrapper("/s/it's", "n", &["echo".into(), "a b".into()]);
         assert!(w.starts_with("setsid sh -c '"), "{w}");
         assert!(w.ends_with("' < /dev/null > /dev/null"), "{w}");
         assert!(!w.contains("it's"), "the quote is escaped: {w}");
