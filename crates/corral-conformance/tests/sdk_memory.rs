@@ -219,8 +219,16 @@ async fn offline_runs_refuse_any_provider_but_memory_and_local_before_calling_it
 
     let zero = SdkConformanceOptions::offline().with_timeout(std::time::Duration::ZERO);
     let memory: Arc<dyn Backend> = Arc::new(MemoryBackend::new());
-    let err = run_sdk("memory", memory, &zero).await.unwrap_err();
+    let err = run_sdk("memory", Arc::clone(&memory), &zero)
+        .await
+        .unwrap_err();
     assert_eq!(err, SdkConformanceError::ZeroTimeout);
+    let blank = SdkConformanceOptions::offline().skip(Check::FileModes, "  ");
+    let err = run_sdk("memory", memory, &blank).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unsupported.fileModes: give the reason the runtime cannot pass it"
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use crate::failure::Failure;
 use crate::report::Outcome;
 use crate::sdk::case::SdkCase;
 use crate::sdk::checks;
-use crate::sdk::options::SdkConformanceOptions;
+use crate::sdk::options::{Check, SdkConformanceOptions};
 use crate::sdk::report::{SdkCaseReport, SdkReport};
 use crate::sdk::scope::SdkScope;
 use crate::sdk::target::{SdkTarget, python_http_server};
@@ -40,6 +40,12 @@ pub enum SdkConformanceError {
     /// A timeout of zero leaves no case any time to run.
     #[error("timeout: a case needs more than 0 ms to run")]
     ZeroTimeout,
+    /// A check declared unsupported without a reason.
+    #[error("unsupported.{check}: give the reason the runtime cannot pass it")]
+    EmptyReason {
+        /// The check.
+        check: Check,
+    },
 }
 
 /// Runs the SDK suite against `target` with the options it declares.
@@ -85,6 +91,13 @@ async fn run_suite(
     }
     if options.case_timeout().is_zero() {
         return Err(SdkConformanceError::ZeroTimeout);
+    }
+    if let Some((check, _)) = options
+        .unsupported
+        .iter()
+        .find(|(_, reason)| reason.trim().is_empty())
+    {
+        return Err(SdkConformanceError::EmptyReason { check: *check });
     }
     let started_at = stamp();
     let run = run_id();
