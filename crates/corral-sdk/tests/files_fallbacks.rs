@@ -1,4 +1,4 @@
-//! The file helpers on a backend without a ranged read and with a `write`
+//! The file calls on a backend without a ranged read and with a `write`
 //! that creates parents: the core then reads whole files and slices them,
 //! and skips its own `mkdir`.
 

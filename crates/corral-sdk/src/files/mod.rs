@@ -1,4 +1,4 @@
-//! `sandbox.files()`: the file primitives every backend has, and the helpers
+//! `sandbox.files()`: the file primitives every backend has, and the calls
 //! the SDK core builds on them once for every backend — `edit`, `upload`
 //! and `download`, `search`, `watch`, and `mark`/`changes`.
 //!
