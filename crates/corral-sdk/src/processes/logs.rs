@@ -3,9 +3,9 @@
 //! Output is read from the record's `stdout` and `stderr` files from byte
 //! offsets (with the ranged read where the backend declares it). While the
 //! process runs, a read stops at the last complete line, so that a secret
-//! is never cut in two by a cursor and leaks half-redacted (a line longer
-//! than [`MAX_LOG_READ`] is returned in pieces); once it has ended,
-//! everything is returned.
+//! (one without a line break) is never cut in two by a cursor and leaks
+//! half-redacted; a line longer than [`MAX_LOG_READ`] is returned in
+//! pieces. Once the process has ended, everything is returned.
 
 use corral_backend::{ErrorCode, StreamKind};
 use serde::{Deserialize, Serialize};
