@@ -427,3 +427,29 @@ async fn next(w: &mut corral_sdk::files::Watcher) -> corral_sdk::files::WatchEve
         .expect("the stream goes on")
         .expect("no error")
 }
+
+#[tokio::test]
+async fn walks_never_enter_the_control_directory() {
+    for target in [sandbox_support::memory(), sandbox_support::local()] {
+        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
+            .await
+            .unwrap();
+        let p = sb.provider().to_string();
+        let f = sb.files();
+        f.write("/workspace/visible", "needle\n").await.unwrap();
+        f.write("/.corral/procs/x/stdout", "needle\n")
+            .await
+            .unwrap();
+        let mark = f.mark("/").await.unwrap();
+        assert!(mark.entries.contains_key("/workspace/visible"), "{p}");
+        assert!(
+            !mark.entries.keys().any(|k| k.starts_with("/.corral")),
+            "{p}: {:?}",
+            mark.entries.keys().collect::<Vec<_>>()
+        );
+        let hits = f.search("needle", "/").await.unwrap();
+        assert_eq!(hits.len(), 1, "{p}: {hits:?}");
+        assert_eq!(hits[0].path, "/workspace/visible");
+        sb.destroy().await.unwrap();
+    }
+}
