@@ -211,6 +211,9 @@ async fn exercise(sb: &Sandbox) {
         entries.contains(&("deep".into(), "directory".into())),
         "{r}"
     );
+    assert_eq!(r["truncated"], false);
+    let r = call(sb, "read_file", json!({ "path": "src" })).await;
+    assert_eq!(code(&r), "invalid_input", "a directory is not a file");
 
     // Validation.
     let r = call(sb, "rm_rf", json!({})).await;

@@ -18,6 +18,10 @@ const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 3_600_000;
 /// Default `read_file` line limit.
 const DEFAULT_LINES: u64 = 2000;
+/// The largest file `read_file` reads.
+const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+/// The most entries `list_files` answers with.
+const MAX_ENTRIES: usize = 1000;
 
 /// Runs tool `name` with `args` (a JSON object, or `null` for none) against
 /// `sandbox` and answers with the tool's JSON result or a JSON error (see
@@ -191,6 +195,22 @@ async fn run(sandbox: &Sandbox, a: RunArgs) -> Result<Value> {
 async fn read_file(sandbox: &Sandbox, a: ReadFileArgs) -> Result<Value> {
     let tool = Tool::ReadFile;
     let path = resolve(sandbox, tool, "path", &a.path)?;
+    let stat = sandbox
+        .files()
+        .stat(&path)
+        .await
+        .map_err(|e| as_tool(tool, e))?;
+    if stat.size > MAX_READ_BYTES {
+        return Err(sandbox.fail(
+            ErrorCode::InvalidInput,
+            &op(tool),
+            format!(
+                "{path} is {} bytes; read_file reads files of at most {MAX_READ_BYTES} bytes \
+                 (use run with head, tail or sed for parts of larger ones)",
+                stat.size
+            ),
+        ));
+    }
     let bytes = sandbox
         .files()
         .read(&path)
@@ -208,8 +228,8 @@ async fn read_file(sandbox: &Sandbox, a: ReadFileArgs) -> Result<Value> {
         .skip(usize::try_from(offset).unwrap_or(usize::MAX))
         .take(usize::try_from(limit).unwrap_or(usize::MAX))
         .collect();
-    let returned = picked.lines().count() as u64;
     let (content, cut) = cap(&picked, MAX_TEXT_BYTES);
+    let returned = content.lines().count() as u64;
     Ok(json!({
         "path": path,
         "content": content,
@@ -263,8 +283,10 @@ async fn list_files(sandbox: &Sandbox, a: ListFilesArgs) -> Result<Value> {
         .list(&path)
         .await
         .map_err(|e| as_tool(tool, e))?;
+    let truncated = entries.len() > MAX_ENTRIES;
     let entries: Vec<Value> = entries
         .into_iter()
+        .take(MAX_ENTRIES)
         .map(|e| {
             let kind = serde_json::to_value(e.file_type).unwrap_or(Value::Null);
             let size = if e.file_type == FileType::Directory {
@@ -275,7 +297,7 @@ async fn list_files(sandbox: &Sandbox, a: ListFilesArgs) -> Result<Value> {
             json!({ "name": e.name, "type": kind, "size": size })
         })
         .collect();
-    Ok(json!({ "path": path, "entries": entries }))
+    Ok(json!({ "path": path, "entries": entries, "truncated": truncated }))
 }
 
 /// Every string in `value` with the sandbox's secrets redacted.

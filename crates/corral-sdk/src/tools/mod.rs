@@ -13,7 +13,8 @@
 //! Paths are sandbox paths; a relative one is taken from `/workspace`.
 //! Unknown arguments are refused. `edit_file` and `search` are the SDK's
 //! `files.edit` and `files.search` (`search` leaves `.git` directories out
-//! and answers with at most 200 matches).
+//! and answers with at most 200 matches). `list_files` answers with at
+//! most 1000 entries, `read_file` reads files of at most 64 MiB.
 //!
 //! ## Answers
 //!
