@@ -242,7 +242,7 @@ async fn dropping_a_run_stream_aborts_the_command() {
     for t in all("dropping_a_run_stream_aborts") {
         let s = sandbox(&t).await;
         let mut stream = s.run_stream(
-            "echo started; sleep 30; echo never > /tmp/never",
+            "echo started; sleep 30; echo never > never.txt",
             RunOptions::default(),
         );
         match stream.next().await.unwrap().unwrap() {
@@ -266,7 +266,7 @@ async fn dropping_a_run_stream_aborts_the_command() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(gone, "{}: the aborted run's record stayed", s.provider());
-        let r = s.run("test -e /tmp/never; echo $?").await.unwrap();
+        let r = s.run("test -e never.txt; echo $?").await.unwrap();
         assert_eq!(r.stdout_text(), "1\n");
         s.destroy().await.unwrap();
     }

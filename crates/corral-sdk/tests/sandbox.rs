@@ -67,7 +67,7 @@ async fn locator_reattaches_from_another_backend_instance() {
         .unwrap();
     let locator = s.locator();
     assert_eq!(locator, format!("corral:local/{}", s.id()));
-    s.run("echo kept > /tmp/../$HOME/mark.txt").await.unwrap();
+    s.run("echo kept > \"$HOME/mark.txt\"").await.unwrap();
 
     // A fresh backend on the same state, as another process would open it.
     let other: Arc<dyn Backend> = Arc::new(LocalBackend::open(&dir).unwrap());
