@@ -42,6 +42,9 @@ pub enum Commands {
     /// list_files) as an MCP server over stdio: one sandbox per session,
     /// destroyed when the session ends.
     Mcp(McpArgs),
+    /// Serve a backend's sandboxes to other machines over corral-wire
+    /// (HTTP + WebSocket), until SIGINT or SIGTERM.
+    Serve(ServeArgs),
     /// Manage the linux backend's image store: import OCI layouts and
     /// `docker save` archives, list, remove.
     Image {
@@ -209,4 +212,19 @@ pub struct McpArgs {
     /// Which backend.
     #[command(flatten)]
     pub backend: BackendArg,
+}
+
+/// `corral serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The backend to host: `memory`, `local`, `linux` or `docker`.
+    #[arg(long, value_name = "NAME")]
+    pub backend: String,
+    /// The address to listen on, `HOST:PORT` (port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: String,
+    /// A file holding the bearer token clients must present (16 to 4096
+    /// visible ASCII bytes).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: std::path::PathBuf,
 }

@@ -82,6 +82,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Image { cmd } => commands::image::image(cmd).await,
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
+        Commands::Serve(a) => commands::serve::serve(a.backend, a.listen, a.token_file).await,
         Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
         Commands::Conformance(a) => {
             commands::conformance::conformance(a.backend, a.suite, a.json).await

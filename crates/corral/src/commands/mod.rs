@@ -11,4 +11,5 @@ pub mod ls;
 pub mod mcp;
 pub mod rm;
 pub mod run;
+pub mod serve;
 mod shared;

@@ -1,0 +1,137 @@
+//! `corral serve`: the real binary hosting the memory backend; a
+//! `WireProvider` under the runtime creates a sandbox through it; SIGTERM
+//! shuts it down gracefully, destroying the sandbox it created.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use corral_contract::*;
+use corral_runtime::runtime::Runtime;
+use corral_wire::{Token, WireProvider};
+
+const TOKEN: &str = "serve-test-token-0123456789abcdef";
+
+fn request(envelope: &SandboxProviderCapabilities) -> SandboxProvisionRequest {
+    let now = Timestamp::from_system_time(std::time::SystemTime::now()).unwrap();
+    SandboxProvisionRequest {
+        provider: ProviderId::new("memory").unwrap(),
+        placement: envelope.placement,
+        workspace_id: WorkspaceId::new("workspace-1").unwrap(),
+        session_id: SessionId::new("session-1").unwrap(),
+        run_id: RunId::new("run-1").unwrap(),
+        attempt_id: AttemptId::new("attempt-1").unwrap(),
+        lease_id: LeaseId::new("lease-1").unwrap(),
+        lease_epoch: LeaseEpoch::new(1).unwrap(),
+        target: TargetId::new("target-1").unwrap(),
+        profile: SandboxProfile {
+            id: ProfileId::new("profile-1").unwrap(),
+            version: ProfileVersion::new("1").unwrap(),
+            digest: Digest::from_sha256_bytes([7; 32]),
+            retention: RetentionMode::EphemeralZdr,
+            network: NetworkPolicy::None,
+            max_duration_seconds: DurationSeconds::new(600).unwrap(),
+            packages: Vec::new(),
+            resources: ResourceLimits::default(),
+        },
+        platform: envelope.platforms[0],
+        root_image: corral_conformance::synthetic_root_image(),
+        mounts: Mounts::new(Vec::new()).unwrap(),
+        expires_at: now.checked_add_millis(3_600_000).unwrap(),
+    }
+}
+
+#[test]
+fn serve_hosts_a_backend_and_sigterm_destroys_what_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
+        .arg("--token-file")
+        .arg(&token_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let endpoint = first
+        .trim()
+        .strip_prefix("corral: serving memory on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_string();
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let provider = WireProvider::connect(&endpoint, Token::new(TOKEN).unwrap())
+            .await
+            .unwrap();
+        let runtime = Runtime::new(provider).unwrap();
+        let provisioned = runtime
+            .provision(request(runtime.capabilities()))
+            .await
+            .unwrap();
+        let (instance, _) = provisioned.into_parts();
+        assert_eq!(instance.state, InstanceState::Provisioning);
+        let wrong =
+            WireProvider::connect(&endpoint, Token::new("a-wrong-token-0123456").unwrap()).await;
+        assert!(wrong.is_err(), "a wrong token is refused");
+    });
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}: {rest}");
+    assert!(
+        rest.contains("shut down: destroyed 1 sandboxes, kept 0 durable, ended 0 processes"),
+        "{rest}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_bad_token_file_and_a_bad_address_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short");
+    std::fs::write(&short, "short\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
+        .arg("--token-file")
+        .arg(&short)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the token is 5 bytes"), "{err}");
+
+    let good = dir.path().join("good");
+    std::fs::write(&good, TOKEN).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--backend", "memory", "--listen", "nowhere"])
+        .arg("--token-file")
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--listen \"nowhere\" is not an address"),
+        "{err}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--backend", "vmware", "--listen", "127.0.0.1:0"])
+        .arg("--token-file")
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown backend \"vmware\""), "{err}");
+}
