@@ -100,7 +100,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
                 .ok_or_else(|| {
                     CliError::usage(format!("the {name} target cannot run the SDK suite"))
                 })?
-                .map_err(|e| CliError::failure("usage", format!("target {name}: {e}")))?;
+                .map_err(|e| CliError::usage(format!("target {name}: {e}")))?;
             Ok(Evidence {
                 table: report.table(),
                 json: report.to_json(),
