@@ -75,8 +75,9 @@ impl futures_core::Stream for RunStream {
 }
 
 impl Sandbox {
-    /// Starts `command` and returns its output as a [`RunStream`]. Needs a
-    /// tokio runtime (the run is a spawned task). `options.on_output`, if
+    /// Starts `command` and returns its output as a [`RunStream`]. The run
+    /// is a task spawned on the current tokio runtime; called outside one,
+    /// the stream yields one `invalid_input` error. `options.on_output`, if
     /// set, is called too.
     pub fn run_stream(&self, command: impl IntoCommand, options: RunOptions) -> RunStream {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -100,7 +101,19 @@ impl Sandbox {
         }));
         let command = command.into_command();
         let sandbox = self.clone();
-        tokio::spawn(async move {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            let _ = tx.send(Err(self.fail(
+                corral_backend::ErrorCode::InvalidInput,
+                "run",
+                "run_stream needs a tokio runtime (call it from async code)",
+            )));
+            return RunStream {
+                rx,
+                provider: self.provider().to_string(),
+                _abort_on_drop: guard,
+            };
+        };
+        runtime.spawn(async move {
             let result = match command {
                 Ok(command) => sandbox.run_with(command, options).await,
                 Err(msg) => Err(sandbox.fail(corral_backend::ErrorCode::InvalidInput, "run", msg)),

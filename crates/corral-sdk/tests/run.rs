@@ -305,3 +305,14 @@ async fn a_run_in_a_destroyed_sandbox_is_not_found() {
         );
     }
 }
+
+#[test]
+fn run_stream_outside_a_runtime_is_an_error_not_a_panic() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = sandbox_support::memory();
+    let s = rt.block_on(sandbox(&t));
+    let stream = s.run_stream("true", RunOptions::default());
+    let err = rt.block_on(stream.result()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert!(err.message.contains("tokio runtime"), "{err}");
+}
