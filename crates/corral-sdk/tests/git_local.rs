@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use corral_backend_local::LocalBackend;
 use corral_sdk::git::{
-    CheckoutOptions, CloneOptions, CommitOptions, DiffOptions, FileState, LogOptions, PullOptions,
-    PushOptions, Signature,
+    CheckoutOptions, CloneOptions, CommitOptions, DiffOptions, FileState, LogOptions, PullMode,
+    PullOptions, PushOptions, Signature,
 };
 use corral_sdk::{Command, CreateOptions, ErrorCode, RunOptions, Sandbox};
 
@@ -325,5 +325,91 @@ async fn memory_backend_has_no_git() {
     let e = sb.git().status("/workspace").await.unwrap_err();
     eprintln!("skip: git operations on memory: its simulated shell has no git ({e})");
     assert_ne!(e.code, ErrorCode::InvalidInput, "{e}");
+    sb.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_diverged_pull_is_a_conflict_until_rebased() {
+    let Some((_dir, sb)) = sandbox("a_diverged_pull_is_a_conflict_until_rebased").await else {
+        return;
+    };
+    let git = sb.git();
+    let url = bare_origin(&sb).await;
+    for clone in ["/workspace/a", "/workspace/b"] {
+        git.clone(&url, clone, CloneOptions::default())
+            .await
+            .unwrap();
+    }
+    write(&sb, "/workspace/a/base.txt", "base\n").await;
+    git.add("/workspace/a", &["base.txt"]).await.unwrap();
+    git.commit("/workspace/a", "base", commit_opts())
+        .await
+        .unwrap();
+    let main = git.branches("/workspace/a").await.unwrap().current.unwrap();
+    let to_origin = PushOptions {
+        branch: Some(main.clone()),
+        set_upstream: true,
+        ..PushOptions::default()
+    };
+    git.push("/workspace/a", to_origin.clone()).await.unwrap();
+    let from_origin = PullOptions {
+        remote: Some("origin".into()),
+        branch: Some(main.clone()),
+        ..PullOptions::default()
+    };
+    git.pull("/workspace/b", from_origin.clone()).await.unwrap();
+
+    // Both sides commit a different file; a pushes first.
+    write(&sb, "/workspace/a/from-a.txt", "a\n").await;
+    git.add_all("/workspace/a").await.unwrap();
+    git.commit("/workspace/a", "from a", commit_opts())
+        .await
+        .unwrap();
+    git.push("/workspace/a", PushOptions::default())
+        .await
+        .unwrap();
+    write(&sb, "/workspace/b/from-b.txt", "b\n").await;
+    git.add_all("/workspace/b").await.unwrap();
+    git.commit("/workspace/b", "from b", commit_opts())
+        .await
+        .unwrap();
+
+    let e = git
+        .push("/workspace/b", to_origin.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Conflict, "{e}");
+    let e = git
+        .pull("/workspace/b", from_origin.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Conflict, "{e}");
+    let rebase = PullOptions {
+        mode: PullMode::Rebase,
+        ..from_origin
+    };
+    let with_identity = sh(
+        &sb,
+        "/workspace/b",
+        &["git", "config", "user.name", "Ada Tester"],
+    )
+    .await;
+    assert!(with_identity.is_empty());
+    sh(
+        &sb,
+        "/workspace/b",
+        &["git", "config", "user.email", "ada@example.invalid"],
+    )
+    .await;
+    git.pull("/workspace/b", rebase).await.unwrap();
+    git.push("/workspace/b", to_origin).await.unwrap();
+    let subjects: Vec<String> = git
+        .log("/workspace/b", LogOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.subject)
+        .collect();
+    assert_eq!(subjects, ["from b", "from a", "base"]);
     sb.destroy().await.unwrap();
 }
