@@ -37,6 +37,14 @@ pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), TestImageErr
     if docker.inspect_image(reference).await.is_ok() {
         return Ok(());
     }
+    // One importer at a time on this host (tests start in parallel); the
+    // others find the image made when they get the lock.
+    let _lock = tokio::task::spawn_blocking(lock_host)
+        .await
+        .map_err(|e| TestImageError::Host(std::io::Error::other(e)))??;
+    if docker.inspect_image(reference).await.is_ok() {
+        return Ok(());
+    }
     let rootfs = tokio::task::spawn_blocking(build_rootfs)
         .await
         .map_err(|e| TestImageError::Host(std::io::Error::other(e)))??;
@@ -177,4 +185,19 @@ fn curl_with_libraries() -> std::io::Result<Vec<String>> {
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+/// An exclusive lock on a file of this host's temporary directory, held
+/// until the returned descriptor is dropped.
+fn lock_host() -> Result<std::fs::File, TestImageError> {
+    let path = std::env::temp_dir().join("corral-docker-testimage.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(TestImageError::Host)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| TestImageError::Host(e.into()))?;
+    Ok(file)
 }
