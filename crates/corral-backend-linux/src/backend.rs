@@ -448,6 +448,7 @@ impl Backend for LinuxBackend {
                 "disk_bytes": m.disk_bytes,
                 "image": m.image,
                 "hostname": m.id,
+                "previews": crate::preview::host_ports(&state.sandbox_dir(&m.id)),
             }))
         })
         .await

@@ -221,6 +221,12 @@ fn read_record(dir: &Path) -> Option<PreviewRecord> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// The published ports of the sandbox in `dir`: sandbox port → host port
+/// on 127.0.0.1 (empty without previews).
+pub fn host_ports(dir: &Path) -> BTreeMap<u16, u16> {
+    read_record(dir).map(|r| r.ports).unwrap_or_default()
+}
+
 /// The URL of `port` of live sandbox `meta`: `invalid_input` for a port
 /// not declared at create, `unavailable` when its forwarder is gone.
 pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {

@@ -120,6 +120,8 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
     let url = b.preview_url(&id, 8000).await.unwrap();
     let port = host_port(&url.url);
     assert!(url.headers.is_empty());
+    let native = b.native(&id).await.unwrap();
+    assert_eq!(native["previews"]["8000"].as_u64(), Some(u64::from(port)));
     let answer = get_when_up(port, "/hello.txt")
         .await
         .expect("the server inside answers through the preview URL");
@@ -276,4 +278,40 @@ async fn the_forwarder_ends_with_its_sandbox_init_and_gc_leaves_no_port() {
     let report = b.gc().await.unwrap();
     assert!(report.sandboxes.contains(&info.id), "{report:?}");
     assert!(report.errors.is_empty(), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gc_leaves_no_forwarder_of_a_half_made_sandbox() {
+    let test = "gc_leaves_no_forwarder_of_a_half_made_sandbox";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let req = CreateRequest {
+        ports: vec![8000],
+        ..CreateRequest::default()
+    };
+    let info = b.create(req).await.unwrap();
+    let port = host_port(&b.preview_url(&info.id, 8000).await.unwrap().url);
+    let sandbox = dir.path().join("linux/sandboxes").join(&info.id);
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sandbox.join("preview.json")).unwrap()).unwrap();
+    let forwarder = record["forwarder"][0].as_u64().unwrap();
+    // What a creator killed before its records were written leaves: no
+    // sandbox record, no creator, no preview record — only the processes.
+    for f in ["meta.json", "creator", "preview.json"] {
+        let _ = std::fs::remove_file(sandbox.join(f));
+    }
+    tokio::time::sleep(corral_backend_linux::gc::NO_CREATOR_GRACE + Duration::from_millis(500))
+        .await;
+    let report = b.gc().await.unwrap();
+    assert!(report.sandboxes.contains(&info.id), "{report:?}");
+    let stat = std::fs::read_to_string(format!("/proc/{forwarder}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the forwarder {forwarder} outlived gc: {stat}"
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the host port outlived gc"
+    );
 }
