@@ -1,7 +1,7 @@
 //! Starting `corral-init` from the host: a fork+exec of the small init
 //! binary (never a fork of this large process that keeps running our code),
-//! with the startup socket on a fixed descriptor number, no arguments and
-//! an empty environment; then, once it is in the sandbox's cgroup, the
+//! with the startup socket as its stdin, no arguments and an empty
+//! environment; then, once it is in the sandbox's cgroup, the
 //! go-ahead with the configuration and the control listener, the wait for
 //! PID 1, and the commit once the record is written.
 //!
@@ -12,14 +12,13 @@
 pub mod pool;
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::init::STARTUP_FD;
 use crate::protocol::{self, Commit, Go, InitConfig, Startup};
 
 /// How long the host waits for the init to report ready.
@@ -68,40 +67,20 @@ impl Started {
     }
 }
 
-/// Starts `binary` with no arguments and an empty environment; the
-/// configuration and the control listener follow in [`go`].
+/// Starts `binary` with no arguments and an empty environment, the startup
+/// socket as its stdin; the configuration and the control listener follow
+/// in [`go`]. Nothing runs between fork and exec (the init makes itself a
+/// session leader), so the standard library spawns it with `posix_spawn`:
+/// a `vfork`-style clone that copies none of this process's memory map.
 pub fn start(binary: &Path) -> io::Result<Started> {
     let (ours, theirs) = UnixStream::pair()?;
-    let theirs_fd = theirs.as_raw_fd();
-    let mut cmd = std::process::Command::new(binary);
-    cmd.arg0(INIT_NAME)
+    let child = std::process::Command::new(binary)
+        .arg0(INIT_NAME)
         .env_clear()
-        .stdin(Stdio::null())
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe calls (setsid, dup2); the source descriptor
-    // is open in the parent for the whole spawn and is never the target
-    // (std's socketpair descriptors are above the standard three, and the
-    // target is the first one after them, so it may equal the source: then
-    // dup2 is a no-op that leaves close-on-exec set, which is cleared).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if theirs_fd == STARTUP_FD {
-                if libc::fcntl(theirs_fd, libc::F_SETFD, 0) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            } else if libc::dup2(theirs_fd, STARTUP_FD) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn()?;
-    drop(theirs);
+        .stderr(Stdio::null())
+        .spawn()?;
     Ok(Started {
         child,
         startup: ours,

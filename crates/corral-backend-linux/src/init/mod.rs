@@ -15,9 +15,9 @@
 //! PID 1 — and with it the whole sandbox — itself. Then it waits for PID 1
 //! and exits with its status.
 //!
-//! The one descriptor from the host is [`STARTUP_FD`] (the startup
-//! socketpair); the listening control socket comes attached to the
-//! go-ahead. The configuration ([`InitConfig`]) arrives with the go-ahead
+//! The one descriptor from the host is the startup socketpair, as stdin
+//! ([`STARTUP_FD`]; moved off it at once, `/dev/null` taking its place);
+//! the listening control socket comes attached to the go-ahead. The configuration ([`InitConfig`]) arrives with the go-ahead
 //! too, never on the command line: PID 1's `/proc/1/cmdline` is visible
 //! inside the sandbox and must name no host path.
 
@@ -33,8 +33,9 @@ use rustix::thread::UnshareFlags;
 use crate::protocol::{self, Commit, Go, InitConfig, Startup};
 use sys::Forked;
 
-/// The descriptor number of the startup socket in corral-init.
-pub const STARTUP_FD: i32 = 3;
+/// The descriptor number the startup socket arrives on in corral-init:
+/// stdin, so the host needs no code between fork and exec to place it.
+pub const STARTUP_FD: i32 = 0;
 
 /// corral-init's `main`: returns the process exit code.
 pub fn main() -> i32 {
@@ -42,10 +43,15 @@ pub fn main() -> i32 {
         eprintln!("corral-init: run by the linux backend only (it takes no arguments)");
         return 2;
     }
-    let Ok(startup) = sys::inherited(STARTUP_FD) else {
-        eprintln!("corral-init: run by the linux backend only (missing descriptors)");
+    let Ok(startup) = sys::take_startup_socket(STARTUP_FD) else {
+        eprintln!("corral-init: run by the linux backend only (stdin is not its socket)");
         return 2;
     };
+    // A session of its own (the host spawns it without running anything
+    // between fork and exec), so no terminal signal of the host reaches it.
+    if let Err(e) = rustix::process::setsid() {
+        return fail(&startup, "setsid", e);
+    }
     outer(startup)
 }
 

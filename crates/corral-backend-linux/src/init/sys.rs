@@ -106,18 +106,34 @@ pub fn loopback_up() -> io::Result<()> {
     Ok(())
 }
 
-/// Takes ownership of an inherited descriptor number.
-///
-/// Only used for the fixed descriptors the host hands to corral-init.
-pub fn inherited(fd: i32) -> io::Result<OwnedFd> {
-    // F_GETFD tells whether the number is open at all.
-    // SAFETY: fcntl(F_GETFD) on any integer is harmless.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+/// Takes the startup socket the host hands over on descriptor `fd` (a
+/// standard one): moves it to a new close-on-exec descriptor and puts
+/// `/dev/null` in its place. Fails when `fd` is not a socket.
+pub fn take_startup_socket(fd: i32) -> io::Result<OwnedFd> {
+    // SAFETY: the host passed this descriptor to us and nothing else in this
+    // process owns it; `from_raw_fd` is only reached when it is open.
+    let borrowed = unsafe {
+        // F_GETFD tells whether the number is open at all.
+        if libc::fcntl(fd, libc::F_GETFD) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        std::os::fd::BorrowedFd::borrow_raw(fd)
+    };
+    let kind = rustix::fs::fstat(borrowed)?.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFSOCK {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a socket"));
+    }
+    let moved = rustix::io::fcntl_dupfd_cloexec(borrowed, 3)?;
+    let null = rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    // SAFETY: `null` is open; `fd` is a standard descriptor of this process,
+    // replaced atomically (dup2 leaves the copy without close-on-exec,
+    // as a standard descriptor should be).
+    if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the host passed this descriptor to us and nothing else in this
-    // process owns it; we mark it close-on-exec right away.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    rustix::io::fcntl_setfd(&owned, rustix::io::FdFlags::CLOEXEC)?;
-    Ok(owned)
+    Ok(moved)
 }
