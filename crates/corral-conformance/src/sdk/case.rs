@@ -39,8 +39,9 @@ pub enum SdkCase {
     /// Clone a bare repository in the sandbox, commit and push, and find
     /// the commit in the bare repository's log. Skipped by `gitPush`.
     GitPush,
-    /// A preview URL for a port given at create; with `previews`
-    /// unsupported, the preview must be refused with `unsupported`.
+    /// One preview URL for a port given at create, a refusal for a port
+    /// that was not; with `previews` unsupported, the preview must be
+    /// refused with `unsupported`.
     Previews,
     /// A real HTTP GET from the host to a server in the sandbox, through
     /// its preview URL. Skipped by `httpProbe` and by `previews`.

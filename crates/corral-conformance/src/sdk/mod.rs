@@ -16,7 +16,7 @@
 //! | `file-helpers` | | `edit` (one occurrence; none and several refused), `search`, `mark` and `changes` |
 //! | `file-modes` | `fileModes` | mode `0o755` written is read back |
 //! | `git-push` | `gitPush` | clone a bare repository in the sandbox, commit, push, find the commit |
-//! | `previews` | (inverted by `previews`) | a URL for a port given at create; with `previews` unsupported, a refusal with `unsupported` |
+//! | `previews` | (inverted by `previews`) | one URL for a port given at create, a refusal for one that was not; with `previews` unsupported, a refusal with `unsupported` |
 //! | `http-probe` | `httpProbe`, `previews` | a real HTTP GET from this machine through the preview URL answers 200 |
 //! | `cleanup` | | destroy is idempotent, `connect` then fails with `not_found`, nothing of the run is left |
 //!

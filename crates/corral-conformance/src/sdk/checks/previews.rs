@@ -31,8 +31,9 @@ async fn preview(sandbox: &Sandbox, port: u16) -> Result<PreviewUrl, SandboxErro
     sandbox.preview(port).await
 }
 
-/// With previews: a URL for a port given at create. With `previews`
-/// declared unsupported: the preview is refused with `unsupported`.
+/// With previews: one URL for a port given at create, and a refusal for a
+/// port that was not. With `previews` declared unsupported: the preview is
+/// refused with `unsupported`.
 pub(crate) async fn previews(scope: &mut SdkScope) -> Result<(), Failure> {
     if scope.options().reason(Check::Previews).is_some() {
         let sandbox = scope.sandbox().await?;
@@ -60,7 +61,25 @@ pub(crate) async fn previews(scope: &mut SdkScope) -> Result<(), Failure> {
     ensure(
         !url.url.trim().is_empty() && !url.url.contains(char::is_whitespace),
         || format!("preview {port}: {:?} is not a URL", url.url),
-    )
+    )?;
+    let again = preview(&sandbox, port)
+        .await
+        .map_err(|e| Failure::step(format_args!("preview {port} (again)"), e))?;
+    ensure(again.url == url.url, || {
+        format!(
+            "preview {port}: {:?} then {:?}, expected one URL per port",
+            url.url, again.url
+        )
+    })?;
+    // Fail closed: a port nobody asked for is not published.
+    let other = if port == u16::MAX { port - 1 } else { port + 1 };
+    match preview(&sandbox, other).await {
+        Err(_) => Ok(()),
+        Ok(p) => Err(Failure::new(format_args!(
+            "preview {other}: gave {:?} for a port not asked for at create",
+            p.url
+        ))),
+    }
 }
 
 /// A server in the sandbox on a port given at create answers a real HTTP
