@@ -9,9 +9,10 @@
 //! provider and has no backend for the SDK to run on), `local` (the local
 //! backend, in a temporary state directory removed afterwards — never the
 //! user's own), `linux` (the linux backend, likewise; unavailable where the
-//! host cannot make linux sandboxes). The SDK suite runs memory and local
-//! offline and linux live, with the checks each target declares it cannot
-//! pass skipped and their reasons printed.
+//! host cannot make linux sandboxes), `docker` (the Docker Engine of
+//! `DOCKER_HOST`; unavailable where none answers). The SDK suite runs
+//! memory and local offline and linux and docker live, with the checks each
+//! target declares it cannot pass skipped and their reasons printed.
 //! `--json PATH` also writes the report as JSON (`-` writes it to stdout and
 //! the table to stderr). The exit status is 0 only when no case failed.
 
