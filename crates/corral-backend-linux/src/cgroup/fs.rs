@@ -161,15 +161,25 @@ pub(crate) fn mkdir_all(dir: &Path) -> Result<(), CgroupError> {
 pub(crate) fn rmdir_tree(dir: &Path) -> Result<(), CgroupError> {
     // The usual case first: an empty cgroup with no children goes in one
     // call; anything else (children, a process still leaving) takes the walk.
-    match fs::remove_dir(dir) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(_) => {}
+    if remove_empty(dir)? {
+        return Ok(());
     }
     for cgroup in subtree(dir)? {
         rmdir_one(&cgroup)?;
     }
     Ok(())
+}
+
+/// Removes `dir` when it is an empty cgroup without children: `Ok(true)`
+/// when it is gone (or was), `Ok(false)` when the kernel refused because
+/// it is not (busy or not empty).
+pub(crate) fn remove_empty(dir: &Path) -> Result<bool, CgroupError> {
+    match fs::remove_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(true),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY | libc::ENOTEMPTY)) => Ok(false),
+        Err(e) => Err(CgroupError::io(CgroupOp::Rmdir, dir, &e)),
+    }
 }
 
 fn rmdir_one(dir: &Path) -> Result<(), CgroupError> {

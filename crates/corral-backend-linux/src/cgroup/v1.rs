@@ -260,6 +260,19 @@ impl Dirs {
 
     /// Kills everything, then removes every directory (missing is fine).
     pub(crate) fn destroy(&self) -> Result<(), CgroupError> {
+        // The usual case first: empty, with no children, so every
+        // directory goes in one call each. The first refusal (a process or
+        // a child cgroup is left) takes the careful way.
+        let mut busy = false;
+        for dir in self.unique() {
+            if !fs::remove_empty(dir)? {
+                busy = true;
+                break;
+            }
+        }
+        if !busy {
+            return Ok(());
+        }
         self.kill_all()?;
         for dir in self.unique() {
             fs::rmdir_tree(dir)?;

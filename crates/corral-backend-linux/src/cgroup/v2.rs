@@ -180,6 +180,10 @@ pub(crate) fn stats(dir: &Path) -> Result<CgroupStats, CgroupError> {
 
 /// Kills everything, then removes the directory tree (missing is fine).
 pub(crate) fn destroy(dir: &Path) -> Result<(), CgroupError> {
+    // The usual case first: empty and childless, it goes in one call.
+    if fs::remove_empty(dir)? {
+        return Ok(());
+    }
     kill_all(dir)?;
     fs::rmdir_tree(dir)
 }
