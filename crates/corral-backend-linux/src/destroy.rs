@@ -71,29 +71,69 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
 /// Waits for PID 1 to exit, killing it after [`GRACE`]; its death kills
 /// every process of its pid namespace.
 fn stop_init(pid: u32, start: u64) {
-    let deadline = Instant::now() + GRACE;
-    let mut killed = false;
-    // PID 1 usually exits within a millisecond of being told: poll with a
-    // short, growing pause rather than a fixed one.
-    let mut pause = Duration::from_micros(100);
+    let Some(p) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    // A pidfd wakes us the moment PID 1 is gone (after every other process
+    // of its namespace), and names that process even if the pid were
+    // reused: it is checked against the recorded start time once opened.
+    let Ok(pidfd) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
+        return;
+    };
+    if process_start(pid) != Some(start) {
+        return;
+    }
+    // Its parent, the outer init, exits right after reaping it: waiting for
+    // that too means the sandbox's cgroup is empty when this returns.
+    let outer = outer_init(pid)
+        .and_then(|o| rustix::process::pidfd_open(o, rustix::process::PidfdFlags::empty()).ok());
+    if !exits_within(&pidfd, GRACE) {
+        let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
+        exits_within(&pidfd, Duration::from_secs(5));
+    }
+    if let Some(outer) = outer {
+        exits_within(&outer, Duration::from_secs(1));
+    }
+}
+
+/// The parent of PID 1 (host pid `pid`) when it is a `corral-init`.
+fn outer_init(pid: u32) -> Option<rustix::process::Pid> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let ppid: i32 = stat
+        .rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let comm = std::fs::read(format!("/proc/{ppid}/comm")).ok()?;
+    (comm.trim_ascii_end() == b"corral-init")
+        .then(|| rustix::process::Pid::from_raw(ppid))
+        .flatten()
+}
+
+/// Whether the process of `pidfd` exits within `wait`.
+fn exits_within(pidfd: &std::os::fd::OwnedFd, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
     loop {
-        if process_start(pid) != Some(start) {
-            return;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(n) if n > 0 => return true,
+            Ok(_) => return false,
+            Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
+            Err(_) => return false,
         }
-        if !killed && Instant::now() >= deadline {
-            if let Some(p) = i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            {
-                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-            }
-            killed = true;
-        }
-        if killed && Instant::now() >= deadline + Duration::from_secs(5) {
-            return;
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
     }
 }
 
