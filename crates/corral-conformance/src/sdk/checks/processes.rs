@@ -129,7 +129,7 @@ pub(crate) async fn processes(scope: &mut SdkScope) -> Result<(), Failure> {
     let _ = step(
         "processes.start conformance-server",
         procs
-            .start(name, Command::shell("echo serving; sleep 300"))
+            .start(name, Command::shell("echo serving; sleep 120"))
             .await,
     )?;
     logs_until(&sandbox, name, StreamKind::Stdout, "serving\n").await?;
