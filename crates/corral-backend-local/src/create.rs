@@ -8,12 +8,13 @@
 //! half-created directory that `list`, `find` and `connect` never report and
 //! that `destroy` removes.
 //!
-//! `destroy` kills the live processes this instance started in the sandbox
-//! (a running `exec`, or a process another instance started, is not tracked
-//! here and runs on until it ends, its working directory gone),
-//! releases its key, renames its directory out of sight (atomically, so
-//! nobody sees a half-removed sandbox) and removes it without following any
-//! symlink.
+//! `destroy` releases the sandbox's key, renames its directory out of sight
+//! (atomically, so nobody sees a half-removed sandbox, and no new command
+//! can start in it), kills every host process the sandbox started — wherever
+//! it went, whichever instance started it (see the `reap` module) — and
+//! then removes the directory without following any symlink. The sweep of
+//! what crashed processes left reaps the same way before it removes
+//! anything.
 
 use std::os::unix::fs::DirBuilderExt;
 
@@ -23,6 +24,7 @@ use corral_backend::{
 };
 
 use crate::keys;
+use crate::reap;
 use crate::snapshot;
 use crate::state::{
     Meta, NAME, SANDBOX_PREFIX, State, is_sandbox_id, random_hex, state_error, write_atomic,
@@ -160,7 +162,9 @@ pub(crate) fn destroy(state: &State, id: &str) -> Result<()> {
     }
     let dir = state.sandbox_dir(id);
     if std::fs::symlink_metadata(&dir).is_err() {
-        return Ok(());
+        // Gone already; a process an earlier destroy could not kill is
+        // looked for again.
+        return reap::reap(state, id);
     }
     keys::release(state, id)?;
     let hex = random_hex().map_err(|e| state_error("random", &e))?;
@@ -168,17 +172,30 @@ pub(crate) fn destroy(state: &State, id: &str) -> Result<()> {
     match std::fs::rename(&dir, &trash) {
         Ok(()) => {}
         // Destroyed concurrently.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return reap::reap(state, id),
         Err(e) => return Err(state_error(format_args!("destroying sandbox {id}"), &e)),
     }
+    // Out of sight, so no new command starts in it; then nothing it started
+    // outlives it. Were some process unkillable, the renamed directory stays
+    // for the sweep to retry.
+    reap::reap(state, id)?;
     remove_host_tree(&trash).map_err(|e| state_error(format_args!("removing sandbox {id}"), &e))
+}
+
+/// The sandbox id in the name of a directory a destroy renamed
+/// (`.trash-<id>-<hex>`).
+fn trashed_id(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(".trash-")?;
+    let (id, _) = rest.rsplit_once('-')?;
+    is_sandbox_id(id).then_some(id)
 }
 
 /// Removes what crashed processes left in the state directory: sandbox
 /// directories without a record (creation never finished) and directories
 /// of interrupted destroys, when untouched for at least `min_age` (so that a
-/// create still running in another process is left alone). Returns the ids
-/// of the half-created sandboxes removed.
+/// create still running in another process is left alone), each after every
+/// process of its sandbox is killed. Returns the ids of the half-created
+/// sandboxes removed.
 pub(crate) fn sweep(state: &State, min_age: std::time::Duration) -> Result<Vec<String>> {
     let entries =
         std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
@@ -203,9 +220,28 @@ pub(crate) fn sweep(state: &State, min_age: std::time::Duration) -> Result<Vec<S
                 removed.push(name);
             }
         } else if name.starts_with(".trash-") {
+            if let Some(id) = trashed_id(&name) {
+                reap::reap(state, id)?;
+            }
             remove_host_tree(&entry.path())
                 .map_err(|e| state_error("removing a destroyed sandbox", &e))?;
         }
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trashed_id;
+
+    #[test]
+    fn trash_names_give_back_their_sandbox_id() {
+        assert_eq!(
+            trashed_id(".trash-loc-0123456789abcdef-00ff00ff00ff00ff"),
+            Some("loc-0123456789abcdef")
+        );
+        assert_eq!(trashed_id(".trash-loc-0123456789abcdef"), None);
+        assert_eq!(trashed_id(".trash-loc-../x-00ff00ff00ff00ff"), None);
+        assert_eq!(trashed_id("loc-0123456789abcdef"), None);
+    }
 }

@@ -10,8 +10,11 @@
 //!
 //! The environment is cleared and rebuilt from, in order of precedence
 //! (later wins): `PATH` (the shared default), `HOME`, `PWD`, the sandbox's
-//! create-time environment, the request's environment. Nothing of the
-//! calling process's environment leaks in.
+//! create-time environment, the request's environment; then, over all of
+//! them, `CORRAL_SANDBOX=<id>`, the marker by which `destroy` finds every
+//! process the sandbox started (see the `reap` module): a caller's own
+//! `CORRAL_SANDBOX` is replaced, never honoured. Nothing of the calling
+//! process's environment leaks in.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -80,6 +83,8 @@ pub(crate) fn place(
     env.insert("PWD".to_string(), host_cwd.to_string_lossy().into_owned());
     env.extend(meta.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    // Last, so that nothing the caller sets can hide the process from `destroy`.
+    env.insert(crate::reap::MARKER.to_string(), id.to_owned());
     let no_network = if meta.network_none {
         Some(crate::netns::require()?)
     } else {

@@ -23,7 +23,20 @@
 //!   directory, so another process on the same state directory (the CLI run
 //!   again) sees the same sandboxes. Keys are exact across processes (see
 //!   `keys`). Nothing is kept only in memory but the handles of live
-//!   processes this instance started, which `destroy` kills.
+//!   processes this instance started.
+//! - **No process outlives its sandbox.** Every command carries
+//!   `CORRAL_SANDBOX=<id>` in its environment (set last: neither the
+//!   create-time nor a request's environment can replace it), and children
+//!   inherit it. `destroy` and [`LocalBackend::sweep_incomplete`] scan
+//!   `/proc` and `SIGKILL` every process holding that marker, or working
+//!   beneath the sandbox's directory, whoever started it and whether or not
+//!   it left its process group (`setsid`, double forks), repeating until a
+//!   scan finds none (bounded at 2 s; what still runs then is a `timeout`
+//!   error naming the pids). The honest limit: nothing is isolated, so a
+//!   process that both clears its environment *and* moves its working
+//!   directory out of the sandbox escapes, as does one of a setuid program
+//!   we may not inspect. Where `/proc` is missing, only the live process
+//!   groups this instance started are killed (see the `reap` module).
 //! - Commands in their own process group (the shared
 //!   [`corral_backend::host_exec`] runner), live processes, snapshots
 //!   (tar + zstd; ids are `locsnap-<16 hex>`, content checked against its
@@ -49,6 +62,7 @@ mod listing;
 mod netns;
 mod preview;
 mod process;
+mod reap;
 mod snapshot;
 mod state;
 
@@ -151,7 +165,8 @@ impl LocalBackend {
     /// Removes what crashed processes left in the state directory:
     /// half-created sandboxes (never listed, never found) and directories of
     /// interrupted destroys, untouched for at least `min_age` so that a
-    /// create still running elsewhere is left alone. Returns the ids of the
+    /// create still running elsewhere is left alone. Every process of such
+    /// a sandbox is killed first, as `destroy` does. Returns the ids of the
     /// half-created sandboxes removed.
     pub async fn sweep_incomplete(&self, min_age: std::time::Duration) -> Result<Vec<String>> {
         let state = self.state.clone();

@@ -74,6 +74,7 @@ async fn env_probe() {
     assert_eq!(
         lines,
         vec![
+            format!("CORRAL_SANDBOX={}", info.id),
             "FROM_CREATE=c".to_string(),
             format!("HOME={home}"),
             format!("PATH={}", corral_backend::DEFAULT_PATH),
