@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `create-find-by-key` | | `get_or_create` twice with one key gives one sandbox; `find` and `connect` by locator reach it |
 //! | `list-by-labels` | | `list` by labels returns it, with the `corral` label |
-//! | `commands` | | exit codes, stdout and stderr, stdin given or closed, cwd, create and run environment; a non-zero exit is a result |
+//! | `commands` | | exit codes, stdout and stderr, streaming to a callback, argv, stdin given or closed, cwd, create and run environment; a non-zero exit is a result |
 //! | `command-timeout` | | a timed-out command fails with code `timeout` |
 //! | `dollar-escaping` | | hostile values through `sh!` arrive as exactly one argument each |
 //! | `processes` | `processes` | background processes: logs and cursors, exit code, attach by name from a new handle, list, kill, wait |

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use corral_backend::{Command, ErrorCode};
-use corral_sdk::{RunOptions, RunResult};
+use corral_backend::{Command, ErrorCode, StreamKind};
+use corral_sdk::{OutputCallback, RunOptions, RunResult};
 
 use crate::failure::{Failure, ensure, shown};
 use crate::sdk::scope::{SdkScope, expect_code, step};
@@ -45,8 +45,9 @@ fn bounded() -> RunOptions {
 }
 
 /// Exit codes, stdout and stderr apart, a non-zero exit as a result,
-/// stdin given and closed by default, the working directory, and the
-/// create-time and per-run environment.
+/// output streamed to a callback as it arrives, argv commands, stdin given
+/// and closed by default, the working directory, and the create-time and
+/// per-run environment.
 pub(crate) async fn commands(scope: &mut SdkScope) -> Result<(), Failure> {
     let mut options = scope.create_options();
     options.env.insert(
@@ -67,6 +68,43 @@ pub(crate) async fn commands(scope: &mut SdkScope) -> Result<(), Failure> {
     expect_output(script, &failed, 3, b"out", b"err")?;
     ensure(!failed.success(), || {
         format!("{script}: reported a success")
+    })?;
+
+    let streamed = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
+    let sink = std::sync::Arc::clone(&streamed);
+    let on_output = OutputCallback::new(move |stream, bytes| {
+        if let Ok(mut seen) = sink.lock() {
+            match stream {
+                StreamKind::Stdout => seen.0.extend_from_slice(bytes),
+                StreamKind::Stderr => seen.1.extend_from_slice(bytes),
+            }
+        }
+    });
+    let live = step(
+        "run with an output callback",
+        sandbox
+            .run_with(
+                "echo one; echo two >&2; echo three",
+                RunOptions {
+                    on_output: Some(on_output),
+                    ..bounded()
+                },
+            )
+            .await,
+    )?;
+    expect_output("streamed command", &live, 0, b"one\nthree\n", b"two\n")?;
+    let (out, err) = streamed
+        .lock()
+        .map(|seen| seen.clone())
+        .map_err(|_| Failure::new("the output callback panicked"))?;
+    ensure(out == live.stdout && err == live.stderr, || {
+        format!(
+            "the output callback saw stdout {} stderr {}, the result holds {} and {}",
+            shown(&out),
+            shown(&err),
+            shown(&live.stdout),
+            shown(&live.stderr)
+        )
     })?;
 
     let argv = Command::argv(["printf", "%s|%s", "one arg", "two"]);
