@@ -16,9 +16,10 @@ pub enum SdkCase {
     CreateFindByKey,
     /// `list` by labels returns the sandbox, carrying the `corral` label.
     ListByLabels,
-    /// `run`: exit code, stdout and stderr, stdin given and stdin closed,
-    /// working directory, create-time and per-run environment; a non-zero
-    /// exit is a result, not an error.
+    /// `run`: exit code, stdout and stderr, output streamed to a callback,
+    /// argv commands, stdin given and stdin closed, working directory,
+    /// create-time and per-run environment; a non-zero exit is a result,
+    /// not an error.
     Commands,
     /// A command that outlives its timeout fails with code `timeout`.
     CommandTimeout,
