@@ -1,16 +1,17 @@
-//! The idle-sandbox footprint: how much this process's resident set grows
-//! per sandbox kept alive and idle.
+//! The idle-sandbox footprint: how much host memory each sandbox kept alive
+//! and idle holds — this process's resident set, plus the proportional set
+//! (PSS) of every process it started (a backend's helpers, sandbox inits).
 //!
 //! Setup creates and destroys one sandbox (so one-time allocations are not
-//! counted), then reads `VmRSS`; each timed iteration creates one more
-//! sandbox and keeps it; after the last one `VmRSS` is read again and the
-//! growth divided by the count. Only this process is measured: a backend
-//! whose sandboxes hold memory elsewhere (helper processes, the kernel)
-//! shows less here than it costs. The figure is reported, never asserted.
+//! counted), then reads `VmRSS` and the summed PSS of this process's
+//! descendants; each timed iteration creates one more sandbox and keeps it;
+//! after the last one both are read again and the growth divided by the
+//! count. Memory the kernel holds for a sandbox (its namespaces, mounts,
+//! cgroups) shows in neither. The figure is reported, never asserted.
 
 use crate::backend::{Opened, Opener, create, destroy};
 use crate::error::BenchError;
-use crate::host::rss_bytes;
+use crate::host::{descendants_pss_bytes, rss_bytes};
 use crate::measure::{BoxFuture, Group, Measure, Metric, Setup};
 use crate::stats::Summary;
 
@@ -22,6 +23,10 @@ pub struct IdleFootprint {
     opened: Option<Opened>,
     baseline: Option<u64>,
     growth: Option<i64>,
+    /// The descendants' summed PSS at setup, where the kernel reports it.
+    helpers_baseline: Option<u64>,
+    /// Their PSS growth and how many there are at the end.
+    helpers_growth: Option<(i64, usize)>,
     sandboxes: Vec<String>,
 }
 
@@ -35,6 +40,8 @@ impl IdleFootprint {
             opened: None,
             baseline: None,
             growth: None,
+            helpers_baseline: None,
+            helpers_growth: None,
             sandboxes: Vec::new(),
         }
     }
@@ -70,6 +77,7 @@ impl Measure for IdleFootprint {
             let id = create(&*backend).await?;
             destroy(&*backend, &id).await?;
             self.baseline = rss_bytes();
+            self.helpers_baseline = descendants_pss_bytes().map(|(bytes, _)| bytes);
             if self.baseline.is_none() {
                 return Ok(Setup::Skip("/proc/self/status has no VmRSS here".into()));
             }
@@ -95,13 +103,26 @@ impl Measure for IdleFootprint {
         let growth = now as i64 - before as i64;
         self.growth = Some(growth);
         let n = self.sandboxes.len().max(1) as f64;
-        Some(Metric::RssBytesPerSandbox(growth as f64 / n))
+        let helpers = self.helpers_baseline.zip(descendants_pss_bytes());
+        self.helpers_growth =
+            helpers.map(|(before, (now, count))| (now as i64 - before as i64, count));
+        Some(match self.helpers_growth {
+            Some((pss, _)) => Metric::HostBytesPerSandbox((growth + pss) as f64 / n),
+            None => Metric::RssBytesPerSandbox(growth as f64 / n),
+        })
     }
 
     fn note(&self) -> Option<String> {
         let growth = self.growth?;
+        let helpers = match self.helpers_growth {
+            Some((pss, count)) => format!(
+                ", PSS of the {count} processes it started {:+.1} KiB",
+                pss as f64 / 1024.0
+            ),
+            None => " (this process only: no smaps_rollup here)".to_owned(),
+        };
         Some(format!(
-            "{} idle sandboxes, RSS {:+.1} KiB in all (this process only); times are per create",
+            "{} idle sandboxes: this process's RSS {:+.1} KiB in all{helpers}; times are per create",
             self.sandboxes.len(),
             growth as f64 / 1024.0,
         ))

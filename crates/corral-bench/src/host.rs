@@ -46,6 +46,46 @@ pub fn rss_bytes() -> Option<u64> {
     proc_kib("/proc/self/status", "VmRSS:").map(|k| k * 1024)
 }
 
+/// The summed proportional set size (`Pss` of `/proc/<pid>/smaps_rollup`)
+/// of every process descended from this one — a backend's helpers and
+/// sandbox inits — and how many there are; `None` where the kernel offers
+/// no `smaps_rollup`. A process that exits during the walk is skipped.
+pub fn descendants_pss_bytes() -> Option<(u64, usize)> {
+    std::fs::metadata("/proc/self/smaps_rollup").ok()?;
+    let me = std::process::id();
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the comm may hold spaces and ')'.
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let (mut total, mut count) = (0u64, 0usize);
+    let mut queue = children.remove(&me).unwrap_or_default();
+    while let Some(pid) = queue.pop() {
+        queue.extend(children.remove(&pid).unwrap_or_default());
+        if let Some(kib) = proc_kib(&format!("/proc/{pid}/smaps_rollup"), "Pss:") {
+            total += kib * 1024;
+            count += 1;
+        }
+    }
+    Some((total, count))
+}
+
 /// This process's effective uid, from `/proc/self/status`.
 pub fn effective_uid() -> Option<u32> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -128,5 +168,34 @@ mod tests {
         assert!(rss_bytes().is_some_and(|r| r > 0));
         assert!(find_program("sh").is_some());
         assert!(find_program("/nonexistent/corral-bench-none").is_none());
+    }
+
+    #[test]
+    fn descendants_pss_counts_a_child_and_its_child() {
+        let Some((before, _)) = descendants_pss_bytes() else {
+            eprintln!("skip: this kernel has no /proc/<pid>/smaps_rollup");
+            return;
+        };
+        // A shell with a background sleep: a child and a grandchild. When
+        // its stdin closes the shell ends the sleep (by its pid) and exits.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & read _a; kill $!; wait"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut seen = None;
+        while std::time::Instant::now() < deadline {
+            seen = descendants_pss_bytes().filter(|(_, n)| *n >= 2);
+            if seen.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(child.stdin.take());
+        let _ = child.wait();
+        let (after, count) = seen.expect("the shell and its sleep are found");
+        assert!(count >= 2, "{count} descendants");
+        assert!(after > before, "their PSS adds up: {before} -> {after}");
     }
 }

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows) |
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
-//! | `footprint` | none | growth of this process's RSS per idle local sandbox (200 of them); reported, never asserted |
+//! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //!
 //! Each row is a [`Measure`]: set up once, warm-up iterations (not
 //! recorded), timed iterations, teardown that releases everything (bench
@@ -53,7 +53,7 @@ pub use stats::Summary;
 
 use corral_backend::Command;
 
-/// Idle local sandboxes the footprint row keeps.
+/// Idle sandboxes each footprint row keeps.
 pub const IDLE_SANDBOXES: u32 = 200;
 
 /// What `corral bench` was asked for.
@@ -98,15 +98,14 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
         Command::argv(["/bin/true"]),
         Some(IDLE_SANDBOXES),
     ));
-    // The linux backend where this host runs it. Its idle footprint lives in
-    // its init processes, not in this process, so that row waits for a
-    // measure that sums them.
+    // The linux backend where this host runs it. Its idle footprint lives
+    // mostly in its init processes, which the footprint row counts (PSS).
     if corral_backend_linux::LinuxBackend::available().is_ok() {
         v.extend(backend_measures(
             "linux",
             linux_opener(),
             Command::argv(["/bin/true"]),
-            None,
+            Some(IDLE_SANDBOXES),
         ));
     }
     v.push(Box::new(ReadMeasure::new(ReadWay::Std)));

@@ -67,6 +67,10 @@ pub enum Metric {
     ThroughputMibPerS(f64),
     /// Growth of this process's resident set per sandbox kept idle, in bytes.
     RssBytesPerSandbox(f64),
+    /// Host memory per sandbox kept idle, in bytes: the growth of this
+    /// process's resident set plus that of the proportional sets of every
+    /// process it started (a backend's helpers and sandbox inits).
+    HostBytesPerSandbox(f64),
 }
 
 /// One thing the bench measures. The runner calls [`Measure::setup`] once,

@@ -86,6 +86,7 @@ fn metric_text(m: Metric) -> String {
     match m {
         Metric::ThroughputMibPerS(v) => format!("{v:.0} MiB/s"),
         Metric::RssBytesPerSandbox(v) => format!("{v:+.0} B RSS/sandbox"),
+        Metric::HostBytesPerSandbox(v) => format!("{v:+.0} B host/sandbox"),
     }
 }
 
