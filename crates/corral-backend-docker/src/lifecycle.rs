@@ -194,6 +194,7 @@ impl DockerBackend {
         for s in &snapshots {
             self.delete_snapshot(&s.id).await?;
         }
+        crate::snapshot::prune_untagged(self).await;
         Ok(ids.len() + snapshots.len())
     }
 }

@@ -123,6 +123,28 @@ fn snapshot_info(
     })
 }
 
+/// Removes the snapshot images of this backend's scope that lost their
+/// tag while a container or a clone still used them (`docker rmi` then
+/// only untags): once nothing uses them they can go. Best effort: an
+/// image still in use stays for a later sweep.
+pub(crate) async fn prune_untagged(backend: &DockerBackend) {
+    let mut filters = labels::filter(SNAPSHOT, backend.scope.as_deref(), &Labels::new());
+    filters.insert("dangling".into(), vec!["true".into()]);
+    let options = ListImagesOptions {
+        filters: Some(filters),
+        ..ListImagesOptions::default()
+    };
+    let Ok(images) = backend.docker.list_images(Some(options)).await else {
+        return;
+    };
+    for image in images {
+        let _ = backend
+            .docker
+            .remove_image(&image.id, None::<RemoveImageOptions>, None)
+            .await;
+    }
+}
+
 fn new_snapshot_id() -> Result<String> {
     Ok(format!("{SNAPSHOT_PREFIX}{}", labels::random_hex()?))
 }
@@ -159,12 +181,14 @@ impl SnapshotOps for DockerBackend {
             .remove_image(&reference(snapshot_id), Some(options), None)
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(Error::DockerResponseServerError {
                 status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(map_error(&format!("delete snapshot {snapshot_id}"), &e)),
+            }) => {}
+            Err(e) => return Err(map_error(&format!("delete snapshot {snapshot_id}"), &e)),
         }
+        prune_untagged(self).await;
+        Ok(())
     }
 
     async fn list_snapshots(&self, wanted: &Labels) -> Result<Vec<SnapshotInfo>> {

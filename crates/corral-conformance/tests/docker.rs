@@ -48,4 +48,17 @@ async fn the_docker_backend_fails_nothing_and_names_every_skip() {
         0,
         "the target's drop left containers or snapshots of its scope"
     );
+    // Nor any image of its scope, tagged or not.
+    let scope = backend.scope().expect("the target's backend is scoped");
+    let options = bollard::query_parameters::ListImagesOptions {
+        all: true,
+        filters: Some(std::collections::HashMap::from([(
+            "label".to_string(),
+            vec![format!("corral.docker/scope={scope}")],
+        )])),
+        ..Default::default()
+    };
+    let images = backend.docker().list_images(Some(options)).await.unwrap();
+    let ids: Vec<&str> = images.iter().map(|i| i.id.as_str()).collect();
+    assert!(ids.is_empty(), "images of the scope left: {ids:?}");
 }
