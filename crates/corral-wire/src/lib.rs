@@ -3,8 +3,8 @@
 //! - [`protocol`]: the wire form — one `POST /v1/<member>` route per unary
 //!   member with the `corral-contract` serde forms as bodies, contract
 //!   errors as the error body, and one WebSocket per `openProcess` with
-//!   `data`, `credit`, `ack`, `replay`, `half_close`, `signal`, `exit` and
-//!   `error` frames. Versioned by [`protocol::CONTRACT_REVISION`].
+//!   `data`, `credit`, `ack`, `replay`/`resumed`, `half_close`, `signal`,
+//!   `exit` and `error` frames. Versioned by [`protocol::CONTRACT_REVISION`].
 //! - [`server`]: hosts any [`corral_contract::SandboxProvider`] behind those
 //!   routes, with bearer-token authentication ([`auth`]) and per-route body
 //!   bounds, and a graceful shutdown.

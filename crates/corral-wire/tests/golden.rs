@@ -10,8 +10,9 @@ use std::path::Path;
 
 use corral_contract::*;
 use corral_wire::protocol::{
-    CONTRACT_REVISION, DataFrame, Frame, MAX_CONTROL_FRAME_BYTES, MAX_DATA_FRAME_BYTES,
-    REPLAY_WINDOW_BYTES, Refusal, Route, STDIN_WINDOW_BYTES, Stream,
+    CONTRACT_REVISION, DataFrame, Frame, HANDOFF_WINDOW_SECONDS, MAX_CONTROL_FRAME_BYTES,
+    MAX_DATA_FRAME_BYTES, REPLAY_RETENTION_SECONDS, REPLAY_WINDOW_BYTES, Refusal, Route,
+    STDIN_WINDOW_BYTES, Stream,
 };
 use serde_json::{Value, json};
 
@@ -62,6 +63,9 @@ fn frames() -> Vec<Frame> {
             process_id: ProcessId::new("p-1").unwrap(),
             stdout_offset: 5,
             stderr_offset: 0,
+        },
+        Frame::Resumed {
+            stdin_offset: 1_048_576,
         },
         Frame::Signal {
             id: 0,
@@ -134,6 +138,8 @@ fn vectors() -> Value {
             "replay_window_bytes": REPLAY_WINDOW_BYTES,
             "max_data_frame_bytes": MAX_DATA_FRAME_BYTES,
             "max_control_frame_bytes": MAX_CONTROL_FRAME_BYTES,
+            "replay_retention_seconds": REPLAY_RETENTION_SECONDS,
+            "handoff_window_seconds": HANDOFF_WINDOW_SECONDS,
         },
         "routes": routes,
         "refusals": refusals,

@@ -83,9 +83,12 @@ pub enum Frame {
         /// Its total length.
         offset: u64,
     },
-    /// Client → server on a new socket: continue a session from these
-    /// offsets. Specified, not yet served: the server answers `error`
-    /// (`SandboxOperationFailed{open_process, stream_closed}`).
+    /// Client → server, first frame on a new socket after the previous one
+    /// was lost: continue the session of this process from these offsets.
+    /// The server answers `resumed` and resends what follows them, or
+    /// `error` (`SandboxOperationFailed{open_process, stream_closed}`) when
+    /// it holds no such session (never lost, or kept past its replay
+    /// retention).
     Replay {
         /// The evidence's `process_id` of the session to continue.
         process_id: corral_contract::ProcessId,
@@ -93,6 +96,13 @@ pub enum Frame {
         stdout_offset: u64,
         /// The first stderr byte not yet received.
         stderr_offset: u64,
+    },
+    /// Server → client, the answer to `replay`: the session continues.
+    /// Stdin bytes from `stdin_offset` on did not arrive and must be sent
+    /// again; stdout and stderr resume at the offsets the client named.
+    Resumed {
+        /// The first stdin byte the server has not received.
+        stdin_offset: u64,
     },
     /// Client → server: deliver one control signal.
     Signal {

@@ -34,6 +34,10 @@ pub const STDIN_WINDOW_BYTES: u64 = MIB;
 /// loss.
 pub const REPLAY_WINDOW_BYTES: u64 = 4 * MIB;
 
+/// Seconds the server keeps a process whose socket was lost (not closed)
+/// for a `replay`; after that it destroys the process.
+pub const REPLAY_RETENTION_SECONDS: u64 = 30;
+
 /// The largest payload of one `data` frame.
 pub const MAX_DATA_FRAME_BYTES: usize = 64 * 1024;
 

@@ -91,8 +91,10 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
             }
         }
         drop(self.listener);
-        let _ = self.stop.send(true);
+        // Processes first (each counted once, whatever its socket does),
+        // then the sessions are told to end, then the connections.
         let report = self.shared.registry.shut_down(&self.shared.provider).await;
+        let _ = self.stop.send(true);
         connections.shutdown().await;
         report
     }

@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use corral_contract::{
-    ActiveWriteTransaction, InstanceId, LiveProcess, RetentionMode, Rollback, SandboxError,
-    SandboxInstance, SandboxProvider, TransactionId,
+    ActiveWriteTransaction, InstanceId, LiveProcess, ProcessId, RetentionMode, Rollback,
+    SandboxError, SandboxInstance, SandboxProvider, TransactionId,
 };
+
+use super::process::Live;
 
 use crate::protocol::{HANDOFF_WINDOW_SECONDS, HandoffId};
 
@@ -42,6 +44,7 @@ pub(crate) struct Registry {
     transactions: Mutex<HashMap<TransactionId, Arc<dyn ActiveWriteTransaction>>>,
     processes: Mutex<HashMap<u64, Arc<dyn LiveProcess>>>,
     instances: Mutex<HashMap<InstanceId, RetentionMode>>,
+    sessions: Mutex<HashMap<ProcessId, Arc<Live>>>,
 }
 
 impl Registry {
@@ -94,6 +97,21 @@ impl Registry {
         lock(&self.processes).remove(&key);
     }
 
+    /// Records a live process session, for a `replay` and the shutdown.
+    pub(crate) fn add_session(&self, id: ProcessId, live: Arc<Live>) {
+        lock(&self.sessions).insert(id, live);
+    }
+
+    /// The session of a process, if it is still live.
+    pub(crate) fn session(&self, id: &ProcessId) -> Option<Arc<Live>> {
+        lock(&self.sessions).get(id).cloned()
+    }
+
+    /// Forgets a session that ended for good.
+    pub(crate) fn remove_session(&self, id: &ProcessId) {
+        lock(&self.sessions).remove(id);
+    }
+
     /// Records an instance the provider returned.
     pub(crate) fn track(&self, instance: &SandboxInstance) {
         lock(&self.instances).insert(instance.instance_id.clone(), instance.retention());
@@ -107,6 +125,10 @@ impl Registry {
     /// The graceful part of a shutdown.
     pub(crate) async fn shut_down<P: SandboxProvider>(&self, provider: &P) -> ShutdownReport {
         let mut report = ShutdownReport::default();
+        let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, l)| l).collect();
+        for live in sessions {
+            live.end().await;
+        }
         let processes: Vec<_> = lock(&self.processes).drain().map(|(_, p)| p).collect();
         for process in processes {
             let _ = process.destroy().await;

@@ -1,0 +1,325 @@
+//! The client half of `openProcess`: one WebSocket carrying the process's
+//! stdin under the server's credit, its stdout and stderr acknowledged as
+//! the reader consumes them, and its exit kept so `wait` is re-readable.
+//! A socket that is lost (not closed) is replaced: the client reconnects,
+//! sends `replay` with the offsets it received, resends the stdin the
+//! server did not get, and the streams go on with nothing lost or
+//! duplicated. Dropping the handle closes the socket; the server then
+//! destroys the process.
+
+mod session;
+mod streams;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use corral_contract::{
+    BoxFuture, ByteSink, ByteSource, ControlSignal, FailureReason, LiveProcess, OpenProcessRequest,
+    ProcessExit, ProcessId, SandboxError, SandboxProcessEvidence,
+};
+use futures_util::stream::SplitStream;
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::{self, Message};
+
+use super::transport::Transport;
+use crate::protocol::{CONTRACT_REVISION, Frame, REVISION_HEADER, Route, Stream};
+use crate::server::socket_config;
+use session::{Exit, Incoming, Outgoing, Session, State, failed, invalid, text};
+use streams::{Input, Output};
+
+type Incoming_ = SplitStream<WebSocketStream<TcpStream>>;
+
+/// How often, and after what pauses, a lost socket is replaced before the
+/// session fails; all well inside the server's replay retention.
+const RECONNECT_PAUSES: [Duration; 4] = [
+    Duration::from_millis(50),
+    Duration::from_millis(250),
+    Duration::from_secs(1),
+    Duration::from_secs(3),
+];
+
+/// How long the server may take to answer `open` or `replay`.
+const ANSWER_BOUND: Duration = Duration::from_secs(60);
+
+/// A process running behind a corral-wire server.
+pub(crate) struct WireProcess {
+    evidence: SandboxProcessEvidence,
+    session: Arc<Session>,
+    input: Option<Pin<Box<dyn ByteSink>>>,
+    output: Option<Pin<Box<dyn ByteSource>>>,
+    error: Option<Pin<Box<dyn ByteSource>>>,
+    exit: watch::Receiver<Exit>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+/// The refusal of a failed WebSocket handshake: the server's contract
+/// error when it sent one.
+fn handshake_error(error: tungstenite::Error) -> SandboxError {
+    match error {
+        tungstenite::Error::Http(response) => response
+            .body()
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_else(|| {
+                invalid(
+                    "response",
+                    "a WebSocket upgrade",
+                    format_args!("HTTP {}", response.status()),
+                )
+            }),
+        _ => failed(FailureReason::PlatformUnavailable),
+    }
+}
+
+/// Opens a socket and starts its writer; returns the sender the writer
+/// drains and the socket's incoming half.
+async fn connect(
+    transport: &Transport,
+) -> Result<(mpsc::UnboundedSender<Message>, Incoming_), SandboxError> {
+    let authority = transport.endpoint.authority();
+    let url = format!("ws://{authority}{}", Route::OpenProcess.path());
+    let mut upgrade = url
+        .into_client_request()
+        .map_err(|e| invalid("endpoint", "a WebSocket URL", e))?;
+    let headers = upgrade.headers_mut();
+    let auth = HeaderValue::from_str(&transport.token.header_value())
+        .map_err(|e| invalid("token", "a header value", e))?;
+    headers.insert("authorization", auth);
+    headers.insert(REVISION_HEADER, HeaderValue::from_static(CONTRACT_REVISION));
+    let tcp = TcpStream::connect(authority)
+        .await
+        .map_err(|_| failed(FailureReason::PlatformUnavailable))?;
+    let (socket, _) =
+        tokio_tungstenite::client_async_with_config(upgrade, tcp, Some(socket_config()))
+            .await
+            .map_err(handshake_error)?;
+    let (mut sink, incoming) = socket.split();
+    let (out, mut outbox) = mpsc::unbounded_channel::<Message>();
+    tokio::spawn(async move {
+        while let Some(message) = outbox.recv().await {
+            let closing = matches!(message, Message::Close(_));
+            if sink.send(message).await.is_err() || closing {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    Ok((out, incoming))
+}
+
+/// The server's first answer on a socket: a control frame.
+async fn answer(incoming: &mut Incoming_) -> Result<Frame, SandboxError> {
+    match tokio::time::timeout(ANSWER_BOUND, incoming.next()).await {
+        Ok(Some(Ok(Message::Text(t)))) => {
+            serde_json::from_str(&t).map_err(|e| invalid("frame", "a control frame", e))
+        }
+        _ => Err(failed(FailureReason::StreamClosed)),
+    }
+}
+
+/// Replaces a lost socket: `Ok(incoming)` once the server `resumed`.
+async fn reconnect(
+    transport: &Transport,
+    session: &Session,
+    process_id: &ProcessId,
+) -> Result<Incoming_, SandboxError> {
+    let mut last = failed(FailureReason::StreamClosed);
+    for pause in RECONNECT_PAUSES {
+        tokio::time::sleep(pause).await;
+        let (out, mut incoming) = match connect(transport).await {
+            Ok(c) => c,
+            Err(e) => {
+                last = e;
+                continue;
+            }
+        };
+        let (stdout_offset, stderr_offset) = session.received();
+        let _ = out.send(text(&Frame::Replay {
+            process_id: process_id.clone(),
+            stdout_offset,
+            stderr_offset,
+        }));
+        match answer(&mut incoming).await {
+            Ok(Frame::Resumed { stdin_offset }) => {
+                session.switch(out);
+                if !session.resume(stdin_offset) {
+                    return Err(invalid(
+                        "resumed.stdin_offset",
+                        "an offset the client still holds",
+                        stdin_offset,
+                    ));
+                }
+                return Ok(incoming);
+            }
+            // The server holds no such session: final.
+            Ok(Frame::Error { error }) => return Err(error),
+            Ok(other) => {
+                return Err(invalid(
+                    "frame",
+                    "resumed or error",
+                    serde_json::to_string(&other).unwrap_or_default(),
+                ));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Reads sockets until the session ends, replacing lost ones.
+async fn read(
+    transport: Arc<Transport>,
+    session: Arc<Session>,
+    process_id: ProcessId,
+    mut incoming: Incoming_,
+) {
+    loop {
+        match incoming.next().await {
+            // The server closed the session: final.
+            Some(Ok(Message::Close(_))) => {
+                session.fail(failed(FailureReason::StreamClosed));
+                return;
+            }
+            Some(Err(_)) | None => {
+                session.lost();
+                match reconnect(&transport, &session, &process_id).await {
+                    Ok(next) => incoming = next,
+                    Err(e) => {
+                        session.fail(e);
+                        return;
+                    }
+                }
+            }
+            Some(Ok(message)) => {
+                if let Err(e) = session.receive(message) {
+                    session.fail(e);
+                    session.send(Message::Close(None));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl WireProcess {
+    pub(crate) async fn open(
+        transport: &Arc<Transport>,
+        request: OpenProcessRequest,
+    ) -> Result<Self, SandboxError> {
+        let (out, mut incoming) = connect(transport).await?;
+        let _ = out.send(text(&Frame::Open { request }));
+        let (evidence, stdin_window, replay_window) = match answer(&mut incoming).await? {
+            Frame::Opened {
+                evidence,
+                stdin_window,
+                replay_window,
+            } => (evidence, stdin_window, replay_window),
+            Frame::Error { error } => return Err(error),
+            other => {
+                return Err(invalid(
+                    "frame",
+                    "opened or error",
+                    serde_json::to_string(&other).unwrap_or_default(),
+                ));
+            }
+        };
+        let (exit_tx, exit) = watch::channel(None);
+        let state = State {
+            stdout: Incoming::default(),
+            stderr: Incoming::default(),
+            stdin: Outgoing {
+                credit: stdin_window,
+                ..Outgoing::default()
+            },
+            stdin_window,
+            replay_window: replay_window.max(1),
+            failure: None,
+        };
+        let session = Arc::new(Session::new(state, out, exit_tx));
+        let reader = tokio::spawn(read(
+            Arc::clone(transport),
+            Arc::clone(&session),
+            evidence.process_id.clone(),
+            incoming,
+        ));
+        Ok(Self {
+            evidence,
+            input: Some(Box::pin(Input(Arc::clone(&session)))),
+            output: Some(Box::pin(Output(Arc::clone(&session), Stream::Stdout))),
+            error: Some(Box::pin(Output(Arc::clone(&session), Stream::Stderr))),
+            session,
+            exit,
+            reader,
+        })
+    }
+}
+impl Drop for WireProcess {
+    fn drop(&mut self) {
+        self.session.send(Message::Close(None));
+        self.session.fail(failed(FailureReason::StreamClosed));
+        self.reader.abort();
+    }
+}
+
+impl LiveProcess for WireProcess {
+    fn evidence(&self) -> &SandboxProcessEvidence {
+        &self.evidence
+    }
+
+    fn take_input(&mut self) -> Option<Pin<Box<dyn ByteSink>>> {
+        self.input.take()
+    }
+
+    fn take_output(&mut self) -> Option<Pin<Box<dyn ByteSource>>> {
+        self.output.take()
+    }
+
+    fn take_error(&mut self) -> Option<Pin<Box<dyn ByteSource>>> {
+        self.error.take()
+    }
+
+    fn wait(&self) -> BoxFuture<'_, Result<ProcessExit, SandboxError>> {
+        let mut exit = self.exit.clone();
+        Box::pin(async move {
+            match exit.wait_for(Option::is_some).await {
+                Ok(settled) => settled
+                    .clone()
+                    .unwrap_or_else(|| Err(failed(FailureReason::StreamClosed))),
+                Err(_) => Err(failed(FailureReason::StreamClosed)),
+            }
+        })
+    }
+
+    fn signal(&self, signal: ControlSignal) -> BoxFuture<'_, Result<(), SandboxError>> {
+        Box::pin(async move {
+            self.session
+                .request(|id| Frame::Signal { id, signal })
+                .await
+                .unwrap_or_else(|| Err(failed(FailureReason::StreamClosed)))
+        })
+    }
+
+    /// Idempotent; settles `Ok` once the session is over for good.
+    fn destroy(&self) -> BoxFuture<'_, Result<(), SandboxError>> {
+        Box::pin(async move {
+            // A request lost with its socket is sent again on the next one;
+            // once the session is over for good, the server has destroyed
+            // the process (or will, when its replay retention ends).
+            loop {
+                if let Some(settled) = self.session.request(|id| Frame::Destroy { id }).await {
+                    return settled;
+                }
+                if self.session.lock().failure.is_some() {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! A lost `openProcess` socket is replaced: through a proxy that cuts
+//! every connection mid-stream, the client reconnects with `replay`, the
+//! server resends what was not acknowledged, the client resends the stdin
+//! the server did not get, and the output arrives whole, in order, once.
+//! A `replay` for a session the server does not hold fails closed.
+
+mod common;
+
+use std::future::poll_fn;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use common::{provision_request, serve, token};
+use corral_backend_memory::MemoryBackend;
+use corral_contract::*;
+use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_runtime::runtime::Runtime;
+use corral_wire::WireProvider;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::AbortHandle;
+
+/// A TCP proxy on loopback whose connections can all be cut at once.
+struct CuttingProxy {
+    addr: SocketAddr,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+    live: Arc<Mutex<Vec<AbortHandle>>>,
+    accept: AbortHandle,
+}
+
+impl CuttingProxy {
+    async fn to(upstream: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let live: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
+        let handles = Arc::clone(&live);
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        let accept = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Ok(mut server) = TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let task = tokio::spawn(async move {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                });
+                handles.lock().unwrap().push(task.abort_handle());
+            }
+        })
+        .abort_handle();
+        Self {
+            addr,
+            accepted,
+            live,
+            accept,
+        }
+    }
+
+    /// Drops every connection in flight (both ends see a reset or EOF).
+    fn cut(&self) {
+        for task in self.live.lock().unwrap().drain(..) {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for CuttingProxy {
+    fn drop(&mut self) {
+        self.cut();
+        self.accept.abort();
+    }
+}
+
+async fn write_all(sink: &mut Pin<Box<dyn ByteSink>>, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let n = poll_fn(|cx| sink.as_mut().poll_write(cx, bytes))
+            .await
+            .unwrap();
+        bytes = &bytes[n..];
+    }
+}
+
+async fn read_exactly(source: &mut Pin<Box<dyn ByteSource>>, n: usize) -> Vec<u8> {
+    let mut out = vec![0u8; n];
+    let mut filled = 0;
+    while filled < n {
+        let got = poll_fn(|cx| source.as_mut().poll_read(cx, &mut out[filled..]))
+            .await
+            .unwrap();
+        assert!(got > 0, "EOF after {filled} of {n} bytes");
+        filled += got;
+    }
+    out
+}
+
+async fn read_to_end(source: &mut Pin<Box<dyn ByteSource>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = poll_fn(|cx| source.as_mut().poll_read(cx, &mut buf))
+            .await
+            .unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
+    let adapter =
+        ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
+    let server = serve(adapter).await;
+    let proxy = CuttingProxy::to(server.addr()).await;
+    let client = WireProvider::connect(&format!("http://{}", proxy.addr), token())
+        .await
+        .unwrap();
+    let runtime = Runtime::new(client).unwrap();
+    let request = provision_request(
+        runtime.capabilities(),
+        "memory",
+        RetentionMode::EphemeralZdr,
+    );
+    let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
+    let (instance, _) = runtime
+        .activate(instance.instance_id)
+        .await
+        .unwrap()
+        .into_parts();
+    let connections = || proxy.accepted.load(std::sync::atomic::Ordering::SeqCst);
+    let before = connections();
+    let mut live = runtime
+        .open_process(OpenProcessRequest {
+            instance_id: instance.instance_id.clone(),
+            process: SandboxProcessRequest {
+                executable: Executable::new("cat").unwrap(),
+                arguments: Arguments::new(Vec::<String>::new()).unwrap(),
+                working_directory: None,
+                environment: Environment::new(),
+            },
+        })
+        .await
+        .unwrap();
+    let mut input = live.take_input().unwrap();
+    let mut output = live.take_output().unwrap();
+    let payload: Vec<u8> = (0..600_000u32).map(|i| (i % 253) as u8).collect();
+    let (first, rest) = payload.split_at(200_000);
+
+    write_all(&mut input, first).await;
+    let head = read_exactly(&mut output, 100_000).await;
+    proxy.cut();
+    // Writing and reading go on across the cut.
+    let reader = tokio::spawn(async move { read_to_end(&mut output).await });
+    write_all(&mut input, &rest[..200_000]).await;
+    proxy.cut();
+    write_all(&mut input, &rest[200_000..]).await;
+    poll_fn(|cx| input.as_mut().poll_close(cx)).await.unwrap();
+    let tail = reader.await.unwrap();
+    let mut echoed = head;
+    echoed.extend(tail);
+    assert_eq!(echoed.len(), payload.len());
+    assert!(
+        echoed == payload,
+        "nothing lost, nothing duplicated, in order"
+    );
+    assert_eq!(
+        live.wait().await.unwrap(),
+        ProcessExit::Code(ExitCode::SUCCESS)
+    );
+    let opened = connections() - before;
+    assert!(
+        opened >= 3,
+        "one socket opened the process and one replaced each cut: {opened}"
+    );
+    live.destroy().await.unwrap();
+    runtime.destroy(instance.instance_id).await.unwrap();
+    server.shut_down().await;
+}
+
+type Socket = tokio_tungstenite::WebSocketStream<TcpStream>;
+
+/// A raw, authenticated `openProcess` socket.
+async fn raw_socket(addr: SocketAddr) -> Socket {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{addr}/v1/open_process")
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("authorization", token().header_value().parse().unwrap());
+    headers.insert(
+        "corral-contract-revision",
+        corral_wire::protocol::CONTRACT_REVISION.parse().unwrap(),
+    );
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    tokio_tungstenite::client_async(request, tcp)
+        .await
+        .unwrap()
+        .0
+}
+
+/// The next control frame, skipping data.
+async fn next_frame(socket: &mut Socket) -> Option<corral_wire::protocol::Frame> {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Text(t))) => return Some(serde_json::from_str(&t).unwrap()),
+            Some(Ok(Message::Binary(_))) => continue,
+            _ => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_takes_over_a_socket_the_server_still_thinks_alive() {
+    use corral_wire::protocol::{Frame, Stream};
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let adapter =
+        ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
+    let server = serve(adapter).await;
+    let client = WireProvider::connect(&server.endpoint(), token())
+        .await
+        .unwrap();
+    let request = provision_request(client.capabilities(), "memory", RetentionMode::EphemeralZdr);
+    let (instance, _) = client.provision(request).await.unwrap().into_parts();
+    client.activate(instance.instance_id.clone()).await.unwrap();
+    let open = Frame::Open {
+        request: OpenProcessRequest {
+            instance_id: instance.instance_id.clone(),
+            process: SandboxProcessRequest {
+                executable: Executable::new("cat").unwrap(),
+                arguments: Arguments::new(Vec::<String>::new()).unwrap(),
+                working_directory: None,
+                environment: Environment::new(),
+            },
+        },
+    };
+    let mut first = raw_socket(server.addr()).await;
+    first
+        .send(Message::text(serde_json::to_string(&open).unwrap()))
+        .await
+        .unwrap();
+    let Some(Frame::Opened { evidence, .. }) = next_frame(&mut first).await else {
+        panic!("expected opened");
+    };
+    let mut second = raw_socket(server.addr()).await;
+    let replay = Frame::Replay {
+        process_id: evidence.process_id.clone(),
+        stdout_offset: 0,
+        stderr_offset: 0,
+    };
+    second
+        .send(Message::text(serde_json::to_string(&replay).unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_frame(&mut second).await,
+        Some(Frame::Resumed { stdin_offset: 0 })
+    );
+    // The first socket is let go, not the process.
+    assert_eq!(next_frame(&mut first).await, None);
+    let close = Frame::HalfClose {
+        stream: Stream::Stdin,
+        offset: 0,
+    };
+    second
+        .send(Message::text(serde_json::to_string(&close).unwrap()))
+        .await
+        .unwrap();
+    let mut exit = None;
+    while let Some(frame) = next_frame(&mut second).await {
+        if let Frame::Exit { exit: e } = frame {
+            exit = Some(e);
+            break;
+        }
+    }
+    assert_eq!(exit, Some(ProcessExit::Code(ExitCode::SUCCESS)));
+    second.send(Message::Close(None)).await.unwrap();
+    client.destroy(instance.instance_id).await.unwrap();
+    server.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_replay_for_a_session_the_server_does_not_hold_fails_closed() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let adapter =
+        ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
+    let server = serve(adapter).await;
+    let mut socket = raw_socket(server.addr()).await;
+    let replay = r#"{"frame":"replay","process_id":"p-404","stdout_offset":0,"stderr_offset":0}"#;
+    socket.send(Message::text(replay)).await.unwrap();
+    let Some(Ok(Message::Text(answer))) = socket.next().await else {
+        panic!("expected an error frame");
+    };
+    let frame: corral_wire::protocol::Frame = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        frame,
+        corral_wire::protocol::Frame::Error {
+            error: SandboxError::operation_failed(
+                Operation::OpenProcess,
+                FailureReason::StreamClosed
+            )
+        }
+    );
+    server.shut_down().await;
+}
