@@ -143,9 +143,13 @@ pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
                 backend.docker.clone(),
                 std::sync::Arc::clone(&backend.pending),
             );
+            let scope = backend.scope.clone();
             tokio::spawn(async move {
                 crate::pending::remove(&docker, &tombstone).await;
                 pending.done(&tombstone);
+                // A snapshot deleted while this container used it is only
+                // untagged: it can go now.
+                crate::snapshot::prune_untagged_in(&docker, scope.as_deref()).await;
             });
             return Ok(());
         }

@@ -128,18 +128,22 @@ fn snapshot_info(
 /// only untags): once nothing uses them they can go. Best effort: an
 /// image still in use stays for a later sweep.
 pub(crate) async fn prune_untagged(backend: &DockerBackend) {
-    let mut filters = labels::filter(SNAPSHOT, backend.scope.as_deref(), &Labels::new());
+    prune_untagged_in(&backend.docker, backend.scope.as_deref()).await;
+}
+
+/// [`prune_untagged`] for an engine connection and a scope.
+pub(crate) async fn prune_untagged_in(docker: &bollard::Docker, scope: Option<&str>) {
+    let mut filters = labels::filter(SNAPSHOT, scope, &Labels::new());
     filters.insert("dangling".into(), vec!["true".into()]);
     let options = ListImagesOptions {
         filters: Some(filters),
         ..ListImagesOptions::default()
     };
-    let Ok(images) = backend.docker.list_images(Some(options)).await else {
+    let Ok(images) = docker.list_images(Some(options)).await else {
         return;
     };
     for image in images {
-        let _ = backend
-            .docker
+        let _ = docker
             .remove_image(&image.id, None::<RemoveImageOptions>, None)
             .await;
     }
