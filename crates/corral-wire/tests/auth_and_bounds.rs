@@ -140,5 +140,10 @@ async fn another_revision_a_malformed_body_and_an_unknown_route_are_refused() {
     let (status, headers, _) = exchange(server.addr(), &head, b"{}").await;
     assert_eq!(status, 404);
     assert!(headers.contains("corral-wire-refusal: unknown_route"));
+    // Without the token, not even that: 401.
+    let (status, headers, _) =
+        exchange(server.addr(), "POST /v1/teleport HTTP/1.1\r\n", b"{}").await;
+    assert_eq!(status, 401);
+    assert!(headers.contains("corral-wire-refusal: unauthenticated"));
     server.shut_down().await;
 }

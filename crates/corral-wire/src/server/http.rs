@@ -65,13 +65,16 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
     shared: Arc<Shared<P>>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    let Some(route) = Route::from_path(req.uri().path()) else {
-        return Ok(refuse(None, Refusal::UnknownRoute));
-    };
+    // Authentication comes first: an unauthenticated caller learns nothing,
+    // not even which paths exist.
+    let route = Route::from_path(req.uri().path());
     let authorization = req.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
     if !shared.token.admits(authorization) {
-        return Ok(refuse(Some(route), Refusal::Unauthenticated));
+        return Ok(refuse(route, Refusal::Unauthenticated));
     }
+    let Some(route) = route else {
+        return Ok(refuse(None, Refusal::UnknownRoute));
+    };
     let revision = req.headers().get(REVISION_HEADER).map(|v| v.as_bytes());
     if revision != Some(CONTRACT_REVISION.as_bytes()) {
         return Ok(refuse(Some(route), Refusal::RevisionMismatch));

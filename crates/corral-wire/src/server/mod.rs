@@ -17,13 +17,16 @@ use std::sync::Arc;
 use corral_contract::SandboxProvider;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::auth::Token;
 use registry::Registry;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What every connection of one server shares.
 pub(crate) struct Shared<P> {
@@ -82,6 +85,8 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                             http::handle(Arc::clone(&shared), req)
                         });
                         let _ = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(HEADER_READ_BOUND)
                             .serve_connection(TokioIo::new(stream), service)
                             .with_upgrades()
                             .await;
