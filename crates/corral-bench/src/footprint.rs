@@ -34,7 +34,7 @@ impl IdleFootprint {
     /// A row keeping `count` idle sandboxes of the backend `opener` opens.
     pub fn new(label: &str, opener: Opener, count: u32) -> Self {
         IdleFootprint {
-            name: format!("{label} idle sandbox RSS"),
+            name: format!("{label} idle sandbox memory"),
             opener,
             count: count.max(1),
             opened: None,
