@@ -26,7 +26,7 @@
 //! Forwarding is enabled only on the host side of the veth (the per-link
 //! `forwarding` sysctl), never host-wide; where the host's iptables
 //! `FORWARD` chain drops by default (as Docker sets it), two rules naming
-//! the link let its traffic and the replies through ([`forward`]). The backend adds no NAT: a
+//! the link let its traffic and the replies through (the `forward` module). The backend adds no NAT: a
 //! destination beyond this machine is reachable only where the host
 //! routes and forwards the corral range back (an operator's choice).
 
