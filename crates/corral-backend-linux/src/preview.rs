@@ -227,8 +227,8 @@ pub fn host_ports(dir: &Path) -> BTreeMap<u16, u16> {
     read_record(dir).map(|r| r.ports).unwrap_or_default()
 }
 
-/// The URL of `port` of live sandbox `meta`: `invalid_input` for a port
-/// not declared at create, `unavailable` when its forwarder is gone.
+/// The URL of `port` of live sandbox `meta`: `not_found` for a port not
+/// declared at create (as every backend answers), `unavailable` when its forwarder is gone.
 pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
     let record = read_record(&state.sandbox_dir(&meta.id));
     let declared = || {
@@ -239,11 +239,14 @@ pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
             .map_or("none".to_string(), |p| p.join(", "))
     };
     let Some(host) = record.as_ref().and_then(|r| r.ports.get(&port)) else {
-        return Err(BackendError::invalid(format!(
-            "sandbox {}: port {port} was not declared at create (declared: {})",
-            meta.id,
-            declared()
-        )));
+        return Err(BackendError::new(
+            corral_backend::ErrorCode::NotFound,
+            format!(
+                "sandbox {}: port {port} was not declared at create (declared: {})",
+                meta.id,
+                declared()
+            ),
+        ));
     };
     let alive = record
         .as_ref()

@@ -142,7 +142,7 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
     assert_eq!(idle_answer, None, "nothing serves port 8001 inside");
 
     let undeclared = b.preview_url(&id, 9999).await.unwrap_err();
-    assert_eq!(undeclared.code, ErrorCode::InvalidInput, "{undeclared}");
+    assert_eq!(undeclared.code, ErrorCode::NotFound, "{undeclared}");
     assert!(
         undeclared.message.contains("9999") && undeclared.message.contains("8000, 8001"),
         "{undeclared}"
