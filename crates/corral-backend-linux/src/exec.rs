@@ -200,7 +200,7 @@ fn spawn_error(failure: SpawnFailure, errno: i32, program: &str, cwd: &str) -> B
 /// The OOM-kill counter of sandbox `id`'s cgroup, when it has one.
 pub fn oom_kills(state: &State, id: &str) -> Option<u64> {
     let cg = state.cgroups.as_ref()?.open(id).ok()??;
-    cg.stats().ok().map(|s| s.oom_kills)
+    cg.oom_kills().ok()
 }
 
 /// The exit of a command as `ExitStatus`.

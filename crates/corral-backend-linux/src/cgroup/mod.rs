@@ -320,6 +320,17 @@ impl Cgroup {
         }
     }
 
+    /// The out-of-memory kill counter alone: one file read (`stats` reads
+    /// five), cheap enough to take around every exec.
+    pub fn oom_kills(&self) -> Result<u64, CgroupError> {
+        let file = match &self.layout {
+            Layout::V1(dirs) => dirs.memory_dir().join("memory.oom_control"),
+            Layout::V2(dir) => dir.join("memory.events"),
+        };
+        let text = fs::read(&file)?;
+        fs::keyed_u64(&file, &text, "oom_kill")
+    }
+
     /// Usage counters.
     pub fn stats(&self) -> Result<CgroupStats, CgroupError> {
         match &self.layout {

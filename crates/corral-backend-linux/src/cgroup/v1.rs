@@ -244,6 +244,11 @@ impl Dirs {
     }
 
     /// Usage counters.
+    /// The memory controller's directory.
+    pub(crate) fn memory_dir(&self) -> &Path {
+        &self.memory
+    }
+
     pub(crate) fn stats(&self) -> Result<CgroupStats, CgroupError> {
         let oom_file = self.memory.join("memory.oom_control");
         let oom_text = fs::read(&oom_file)?;
