@@ -3,67 +3,14 @@
 //! merged root ([`crate::contained::open_root`]), never following a
 //! symlink.
 
-use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 
 use async_trait::async_trait;
-use corral_backend::walk::{self, Step, Visit};
-use corral_backend::{
-    BackendError, ErrorCode, Result, TreeEntry, TreeEntryKind, TreeListOps, TreeListing, path,
-};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use corral_backend::{BackendError, ErrorCode, Result, TreeListOps, TreeListing, path};
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
-use sha2::{Digest, Sha256};
 
 use crate::DockerBackend;
-
-fn is_submodule(v: &Visit<'_>) -> bool {
-    let Ok(Some(dir)) = walk::open_dir_at(v.dir, v.name) else {
-        return false;
-    };
-    rustix::fs::statat(&dir, ".git", AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-}
-
-fn digest(v: &Visit<'_>) -> std::io::Result<Option<(u64, String)>> {
-    let Some(mut file) = v.open_file()? else {
-        return Ok(None);
-    };
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                size += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Some((
-        size,
-        format!("sha256:{}", hex::encode(hasher.finalize())),
-    )))
-}
-
-fn leaf(v: &Visit<'_>) -> std::io::Result<Option<TreeEntryKind>> {
-    Ok(Some(match v.file_type() {
-        FileType::Directory if !is_submodule(v) => return Ok(None),
-        FileType::Directory => TreeEntryKind::Submodule,
-        FileType::RegularFile => match digest(v)? {
-            Some((size, sha256)) => TreeEntryKind::File { size, sha256 },
-            None => TreeEntryKind::Other,
-        },
-        FileType::Symlink => TreeEntryKind::Symlink,
-        FileType::Fifo => TreeEntryKind::Fifo,
-        FileType::Socket => TreeEntryKind::Socket,
-        FileType::CharacterDevice | FileType::BlockDevice => TreeEntryKind::Device,
-        FileType::Unknown => TreeEntryKind::Other,
-    }))
-}
 
 fn list_under(root: OwnedFd, dir: &str, max_entries: usize) -> Result<TreeListing> {
     let comps = path::normalize("root", dir)?;
@@ -100,26 +47,7 @@ fn list_under(root: OwnedFd, dir: &str, max_entries: usize) -> Result<TreeListin
             ));
         }
     };
-    let mut entries = Vec::new();
-    let mut complete = true;
-    let mut visit = |v: &Visit<'_>| -> std::io::Result<Step> {
-        let Some(kind) = leaf(v)? else {
-            return Ok(Step::Descend);
-        };
-        if entries.len() >= max_entries {
-            complete = false;
-            return Ok(Step::Stop);
-        }
-        entries.push(TreeEntry {
-            path: v.rel_lossy(),
-            kind,
-        });
-        Ok(Step::Skip)
-    };
-    walk::walk(fd.as_fd(), &mut visit)
-        .map_err(|e| BackendError::from_io(format!("list_tree {shown}"), &e))?;
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(TreeListing { entries, complete })
+    corral_backend::leaves::list_leaves(fd.as_fd(), &shown, max_entries)
 }
 
 #[async_trait]

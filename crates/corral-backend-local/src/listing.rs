@@ -1,54 +1,15 @@
 //! Complete leaf listings (`list_tree`) and usage (`usage`), both walks
 //! through descriptors that never follow a symlink.
 
-use std::io::Read;
-
-use corral_backend::{BackendError, Result, TreeEntry, TreeEntryKind, TreeListing, Usage};
+use corral_backend::{BackendError, Result, TreeListing, Usage};
 use rustix::fd::AsFd;
-use rustix::fs::{AtFlags, FileType, OFlags};
+use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
-use sha2::{Digest, Sha256};
 
 use crate::beneath::fs_error;
 use crate::files::{Target, sandbox_root};
 use crate::state::State;
 use corral_backend::walk::{self, Step, Visit};
-
-/// Whether directory entry `v` holds a `.git` *file* (a Git submodule's
-/// checkout, or a worktree).
-fn is_submodule(v: &Visit<'_>) -> bool {
-    let Ok(Some(dir)) = walk::open_dir_at(v.dir, v.name) else {
-        return false;
-    };
-    rustix::fs::statat(&dir, ".git", AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-}
-
-/// Size and `sha256:<hex>` of regular file `v`; `None` if it was replaced
-/// meanwhile.
-fn hash_file(v: &Visit<'_>) -> std::io::Result<Option<(u64, String)>> {
-    let Some(mut file) = v.open_file()? else {
-        return Ok(None);
-    };
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                size += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Some((
-        size,
-        format!("sha256:{}", hex::encode(hasher.finalize())),
-    )))
-}
 
 /// Every leaf under `root` in sandbox `id`: regular files (size and
 /// sha-256), symlinks (not followed), special files (named), and
@@ -73,40 +34,7 @@ pub(crate) fn list_tree(
         }
         Err(e) => return Err(fs_error("list_tree", &t.shown, e)),
     };
-    let mut entries: Vec<TreeEntry> = Vec::new();
-    let mut complete = true;
-    let mut visit = |v: &Visit<'_>| -> std::io::Result<Step> {
-        let kind = match v.file_type() {
-            FileType::Directory => {
-                if !is_submodule(v) {
-                    return Ok(Step::Descend);
-                }
-                TreeEntryKind::Submodule
-            }
-            FileType::RegularFile => match hash_file(v)? {
-                Some((size, sha256)) => TreeEntryKind::File { size, sha256 },
-                None => TreeEntryKind::Other,
-            },
-            FileType::Symlink => TreeEntryKind::Symlink,
-            FileType::Fifo => TreeEntryKind::Fifo,
-            FileType::Socket => TreeEntryKind::Socket,
-            FileType::CharacterDevice | FileType::BlockDevice => TreeEntryKind::Device,
-            FileType::Unknown => TreeEntryKind::Other,
-        };
-        if entries.len() >= max_entries {
-            complete = false;
-            return Ok(Step::Stop);
-        }
-        entries.push(TreeEntry {
-            path: v.rel_lossy(),
-            kind,
-        });
-        Ok(Step::Skip)
-    };
-    walk::walk(dir.as_fd(), &mut visit)
-        .map_err(|e| BackendError::from_io(format!("list_tree {}", t.shown), &e))?;
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(TreeListing { entries, complete })
+    corral_backend::leaves::list_leaves(dir.as_fd(), &t.shown, max_entries)
 }
 
 /// Usage of sandbox `id`: the apparent size of everything under its root

@@ -14,6 +14,7 @@ mod error;
 mod exec;
 mod files;
 pub mod host_exec;
+pub mod leaves;
 pub mod path;
 mod process;
 mod sandbox;
