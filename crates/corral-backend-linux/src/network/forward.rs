@@ -74,11 +74,19 @@ pub fn remove(link: &str) -> Result<(), NetworkError> {
     }
     for rule in rules(link) {
         // `-C` fails once no copy is left; a bounded loop never spins.
+        // Another process (a `gc` sweep, a second destroy) may delete the
+        // same rule between the check and the delete: a failed delete of a
+        // rule that is gone is success, so removal stays idempotent.
         for _ in 0..16 {
             if iptables("-C", &rule).is_err() {
                 break;
             }
-            iptables("-D", &rule)?;
+            if let Err(e) = iptables("-D", &rule) {
+                if iptables("-C", &rule).is_err() {
+                    break;
+                }
+                return Err(e);
+            }
         }
     }
     Ok(())
