@@ -30,6 +30,9 @@
 //! whatever the provider holds from before their cutoff: run the suite
 //! against a provider dedicated to it.
 //!
+//! A report can be signed with ed25519 as [`Evidence`] and verified by
+//! anyone holding the signer's public key ([`evidence`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), corral_contract::SandboxError> {
 //! use corral_conformance::{Outcome, run, targets::MemoryTarget};
@@ -42,6 +45,7 @@
 //! ```
 
 mod cases;
+pub mod evidence;
 mod exec;
 mod failure;
 mod git;
@@ -54,6 +58,7 @@ mod suite;
 mod target;
 pub mod targets;
 
+pub use evidence::{Evidence, EvidenceError, PublicKey, SecretKey};
 pub use report::{CaseReport, Outcome, Report};
 pub use suite::{CASE_BOUND, CLEANUP_BOUND, Suite, run, run_cases};
 pub use target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory, synthetic_root_image};
