@@ -1,0 +1,209 @@
+//! Self-serve conformance over the wire: the real binary serves the memory
+//! backend; `corral conformance --provider … --token-file … --sign …`
+//! runs the nine cases against it and writes signed evidence; `corral
+//! evidence verify` accepts it and prints what it proves, and refuses a
+//! tampered copy, another key, and a refused token, each in one line.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+const TOKEN: &str = "conformance-wire-token-0123456789";
+
+/// `corral serve --backend memory` on a free loopback port, killed on drop.
+struct Server {
+    child: Child,
+    endpoint: String,
+}
+
+impl Server {
+    fn start(token_file: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
+            .arg("--token-file")
+            .arg(token_file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let endpoint = first
+            .trim()
+            .strip_prefix("corral: serving memory on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_string();
+        Self { child, endpoint }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn corral(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let server = Server::start(&token_file);
+    let keys = dir.path().join("keys");
+    let keygen = corral(&["evidence", "keygen", path(&keys)]);
+    assert_eq!(keygen.status.code(), Some(0), "{}", text(&keygen.stderr));
+    let secret = keys.join("evidence.key");
+    let public = keys.join("evidence.pub");
+    let evidence = dir.path().join("evidence.json");
+
+    // The memory backend's curl answers for destinations a policy admits
+    // and fails for the others; these names are never resolved anywhere.
+    let run = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--token-file",
+        path(&token_file),
+        "--egress-allowed",
+        "api.example.com:443",
+        "--egress-denied",
+        "blocked.example.net:443",
+        "--sign",
+        path(&secret),
+        "--json",
+        path(&evidence),
+    ]);
+    let table = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{table}{}", text(&run.stderr));
+    assert!(table.contains("9 passed, 0 failed, 0 skipped"), "{table}");
+
+    let verify = corral(&[
+        "evidence",
+        "verify",
+        path(&evidence),
+        "--key",
+        path(&public),
+    ]);
+    let proven = text(&verify.stdout);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stderr));
+    assert!(proven.contains("signature valid"), "{proven}");
+    assert!(proven.contains(&server.endpoint), "{proven}");
+    assert!(proven.contains("9 passed, 0 failed, 0 skipped"), "{proven}");
+    assert!(
+        proven.contains("ZDR snapshots are forbidden and release destroys all state"),
+        "{proven}"
+    );
+
+    // One case outcome changed: refused, exit 1, one line.
+    let original = std::fs::read_to_string(&evidence).unwrap();
+    let tampered_text = original.replacen("\"passed\"", "\"failed\"", 1);
+    assert_ne!(tampered_text, original);
+    let tampered = dir.path().join("tampered.json");
+    std::fs::write(&tampered, tampered_text).unwrap();
+    let refused = corral(&[
+        "evidence",
+        "verify",
+        path(&tampered),
+        "--key",
+        path(&public),
+    ]);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(refused.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("corral: error: [evidence] ")
+            && stderr.contains("the signature does not match the evidence"),
+        "{stderr}"
+    );
+
+    // Another key: refused naming both keys.
+    let other = dir.path().join("other");
+    assert_eq!(
+        corral(&["evidence", "keygen", path(&other)]).status.code(),
+        Some(0)
+    );
+    let wrong = corral(&[
+        "evidence",
+        "verify",
+        path(&evidence),
+        "--key",
+        path(&other.join("evidence.pub")),
+    ]);
+    let stderr = text(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("was signed by key"), "{stderr}");
+}
+
+#[test]
+fn a_refused_token_and_bad_flags_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let server = Server::start(&token_file);
+
+    let wrong_token = dir.path().join("wrong");
+    std::fs::write(&wrong_token, "a-wrong-token-0123456789\n").unwrap();
+    let out = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--token-file",
+        path(&wrong_token),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("corral: error: [auth] "), "{stderr}");
+
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    let out = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--token-file",
+        path(&empty),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "corral: error: [usage] --token-file {} is empty\n",
+            empty.display()
+        )
+    );
+
+    let out = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--backend",
+        "memory",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--provider") && stderr.contains("--backend"),
+        "{stderr}"
+    );
+}
