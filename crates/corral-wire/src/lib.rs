@@ -12,11 +12,15 @@
 //!   requests to a server. Hold it behind the corral runtime exactly like
 //!   an in-process provider: the runtime validates every result.
 //!
+//! - [`kit`]: the author kit — JSON Schemas and golden vectors generated
+//!   from the types, checked in under `kit/`.
+//!
 //! The prose of the protocol, with the guarantees a network hop costs, is
 //! `docs/wire.md`.
 
 pub mod auth;
 pub mod client;
+pub mod kit;
 pub mod protocol;
 pub mod server;
 

@@ -8,7 +8,7 @@ use corral_contract::{
 use serde::{Deserialize, Serialize};
 
 /// One byte stream of a live process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     /// The process's input (client → server).
@@ -42,7 +42,7 @@ impl Stream {
 
 /// A control frame of the `openProcess` socket. Which side sends which is
 /// fixed; a frame from the wrong side ends the session with an `error`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "frame", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Frame {
     /// Client → server, first frame: start the process.

@@ -293,7 +293,9 @@ impl Route {
 }
 
 /// `{"instance_id": …}`: the body of `activate` and `destroy`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct InstanceBody {
     /// The instance.
@@ -301,7 +303,9 @@ pub struct InstanceBody {
 }
 
 /// `{"snapshot_id": …}`: the body of `destroy_snapshot`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotBody {
     /// The snapshot.
