@@ -194,6 +194,19 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
 
     let out = corral(&[
         "conformance",
+        "--backend",
+        "memory",
+        "--token-file",
+        path(&token_file),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "corral: error: [usage] --token-file goes with --provider http://HOST:PORT\n"
+    );
+
+    let out = corral(&[
+        "conformance",
         "--provider",
         &server.endpoint,
         "--backend",

@@ -25,6 +25,7 @@ use corral_contract::{FailureReason, HostPort, SandboxError};
 use corral_wire::protocol::CONTRACT_REVISION;
 use corral_wire::{Endpoint, Token, WireError, WireProvider};
 
+use crate::args::ConformanceArgs;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The name remote targets go by in reports (the evidence names the
@@ -70,6 +71,36 @@ impl ConformanceTarget for RemoteTarget {
     fn egress(&self) -> Option<EgressFixture> {
         self.egress.clone()
     }
+}
+
+/// Runs `corral conformance`: against the provider when `--provider` is
+/// given, otherwise against the backend; the flags that only make sense
+/// with a provider are refused without one.
+pub async fn dispatch(a: ConformanceArgs) -> CliResult {
+    let Some(provider) = a.provider else {
+        let stray = [
+            ("--token-file", a.token_file.is_some()),
+            ("--sign", a.sign.is_some()),
+            ("--egress-allowed", a.egress_allowed.is_some()),
+            ("--egress-denied", a.egress_denied.is_some()),
+        ];
+        if let Some((flag, _)) = stray.iter().find(|(_, given)| *given) {
+            return Err(CliError::usage(format!(
+                "{flag} goes with --provider http://HOST:PORT"
+            )));
+        }
+        return crate::commands::conformance::conformance(a.backend, a.suite, a.json).await;
+    };
+    conformance_wire(WireRun {
+        provider,
+        token_file: a.token_file,
+        suite: a.suite,
+        json: a.json,
+        sign: a.sign,
+        egress_allowed: a.egress_allowed,
+        egress_denied: a.egress_denied,
+    })
+    .await
 }
 
 /// Runs `corral conformance --provider`.
