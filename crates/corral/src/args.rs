@@ -52,6 +52,13 @@ pub enum Commands {
         #[command(subcommand)]
         cmd: crate::commands::image::ImageCommand,
     },
+    /// The author kit: write the JSON Schemas and golden vectors generated
+    /// from the contract types, or check a directory against them.
+    Kit {
+        /// What to do with the kit.
+        #[command(subcommand)]
+        cmd: crate::commands::kit::KitCommand,
+    },
 }
 
 /// Options shared by commands that pick a backend.

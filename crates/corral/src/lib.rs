@@ -80,6 +80,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
+        Commands::Kit { cmd } => commands::kit::kit(cmd).await,
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Serve(a) => commands::serve::serve(a.backend, a.listen, a.token_file).await,

@@ -7,6 +7,7 @@ pub mod create;
 pub mod exec;
 pub mod gc;
 pub mod image;
+pub mod kit;
 pub mod ls;
 pub mod mcp;
 pub mod rm;
