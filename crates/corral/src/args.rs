@@ -28,9 +28,17 @@ pub enum Commands {
     Ls(LsArgs),
     /// Destroy sandboxes.
     Rm(RmArgs),
-    /// Run a conformance suite against a backend and report each case:
-    /// passed, failed, or skipped with its reason. Exit 0 only when nothing failed.
+    /// Run a conformance suite against a backend, or the contract suite
+    /// against a corral-wire provider, and report each case: passed, failed,
+    /// or skipped with its reason. Exit 0 only when nothing failed.
     Conformance(ConformanceArgs),
+    /// Make the ed25519 key pair that signs conformance evidence, and
+    /// verify signed evidence.
+    Evidence {
+        /// What to do with evidence.
+        #[command(subcommand)]
+        cmd: crate::commands::evidence::EvidenceCommand,
+    },
     /// Measure sandbox start, exec and read costs side by side with their
     /// peers (fork+exec, unshare, bwrap, docker), as medians and ratios.
     Bench(BenchArgs),
@@ -181,6 +189,25 @@ pub struct ConformanceArgs {
     /// Also write the evidence report as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
+    /// Run the contract suite against this corral-wire provider,
+    /// `http://HOST:PORT`, instead of a backend.
+    #[arg(long, value_name = "URL", conflicts_with = "backend")]
+    pub provider: Option<String>,
+    /// The file holding the provider's bearer token (with `--provider`).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// Sign the evidence `--json` writes with this ed25519 secret key file
+    /// (with `--provider`; see `corral evidence keygen`).
+    #[arg(long, value_name = "KEYFILE")]
+    pub sign: Option<std::path::PathBuf>,
+    /// A destination the provider's sandboxes can reach, `HOST:PORT`, for
+    /// the egress cases (with `--egress-denied`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub egress_allowed: Option<String>,
+    /// A destination the provider's sandboxes must not reach, `HOST:PORT`,
+    /// for the egress cases (with `--egress-allowed`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub egress_denied: Option<String>,
 }
 
 /// `corral bench`.

@@ -85,9 +85,8 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Serve(a) => commands::serve::serve(a.backend, a.listen, a.token_file).await,
         Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
-        Commands::Conformance(a) => {
-            commands::conformance::conformance(a.backend, a.suite, a.json).await
-        }
+        Commands::Conformance(a) => commands::conformance_wire::dispatch(a).await,
+        Commands::Evidence { cmd } => commands::evidence::evidence(cmd).await,
     }
 }
 

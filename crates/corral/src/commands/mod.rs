@@ -2,8 +2,10 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod conformance_wire;
 pub mod cp;
 pub mod create;
+pub mod evidence;
 pub mod exec;
 pub mod gc;
 pub mod image;
