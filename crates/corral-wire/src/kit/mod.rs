@@ -12,7 +12,7 @@
 //!   the refusal names and the decoder's message.
 //! - `README.md`: the contract revision and how to use the kit.
 //!
-//! [`write`] generates the kit into a directory; [`check`] compares a
+//! [`write()`] generates the kit into a directory; [`check()`] compares a
 //! directory with what would be generated and lists the differences.
 
 mod capabilities;
