@@ -204,6 +204,23 @@ impl Live {
         self.generation.send_modify(|g| *g += 1);
         let mut out = self.lock();
         let mut frames = Vec::new();
+        if resume.is_none() {
+            // The first socket. The pumps and the exit watch start with the
+            // process, before it is attached, and what they sent until now
+            // went nowhere: a fast command's output, its half-closes and
+            // its exit. Send it now, under the lock, so nothing is lost and
+            // nothing comes twice.
+            let (stdout_base, stderr_base) = (out.stdout.base, out.stderr.base);
+            if let Some(a) = out.stdout.resend(Stream::Stdout, stdout_base) {
+                frames.extend(a);
+            }
+            if let Some(b) = out.stderr.resend(Stream::Stderr, stderr_base) {
+                frames.extend(b);
+            }
+            if let Some(exit) = out.exit {
+                frames.push(text(&Frame::Exit { exit }));
+            }
+        }
         if let Some((stdout, stderr)) = resume {
             frames.push(text(&Frame::Resumed {
                 stdin_offset: self.received.load(Ordering::SeqCst),
