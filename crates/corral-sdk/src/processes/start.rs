@@ -29,7 +29,10 @@ const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
 fn wrapper(dir: &str, name: &str, argv: &[String]) -> String {
     let d = |file: &str| quote(&format!("{dir}/{file}"));
     let job = format!(
-        "\"$@\" > {out} 2> {err} < /dev/null; echo $? > {exit}; rm -f {activity}",
+        // The activity record goes before the exit file appears: once a
+        // waiter sees the exit, a new process of the same name may write
+        // its own record, which a late `rm` would take away.
+        "\"$@\" > {out} 2> {err} < /dev/null; c=$?; rm -f {activity}; echo $c > {exit}",
         out = d("stdout"),
         err = d("stderr"),
         exit = d("exit"),
