@@ -14,12 +14,13 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, Result, path};
+use corral_backend::{BackendError, BatchFile, BatchWriteOps, Result, path};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::LinuxBackend;
 use crate::contained::{open_beneath, open_root};
+use crate::files::fs_error;
 use crate::state::{State, random_hex};
 
 /// One staged file.
@@ -30,19 +31,6 @@ struct Staged {
     shown: String,
     /// Where the file it replaces is kept until the batch is published.
     kept: Option<String>,
-}
-
-fn fs_error(op: &str, shown: &str, e: Errno) -> BackendError {
-    let code = match e {
-        Errno::NOENT => ErrorCode::NotFound,
-        Errno::NOTDIR | Errno::ISDIR | Errno::INVAL | Errno::LOOP | Errno::XDEV => {
-            ErrorCode::InvalidInput
-        }
-        Errno::EXIST | Errno::NOTEMPTY => ErrorCode::Conflict,
-        Errno::NOSPC | Errno::DQUOT | Errno::FBIG => ErrorCode::Quota,
-        _ => ErrorCode::Io,
-    };
-    BackendError::new(code, format!("{op} {shown}: {}", std::io::Error::from(e)))
 }
 
 fn temp_name(tag: &str) -> Result<String> {

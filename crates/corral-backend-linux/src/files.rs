@@ -19,18 +19,17 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corral_backend::contained::openat2_retrying;
 use corral_backend::{
     BackendError, DirEntry, ErrorCode, FileOps, FileStat, FileType, RangedRead, Result, path,
 };
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
+use crate::contained::open_beneath;
 use crate::state::{State, random_hex, require_meta};
 
 /// Largest file `read` returns whole.
 const MAX_READ: u64 = 1 << 30;
-const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
 
 /// The file primitives of the linux backend.
 #[derive(Debug)]
@@ -38,7 +37,9 @@ pub struct LinuxFiles {
     pub(crate) state: Arc<State>,
 }
 
-fn fs_error(op: &str, shown: &str, e: Errno) -> BackendError {
+/// A file-system failure as a backend error: `op` on `shown` (the sandbox
+/// path), coded by what the errno says about the request.
+pub(crate) fn fs_error(op: &str, shown: &str, e: Errno) -> BackendError {
     let code = match e {
         Errno::NOENT => ErrorCode::NotFound,
         Errno::NOTDIR | Errno::ISDIR | Errno::INVAL | Errno::LOOP | Errno::XDEV => {
@@ -75,24 +76,10 @@ impl Target {
         })
     }
 
-    fn rel(comps: &[String]) -> String {
-        if comps.is_empty() {
-            ".".to_string()
-        } else {
-            comps.join("/")
-        }
-    }
-
     /// Opens the whole path (following symlinks, inside the root).
     fn open_full(&self, flags: OFlags) -> Result<OwnedFd> {
-        openat2_retrying(
-            &self.root,
-            Self::rel(&self.comps).as_str(),
-            flags | OFlags::CLOEXEC,
-            Mode::empty(),
-            RESOLVE,
-        )
-        .map_err(|e| fs_error("opening", &self.shown, e))
+        open_beneath(&self.root, &self.comps, flags)
+            .map_err(|e| fs_error("opening", &self.shown, e))
     }
 
     /// The parent directory's descriptor and the final name; `None` for `/`.
@@ -100,14 +87,8 @@ impl Target {
         let Some((name, parent)) = self.comps.split_last() else {
             return Ok(None);
         };
-        let fd = openat2_retrying(
-            &self.root,
-            Self::rel(parent).as_str(),
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-            RESOLVE,
-        )
-        .map_err(|e| fs_error("opening the parent of", &self.shown, e))?;
+        let fd = open_beneath(&self.root, parent, OFlags::PATH | OFlags::DIRECTORY)
+            .map_err(|e| fs_error("opening the parent of", &self.shown, e))?;
         Ok(Some((fd, name.as_str())))
     }
 
