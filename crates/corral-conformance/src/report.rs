@@ -70,7 +70,7 @@ pub struct Report {
 impl Report {
     /// How many cases ended with `outcome`.
     pub fn count(&self, outcome: Outcome) -> usize {
-        self.cases.iter().filter(|c| c.outcome == outcome).count()
+        count(&self.cases, outcome)
     }
 
     /// Whether no case failed (skips are not failures).
@@ -85,12 +85,7 @@ impl Report {
 
     /// The closing line: `N passed, N failed, N skipped`.
     pub fn summary(&self) -> String {
-        format!(
-            "{} passed, {} failed, {} skipped",
-            self.count(Outcome::Passed),
-            self.count(Outcome::Failed),
-            self.count(Outcome::Skipped)
-        )
+        summary(&self.cases)
     }
 
     /// The report as pretty JSON.
@@ -102,36 +97,77 @@ impl Report {
     /// per case (`name  outcome  duration  reason`), and the summary line.
     pub fn table(&self) -> String {
         let tokens: Vec<&str> = self.tokens.iter().map(|t| t.as_str()).collect();
-        let mut out = format!(
-            "conformance: target {} (tokens: {})\n",
-            self.target,
-            tokens.join(", ")
-        );
-        let width = self
-            .cases
-            .iter()
-            .map(|c| c.name.as_str().len())
-            .max()
-            .unwrap_or(0);
-        for c in &self.cases {
-            let line = table_line(
-                c.name.as_str(),
-                width,
-                c.outcome,
-                c.duration_ms,
-                c.reason.as_deref(),
-            );
-            let _ = writeln!(out, "{line}");
-        }
-        out.push_str(&self.summary());
-        out.push('\n');
-        out
+        table(
+            &format!(
+                "conformance: target {} (tokens: {})",
+                self.target,
+                tokens.join(", ")
+            ),
+            &self.cases,
+        )
     }
 }
 
+/// One line of evidence, whatever the suite: what the counts, the summary
+/// and the table read from a case report.
+pub(crate) trait CaseLine {
+    /// The case's name.
+    fn name(&self) -> &'static str;
+    /// How it ended.
+    fn outcome(&self) -> Outcome;
+    /// How long it ran, in milliseconds.
+    fn duration_ms(&self) -> u64;
+    /// Why it failed or was skipped.
+    fn reason(&self) -> Option<&str>;
+}
+
+impl CaseLine for CaseReport {
+    fn name(&self) -> &'static str {
+        self.name.as_str()
+    }
+    fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+    fn duration_ms(&self) -> u64 {
+        self.duration_ms
+    }
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+/// How many of `cases` ended with `outcome`.
+pub(crate) fn count<C: CaseLine>(cases: &[C], outcome: Outcome) -> usize {
+    cases.iter().filter(|c| c.outcome() == outcome).count()
+}
+
+/// The closing line of every suite: `N passed, N failed, N skipped`.
+pub(crate) fn summary<C: CaseLine>(cases: &[C]) -> String {
+    format!(
+        "{} passed, {} failed, {} skipped",
+        count(cases, Outcome::Passed),
+        count(cases, Outcome::Failed),
+        count(cases, Outcome::Skipped)
+    )
+}
+
+/// Every suite's table: `heading`, one [`table_line`] per case with the
+/// names padded to the longest, and the [`summary`] line.
+pub(crate) fn table<C: CaseLine>(heading: &str, cases: &[C]) -> String {
+    let mut out = format!("{heading}\n");
+    let width = cases.iter().map(|c| c.name().len()).max().unwrap_or(0);
+    for c in cases {
+        let line = table_line(c.name(), width, c.outcome(), c.duration_ms(), c.reason());
+        let _ = writeln!(out, "{line}");
+    }
+    out.push_str(&summary(cases));
+    out.push('\n');
+    out
+}
+
 /// One line of a report table: `name  outcome  duration  reason`, the name
-/// padded to `width`, no trailing blanks (shared by every suite's table).
-pub(crate) fn table_line(
+/// padded to `width`, no trailing blanks.
+fn table_line(
     name: &str,
     width: usize,
     outcome: Outcome,

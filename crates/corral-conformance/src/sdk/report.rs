@@ -1,12 +1,10 @@
 //! The evidence of one run of the SDK suite: an [`SdkReport`], as JSON and
 //! as the same table the contract suite prints.
 
-use std::fmt::Write as _;
-
 use corral_contract::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Outcome, table_line};
+use crate::report::{self, CaseLine, Outcome};
 use crate::sdk::case::SdkCase;
 
 /// One case's evidence.
@@ -48,7 +46,7 @@ pub struct SdkReport {
 impl SdkReport {
     /// How many cases ended with `outcome`.
     pub fn count(&self, outcome: Outcome) -> usize {
-        self.cases.iter().filter(|c| c.outcome == outcome).count()
+        report::count(&self.cases, outcome)
     }
 
     /// Whether no case failed (skips are not failures).
@@ -63,12 +61,7 @@ impl SdkReport {
 
     /// The closing line: `N passed, N failed, N skipped`.
     pub fn summary(&self) -> String {
-        format!(
-            "{} passed, {} failed, {} skipped",
-            self.count(Outcome::Passed),
-            self.count(Outcome::Failed),
-            self.count(Outcome::Skipped)
-        )
+        report::summary(&self.cases)
     }
 
     /// The report as pretty JSON.
@@ -80,29 +73,28 @@ impl SdkReport {
     /// the run was live, one line per case (`name  outcome  duration
     /// reason`), and the summary line.
     pub fn table(&self) -> String {
-        let mut out = format!(
-            "conformance: suite sdk, target {} (provider {}, live: {})\n",
-            self.target, self.provider, self.live
-        );
-        let width = self
-            .cases
-            .iter()
-            .map(|c| c.name.as_str().len())
-            .max()
-            .unwrap_or(0);
-        for c in &self.cases {
-            let line = table_line(
-                c.name.as_str(),
-                width,
-                c.outcome,
-                c.duration_ms,
-                c.reason.as_deref(),
-            );
-            let _ = writeln!(out, "{line}");
-        }
-        out.push_str(&self.summary());
-        out.push('\n');
-        out
+        report::table(
+            &format!(
+                "conformance: suite sdk, target {} (provider {}, live: {})",
+                self.target, self.provider, self.live
+            ),
+            &self.cases,
+        )
+    }
+}
+
+impl CaseLine for SdkCaseReport {
+    fn name(&self) -> &'static str {
+        self.name.as_str()
+    }
+    fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+    fn duration_ms(&self) -> u64 {
+        self.duration_ms
+    }
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
     }
 }
 
