@@ -53,6 +53,9 @@ pub(crate) struct Inner {
     pub(crate) backend: Arc<dyn Backend>,
     pub(crate) info: SandboxInfo,
     pub(crate) redactor: RwLock<Redactor>,
+    /// The process record root as this sandbox's commands see it, learnt
+    /// by the first `processes().start` (see `processes::start`).
+    pub(crate) procs_dir_seen: tokio::sync::OnceCell<String>,
 }
 
 /// One sandbox: cheap to clone, safe to share between tasks. `destroy` is
@@ -172,6 +175,7 @@ impl Sandbox {
                 backend,
                 info,
                 redactor: RwLock::new(Redactor::default()),
+                procs_dir_seen: tokio::sync::OnceCell::new(),
             }),
         }
     }

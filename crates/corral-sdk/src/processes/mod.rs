@@ -20,9 +20,9 @@
 //! A path inside a command is not always the sandbox path the file
 //! primitives use (the `local` backend runs host processes with only the
 //! working directory mapped). So `start` first creates the record with file
-//! calls, then runs `pwd -P` with that directory as its working directory
-//! to learn its path *as commands see it*, and writes every path into the
-//! wrapper script in that form. It then runs, in the caller's working
+//! calls; the first start on a handle then runs `pwd -P` in
+//! `/.corral/procs` to learn that path *as commands see it* (the handle
+//! keeps it), and every path goes into the wrapper script in that form. It then runs, in the caller's working
 //! directory and environment:
 //!
 //! ```text

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use corral_backend::{Command, ErrorCode, now_ms};
 
+use super::PROCS_DIR;
 use super::{
     ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, activity_name,
     activity_path, check_name, dir_of,
@@ -128,7 +129,7 @@ impl Processes<'_> {
                 0o644,
             )
             .await?;
-        let result = self.launch(OP, name, &dir, &command, &options).await;
+        let result = self.launch(OP, name, &command, &options).await;
         if let Err(e) = result {
             // Leave no half-made record behind.
             let _ = self.sb.files().remove(&dir, true).await;
@@ -146,39 +147,53 @@ impl Processes<'_> {
         Ok(handle)
     }
 
+    /// [`PROCS_DIR`] as commands see it: `pwd -P` run there by the first
+    /// start on this handle, then kept (the path does not change while the
+    /// sandbox lives), so later starts make one run instead of two.
+    async fn procs_dir_seen(&self, op: &str) -> Result<&str> {
+        let seen = self
+            .sb
+            .inner
+            .procs_dir_seen
+            .get_or_try_init(|| async {
+                let r = self
+                    .sb
+                    .run_with(
+                        Command::argv(["pwd", "-P"]),
+                        RunOptions {
+                            cwd: Some(PROCS_DIR.to_string()),
+                            timeout: Some(Duration::from_secs(30)),
+                            ..RunOptions::default()
+                        },
+                    )
+                    .await
+                    .map_err(|e| self.fail(e.code, op, e.message))?;
+                let path = r.stdout_text().trim_end_matches('\n').to_string();
+                if !r.success() || !path.starts_with('/') || path.contains('\n') {
+                    return Err(self.fail(
+                        ErrorCode::Unsupported,
+                        op,
+                        format!(
+                            "`pwd -P` in {PROCS_DIR} did not print a path (exit {}): {}",
+                            r.code(),
+                            r.stderr_text().trim()
+                        ),
+                    ));
+                }
+                Ok(path)
+            })
+            .await?;
+        Ok(seen)
+    }
+
     async fn launch(
         &self,
         op: &str,
         name: &str,
-        dir: &str,
         command: &Command,
         options: &StartOptions,
     ) -> Result<()> {
-        // The record directory as commands see it.
-        let seen = self
-            .sb
-            .run_with(
-                Command::argv(["pwd", "-P"]),
-                RunOptions {
-                    cwd: Some(dir.to_string()),
-                    timeout: Some(Duration::from_secs(30)),
-                    ..RunOptions::default()
-                },
-            )
-            .await
-            .map_err(|e| self.fail(e.code, op, e.message))?;
-        let seen_dir = seen.stdout_text().trim_end_matches('\n').to_string();
-        if !seen.success() || !seen_dir.starts_with('/') || seen_dir.contains('\n') {
-            return Err(self.fail(
-                ErrorCode::Unsupported,
-                op,
-                format!(
-                    "`pwd -P` in {dir} did not print a path (exit {}): {}",
-                    seen.code(),
-                    seen.stderr_text().trim()
-                ),
-            ));
-        }
+        let seen_dir = format!("{}/{name}", self.procs_dir_seen(op).await?);
         let script = wrapper(&seen_dir, name, &command.to_argv());
         let r = self
             .sb
