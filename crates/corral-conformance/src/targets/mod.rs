@@ -18,7 +18,7 @@ pub use minimal::MinimalTarget;
 use corral_contract::SandboxError;
 
 use crate::report::Report;
-use crate::suite::{Suite, run_cases};
+use crate::suite::run;
 
 /// The names [`by_name`] knows, in the order help texts list them.
 pub const NAMES: &[&str] = &["memory", "minimal", "local", "linux", "docker"];
@@ -50,14 +50,16 @@ impl BuiltinTarget {
         }
     }
 
-    /// Runs `suite` against the target.
-    pub async fn run(&self, suite: Suite) -> Result<Report, SandboxError> {
+    /// Runs the contract suite against the target. The SDK suite has its
+    /// own entry point and report ([`Self::run_sdk`]): there is no way to
+    /// ask this one for it and get an empty contract report back.
+    pub async fn run(&self) -> Result<Report, SandboxError> {
         match self {
-            Self::Memory(t) => run_cases(t, suite.cases()).await,
-            Self::Minimal(t) => run_cases(t, suite.cases()).await,
-            Self::Local(t) => run_cases(t, suite.cases()).await,
-            Self::Linux(t) => run_cases(t, suite.cases()).await,
-            Self::Docker(t) => run_cases(t, suite.cases()).await,
+            Self::Memory(t) => run(t).await,
+            Self::Minimal(t) => run(t).await,
+            Self::Local(t) => run(t).await,
+            Self::Linux(t) => run(t).await,
+            Self::Docker(t) => run(t).await,
         }
     }
 }

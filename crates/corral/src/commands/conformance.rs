@@ -85,7 +85,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
     match suite {
         Suite::Contract => {
             let report = target
-                .run(suite)
+                .run()
                 .await
                 .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
             Ok(Evidence {
