@@ -29,12 +29,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corral_backend::Result;
 use serde::Serialize;
 
-use crate::state::{State, is_sandbox_id, process_start, read_meta, state_error};
+use crate::state::{
+    State, host_pids, is_sandbox_id, kill_all, process_start, read_meta, state_error,
+};
 
 /// The file holding `<pid> <start time>` of the process creating a sandbox.
 const CREATOR_FILE: &str = "creator";
@@ -133,18 +135,8 @@ struct InitProcess {
 /// under `sandboxes` (its command line names nothing: the sandbox id is the
 /// last component of its cgroup path).
 fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in host_pids() {
         let is_init = std::fs::read(format!("/proc/{pid}/comm"))
             .is_ok_and(|comm| comm.trim_ascii_end() == b"corral-init");
         if !is_init {
@@ -167,27 +159,6 @@ fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
         }
     }
     out
-}
-
-/// Kills `procs` (each only while its start time still matches) and waits
-/// for them to go. Returns how many were signalled.
-fn kill_all(procs: &[&InitProcess]) -> usize {
-    let mut n = 0;
-    for p in procs {
-        if process_start(p.pid) == Some(p.start)
-            && let Some(pid) = i32::try_from(p.pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            && rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
-        {
-            n += 1;
-        }
-    }
-    let deadline = Instant::now() + KILL_WAIT;
-    while Instant::now() < deadline && procs.iter().any(|p| process_start(p.pid) == Some(p.start)) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    n
 }
 
 /// Mount points under `sandboxes`, deepest first, with the sandbox each
@@ -289,7 +260,8 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     for p in &orphans {
         crate::pause::thaw_quietly(state, &p.sandbox);
     }
-    report.processes_killed = kill_all(&orphans);
+    let orphans: Vec<(u32, u64)> = orphans.iter().map(|p| (p.pid, p.start)).collect();
+    report.processes_killed = kill_all(&orphans, KILL_WAIT);
     for id in &dead {
         reclaim(state, id, &mut report);
     }

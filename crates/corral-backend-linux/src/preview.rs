@@ -27,12 +27,14 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::state::{Meta, State, is_sandbox_id, process_start, state_error, write_atomic};
+use crate::state::{
+    Meta, State, host_pids, is_sandbox_id, kill_all, process_start, state_error, write_atomic,
+};
 
 /// The argument that makes `corral-init` the forwarder of a sandbox.
 pub const FORWARDER_FLAG: &str = "--preview-forwarder";
@@ -282,7 +284,7 @@ pub fn teardown(dir: &Path) -> Result<()> {
             .map(|f| (f.pid, f.start))
             .collect(),
     };
-    kill_all(&procs);
+    kill_all(&procs, KILL_WAIT);
     if let Some((pid, _)) = procs
         .iter()
         .find(|(pid, start)| process_start(*pid) == Some(*start))
@@ -313,7 +315,7 @@ pub fn sweep(sandboxes: &Path, live: &BTreeSet<String>) -> usize {
         })
         .map(|f| (f.pid, f.start))
         .collect();
-    kill_all(&orphans)
+    kill_all(&orphans, KILL_WAIT)
 }
 
 /// One running forwarder.
@@ -325,18 +327,8 @@ struct Forwarder {
 
 /// Every forwarder process on this host.
 fn forwarders() -> Vec<Forwarder> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in host_pids() {
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
             continue;
         };
@@ -358,31 +350,4 @@ fn forwarders() -> Vec<Forwarder> {
         }
     }
     out
-}
-
-/// `SIGKILL`s each process (while its start time matches) and waits for
-/// them to go; returns how many were signalled.
-fn kill_all(procs: &[(u32, u64)]) -> usize {
-    let mut n = 0;
-    for (pid, start) in procs {
-        if process_start(*pid) == Some(*start)
-            && let Some(p) = i32::try_from(*pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            && rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok()
-        {
-            n += 1;
-        }
-    }
-    let deadline = Instant::now() + KILL_WAIT;
-    let mut pause = Duration::from_micros(100);
-    while Instant::now() < deadline
-        && procs
-            .iter()
-            .any(|(pid, start)| process_start(*pid) == Some(*start))
-    {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
-    }
-    n
 }

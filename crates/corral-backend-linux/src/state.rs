@@ -294,6 +294,45 @@ pub fn process_start(pid: u32) -> Option<u64> {
     fields.get(19)?.parse().ok()
 }
 
+/// The pid of every process on this host (the numeric names in `/proc`);
+/// empty when `/proc` cannot be listed.
+pub(crate) fn host_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+}
+
+/// `SIGKILL`s each `(pid, start)` while its start time still matches (so a
+/// reused pid is never hit) and waits up to `wait` for them to go; returns
+/// how many were signalled.
+pub(crate) fn kill_all(procs: &[(u32, u64)], wait: std::time::Duration) -> usize {
+    use std::time::{Duration, Instant};
+    let mut n = 0;
+    for (pid, start) in procs {
+        if process_start(*pid) == Some(*start)
+            && let Some(p) = i32::try_from(*pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            && rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok()
+        {
+            n += 1;
+        }
+    }
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_micros(100);
+    while Instant::now() < deadline
+        && procs
+            .iter()
+            .any(|(pid, start)| process_start(*pid) == Some(*start))
+    {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
