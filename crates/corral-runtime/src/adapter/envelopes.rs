@@ -184,58 +184,12 @@ pub fn local_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
 /// The linux backend's envelope for a backend declaring `capabilities`
 /// (pass `LinuxBackend::capabilities()`; see the module documentation).
 pub fn linux_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
-    use EnforcementLevel::{NotEnforced, ProviderEnforced, RunnerEnforced};
-    let enforces = &capabilities.enforces;
-    let level = |enforced: bool| {
-        if enforced {
-            ProviderEnforced
-        } else {
-            NotEnforced
-        }
-    };
-    let mut network_modes = Vec::new();
-    if enforces.network_none {
-        network_modes.push(NetworkMode::None);
-    }
-    let egress_certification = if enforces.network_allowlist {
-        network_modes.push(NetworkMode::Allowlist);
-        EgressCertification::KernelEnforced
-    } else {
-        EgressCertification::Unsupported
-    };
-    build(CapabilityDeclaration {
-        placement: Placement::Local,
-        tiers: vec![Tier::Container],
-        platforms: vec![HOST_PLATFORM],
-        image_mode: ImageMode::Host,
-        package_managers: Vec::new(),
-        network_modes,
-        retention_modes: vec![RetentionMode::EphemeralZdr, RetentionMode::Durable],
-        snapshots: capabilities.snapshot,
-        snapshot_custody: SnapshotCustody::Runner,
-        snapshot_clone: capabilities.snapshot_clone,
-        list_dir: capabilities.list_tree,
-        list_project_dir: capabilities.list_tree,
-        read_files: capabilities.contained_read,
-        physically_contained_file_read: capabilities.contained_read,
-        active_mount_write: capabilities.write_batch,
-        open_process: capabilities.start_process,
-        egress_certification,
-        enforcement: Enforcement {
-            filesystem_isolation: ProviderEnforced,
-            process_isolation: ProviderEnforced,
-            network_egress: level(enforces.network_none),
-            read_only_mounts: NotEnforced,
-            memory_limit: level(enforces.memory),
-            cpu_limit: level(enforces.cpu),
-            process_count_limit: level(enforces.pids),
-            wall_clock_timeout: RunnerEnforced,
-            output_bounds: ProviderEnforced,
-        },
-        max_mounts: MaxMounts::MAX,
-        provider_revision: revision(format!("corral-linux-{VERSION}")),
-        materialization_revision: revision(format!("corral-host-{VERSION}")),
-    })
+    build(container_declaration(
+        capabilities,
+        capabilities.enforces.network_allowlist,
+        "corral-linux",
+        "corral-host",
+    ))
 }
 
 /// The docker backend's envelope for a backend declaring `capabilities`
@@ -266,6 +220,26 @@ pub fn linux_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
 /// - `image_mode: host`: sandboxes start from the backend's configured
 ///   image; a profile's `root_image` is echoed, never pulled.
 pub fn docker_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
+    build(container_declaration(
+        capabilities,
+        false,
+        "corral-docker",
+        "corral-docker-image",
+    ))
+}
+
+/// The declaration of a container backend (linux, docker) declaring
+/// `capabilities`: isolation by the provider, `none` where the backend drops
+/// the network, `allowlist` certified `kernel_enforced` only where
+/// `allowlist` (the backend filters egress in the kernel), limits graded
+/// exactly as the backend enforces them. The revisions are
+/// `<provider>-<version>` and `<materialization>-<version>`.
+fn container_declaration(
+    capabilities: &Capabilities,
+    allowlist: bool,
+    provider: &str,
+    materialization: &str,
+) -> CapabilityDeclaration {
     use EnforcementLevel::{NotEnforced, ProviderEnforced, RunnerEnforced};
     let enforces = &capabilities.enforces;
     let level = |enforced: bool| {
@@ -279,7 +253,13 @@ pub fn docker_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
     if enforces.network_none {
         network_modes.push(NetworkMode::None);
     }
-    build(CapabilityDeclaration {
+    let egress_certification = if allowlist {
+        network_modes.push(NetworkMode::Allowlist);
+        EgressCertification::KernelEnforced
+    } else {
+        EgressCertification::Unsupported
+    };
+    CapabilityDeclaration {
         placement: Placement::Local,
         tiers: vec![Tier::Container],
         platforms: vec![HOST_PLATFORM],
@@ -296,7 +276,7 @@ pub fn docker_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
         physically_contained_file_read: capabilities.contained_read,
         active_mount_write: capabilities.write_batch,
         open_process: capabilities.start_process,
-        egress_certification: EgressCertification::Unsupported,
+        egress_certification,
         enforcement: Enforcement {
             filesystem_isolation: ProviderEnforced,
             process_isolation: ProviderEnforced,
@@ -309,9 +289,9 @@ pub fn docker_for(capabilities: &Capabilities) -> SandboxProviderCapabilities {
             output_bounds: ProviderEnforced,
         },
         max_mounts: MaxMounts::MAX,
-        provider_revision: revision(format!("corral-docker-{VERSION}")),
-        materialization_revision: revision(format!("corral-docker-image-{VERSION}")),
-    })
+        provider_revision: revision(format!("{provider}-{VERSION}")),
+        materialization_revision: revision(format!("{materialization}-{VERSION}")),
+    }
 }
 
 fn local_declaration(drops_network: bool) -> CapabilityDeclaration {
