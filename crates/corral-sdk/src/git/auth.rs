@@ -153,33 +153,16 @@ async fn prepare(git: &Git<'_>, op: &str, dir: &str, auth: &GitAuth) -> Result<S
     let id = sandbox.id();
     let fail = |e| sandbox.error(op, e);
     files.mkdir(id, dir, true).await.map_err(fail)?;
-    files
-        .write(
-            id,
-            &format!("{dir}/token"),
-            auth.token.as_bytes(),
-            Some(0o600),
-        )
-        .await
-        .map_err(fail)?;
-    files
-        .write(
-            id,
-            &format!("{dir}/username"),
-            auth.username.as_bytes(),
-            Some(0o600),
-        )
-        .await
-        .map_err(fail)?;
-    files
-        .write(
-            id,
-            &format!("{dir}/askpass"),
-            ASKPASS.as_bytes(),
-            Some(0o700),
-        )
-        .await
-        .map_err(fail)?;
+    for (file, bytes, mode) in [
+        ("token", auth.token.as_bytes(), 0o600),
+        ("username", auth.username.as_bytes(), 0o600),
+        ("askpass", ASKPASS.as_bytes(), 0o700),
+    ] {
+        files
+            .write(id, &format!("{dir}/{file}"), bytes, Some(mode))
+            .await
+            .map_err(fail)?;
+    }
     let options = RunOptions {
         cwd: Some(dir.to_string()),
         timeout: git.timeout,
