@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{provision_request, serve, token};
+use common::{provision_active, provision_request, runtime_over, serve, token, with_project};
 use corral_backend_memory::MemoryBackend;
 use corral_conformance::targets::backend_inventory;
 use corral_contract::*;
@@ -77,11 +77,7 @@ impl SandboxProvider for ShiftsExpiry {
 async fn a_rejected_handoff_is_rolled_back_on_the_server() {
     let backend = Arc::new(MemoryBackend::new());
     let adapter = ContractAdapter::new(Arc::clone(&backend), envelopes::memory()).unwrap();
-    let server = serve(ShiftsExpiry(adapter)).await;
-    let client = WireProvider::connect(&server.endpoint(), token())
-        .await
-        .unwrap();
-    let runtime = Runtime::new(client).unwrap();
+    let (runtime, server) = runtime_over(ShiftsExpiry(adapter)).await;
     let request = provision_request(
         runtime.capabilities(),
         "memory",
@@ -172,27 +168,13 @@ async fn cat(runtime: &Runtime<WireProvider>, instance: &SandboxInstance, path: 
 async fn active_writes_commit_and_roll_back_across_the_wire() {
     let backend = Arc::new(MemoryBackend::new());
     let adapter = ContractAdapter::new(Arc::clone(&backend), envelopes::memory()).unwrap();
-    let server = serve(adapter).await;
-    let client = WireProvider::connect(&server.endpoint(), token())
-        .await
-        .unwrap();
-    let runtime = Runtime::new(client).unwrap();
-    let mut request = provision_request(
+    let (runtime, server) = runtime_over(adapter).await;
+    let request = provision_request(
         runtime.capabilities(),
         "memory",
         RetentionMode::EphemeralZdr,
     );
-    request.mounts = Mounts::new(vec![MountSpec {
-        path: SandboxPath::new("/project").unwrap(),
-        access: MountAccess::ReadWrite,
-    }])
-    .unwrap();
-    let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
-    let (instance, _) = runtime
-        .activate(instance.instance_id)
-        .await
-        .unwrap()
-        .into_parts();
+    let instance = provision_active(&runtime, with_project(request)).await;
 
     let tx = runtime
         .begin_active_write(batch(&instance, "/project/a.txt", b"committed\n"))

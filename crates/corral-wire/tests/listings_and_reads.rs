@@ -6,12 +6,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{provision_request, serve, token};
+use common::{provision_request, runtime_over, with_project};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
-use corral_runtime::runtime::Runtime;
-use corral_wire::WireProvider;
 
 fn path(text: &str) -> SandboxPath {
     SandboxPath::new(text).unwrap()
@@ -22,21 +20,13 @@ async fn listings_and_reads_cross_the_wire_unchanged() {
     let backend = Arc::new(MemoryBackend::new());
     let local = ContractAdapter::new(Arc::clone(&backend), envelopes::memory()).unwrap();
     let hosted = ContractAdapter::new(Arc::clone(&backend), envelopes::memory()).unwrap();
-    let server = serve(hosted).await;
-    let client = WireProvider::connect(&server.endpoint(), token())
-        .await
-        .unwrap();
-    let runtime = Runtime::new(client).unwrap();
-    let mut request = provision_request(
+    let (runtime, server) = runtime_over(hosted).await;
+    let request = provision_request(
         runtime.capabilities(),
         "memory",
         RetentionMode::EphemeralZdr,
     );
-    request.mounts = Mounts::new(vec![MountSpec {
-        path: path("/project"),
-        access: MountAccess::ReadWrite,
-    }])
-    .unwrap();
+    let request = with_project(request);
     let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
     let id = instance.instance_id.clone();
     for (at, content) in [

@@ -6,11 +6,10 @@
 mod common;
 
 use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{provision_request, serve, token};
+use common::{provision_active, provision_request, read_to_end, runtime_over, token, write_all};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
@@ -19,13 +18,8 @@ use corral_wire::WireProvider;
 use corral_wire::protocol::{REPLAY_WINDOW_BYTES, STDIN_WINDOW_BYTES};
 
 async fn runtime() -> (Runtime<WireProvider>, corral_wire::RunningServer) {
-    let adapter =
-        ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
-    let server = serve(adapter).await;
-    let client = WireProvider::connect(&server.endpoint(), token())
+    runtime_over(ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap())
         .await
-        .unwrap();
-    (Runtime::new(client).unwrap(), server)
 }
 
 async fn active(runtime: &Runtime<WireProvider>) -> SandboxInstance {
@@ -34,13 +28,7 @@ async fn active(runtime: &Runtime<WireProvider>) -> SandboxInstance {
         "memory",
         RetentionMode::EphemeralZdr,
     );
-    let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
-    let (active, _) = runtime
-        .activate(instance.instance_id)
-        .await
-        .unwrap()
-        .into_parts();
-    active
+    provision_active(runtime, request).await
 }
 
 fn process(instance: &SandboxInstance, executable: &str, args: &[&str]) -> OpenProcessRequest {
@@ -52,30 +40,6 @@ fn process(instance: &SandboxInstance, executable: &str, args: &[&str]) -> OpenP
             working_directory: None,
             environment: Environment::new(),
         },
-    }
-}
-
-async fn write_all(sink: &mut Pin<Box<dyn ByteSink>>, mut bytes: &[u8]) {
-    while !bytes.is_empty() {
-        let n = poll_fn(|cx| sink.as_mut().poll_write(cx, bytes))
-            .await
-            .unwrap();
-        bytes = &bytes[n..];
-    }
-    poll_fn(|cx| sink.as_mut().poll_flush(cx)).await.unwrap();
-}
-
-async fn read_to_end(source: &mut Pin<Box<dyn ByteSource>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = poll_fn(|cx| source.as_mut().poll_read(cx, &mut buf))
-            .await
-            .unwrap();
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&buf[..n]);
     }
 }
 

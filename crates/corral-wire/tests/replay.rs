@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use common::{provision_request, serve, token};
+use common::{provision_active, provision_request, read_to_end, serve, token, write_all};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
@@ -72,15 +72,6 @@ impl Drop for CuttingProxy {
     }
 }
 
-async fn write_all(sink: &mut Pin<Box<dyn ByteSink>>, mut bytes: &[u8]) {
-    while !bytes.is_empty() {
-        let n = poll_fn(|cx| sink.as_mut().poll_write(cx, bytes))
-            .await
-            .unwrap();
-        bytes = &bytes[n..];
-    }
-}
-
 async fn read_exactly(source: &mut Pin<Box<dyn ByteSource>>, n: usize) -> Vec<u8> {
     let mut out = vec![0u8; n];
     let mut filled = 0;
@@ -92,20 +83,6 @@ async fn read_exactly(source: &mut Pin<Box<dyn ByteSource>>, n: usize) -> Vec<u8
         filled += got;
     }
     out
-}
-
-async fn read_to_end(source: &mut Pin<Box<dyn ByteSource>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = poll_fn(|cx| source.as_mut().poll_read(cx, &mut buf))
-            .await
-            .unwrap();
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,12 +100,7 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
         "memory",
         RetentionMode::EphemeralZdr,
     );
-    let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
-    let (instance, _) = runtime
-        .activate(instance.instance_id)
-        .await
-        .unwrap()
-        .into_parts();
+    let instance = provision_active(&runtime, request).await;
     let connections = || proxy.accepted.load(std::sync::atomic::Ordering::SeqCst);
     let before = connections();
     let mut live = runtime

@@ -1,15 +1,19 @@
 //! A conformance target whose provider is a `WireProvider` talking to a
 //! server on this machine's loopback that hosts another target's
-//! provider; requests built for the process tests.
+//! provider; the requests, the runtime-over-the-wire setup and the stream
+//! helpers the other wire tests share.
 
 #![allow(dead_code)]
 
+use std::future::poll_fn;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::time::SystemTime;
 
 use corral_backend::BackendError;
 use corral_conformance::{ConformanceTarget, EgressFixture, Inventory};
 use corral_contract::*;
+use corral_runtime::runtime::Runtime;
 use corral_wire::{RunningServer, Token, WireProvider, WireServer};
 
 /// The token every test server admits.
@@ -25,6 +29,67 @@ pub async fn serve<P: SandboxProvider + 'static>(provider: P) -> RunningServer {
         .unwrap()
         .spawn()
         .unwrap()
+}
+
+/// `provider` behind a server, and the runtime over a `WireProvider`
+/// connected to it.
+pub async fn runtime_over<P: SandboxProvider + 'static>(
+    provider: P,
+) -> (Runtime<WireProvider>, RunningServer) {
+    let server = serve(provider).await;
+    let client = WireProvider::connect(&server.endpoint(), token())
+        .await
+        .unwrap();
+    (Runtime::new(client).unwrap(), server)
+}
+
+/// Provisions `request` and activates the instance.
+pub async fn provision_active(
+    runtime: &Runtime<WireProvider>,
+    request: SandboxProvisionRequest,
+) -> SandboxInstance {
+    let (instance, _) = runtime.provision(request).await.unwrap().into_parts();
+    let (active, _) = runtime
+        .activate(instance.instance_id)
+        .await
+        .unwrap()
+        .into_parts();
+    active
+}
+
+/// `request` with `/project` mounted read-write.
+pub fn with_project(mut request: SandboxProvisionRequest) -> SandboxProvisionRequest {
+    request.mounts = Mounts::new(vec![MountSpec {
+        path: SandboxPath::new("/project").unwrap(),
+        access: MountAccess::ReadWrite,
+    }])
+    .unwrap();
+    request
+}
+
+/// Writes all of `bytes` (without flushing: closing the sink flushes).
+pub async fn write_all(sink: &mut Pin<Box<dyn ByteSink>>, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let n = poll_fn(|cx| sink.as_mut().poll_write(cx, bytes))
+            .await
+            .unwrap();
+        bytes = &bytes[n..];
+    }
+}
+
+/// Reads `source` to its EOF.
+pub async fn read_to_end(source: &mut Pin<Box<dyn ByteSource>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = poll_fn(|cx| source.as_mut().poll_read(cx, &mut buf))
+            .await
+            .unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
 }
 
 /// `inner`'s provider behind a server, reached through `WireProvider`.
