@@ -9,7 +9,7 @@ use corral_backend::{CancellationToken, ErrorCode, ExecRequest, ExitStatus};
 use crate::activity::new_run_id;
 use crate::error::Result;
 use crate::output::{OutputCallback, RunSink};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, merge_secret_env};
 use crate::sh::IntoCommand;
 
 /// How many bytes of each stream a [`RunResult`] keeps by default (16 MiB).
@@ -106,18 +106,11 @@ impl Sandbox {
         let command = command
             .into_command()
             .map_err(|msg| self.fail(ErrorCode::InvalidInput, "run", msg))?;
-        let mut env = options.env;
-        for (k, v) in options.secret_env {
-            if env.contains_key(&k) {
-                return Err(self.fail(
-                    ErrorCode::InvalidInput,
-                    "run",
-                    format!("environment variable {k:?} is in both env and secret_env"),
-                ));
-            }
+        for v in options.secret_env.values() {
             self.add_secret(v.clone());
-            env.insert(k, v);
         }
+        let env = merge_secret_env(options.env, options.secret_env)
+            .map_err(|msg| self.fail(ErrorCode::InvalidInput, "run", msg))?;
         let mut req = ExecRequest {
             command,
             cwd: options.cwd,

@@ -83,18 +83,8 @@ impl Sandbox {
     pub async fn create(backend: Arc<dyn Backend>, options: CreateOptions) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         let redactor = Redactor::new(options.secret_env.values().cloned());
-        let mut env = options.env;
-        for (k, v) in options.secret_env {
-            if env.contains_key(&k) {
-                return Err(SandboxError::new(
-                    ErrorCode::InvalidInput,
-                    &provider,
-                    "create",
-                    format!("environment variable {k:?} is in both env and secret_env"),
-                ));
-            }
-            env.insert(k, v);
-        }
+        let env = merge_secret_env(options.env, options.secret_env)
+            .map_err(|msg| SandboxError::new(ErrorCode::InvalidInput, &provider, "create", msg))?;
         let mut labels = options.labels;
         labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
         let req = CreateRequest {
@@ -263,4 +253,21 @@ impl Sandbox {
     pub(crate) fn redact_text(&self, text: &str) -> String {
         self.redactor().redact(text)
     }
+}
+
+/// `env` with the variables of `secret_env` added, or why not: a name in
+/// both. What `create` and `run` do with their two environments.
+pub(crate) fn merge_secret_env(
+    mut env: BTreeMap<String, String>,
+    secret_env: BTreeMap<String, String>,
+) -> std::result::Result<BTreeMap<String, String>, String> {
+    for (k, v) in secret_env {
+        if env.contains_key(&k) {
+            return Err(format!(
+                "environment variable {k:?} is in both env and secret_env"
+            ));
+        }
+        env.insert(k, v);
+    }
+    Ok(env)
 }
