@@ -8,6 +8,9 @@ mod replies;
 pub use frames::{DataFrame, Frame, FrameError, Stream};
 pub use replies::{HandoffId, HandoffReply, HandoffTicket, TransactionReply, TransactionTicket};
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use corral_contract::bounds::{MAX_ACTIVE_WRITE_AGGREGATE_BYTES, MAX_FILE_CONTENT_BYTES, MIB};
 use corral_contract::{Compensated, Operation};
 
@@ -198,53 +201,38 @@ impl Route {
         Self::ActiveWriteRollback,
     ];
 
-    /// The path, `/v1/<name>`.
-    pub const fn path(self) -> &'static str {
+    /// The path, `/v1/<name>`: a member's name is the contract's wire
+    /// spelling of its operation, a handoff's settlement routes hang off
+    /// the compensated member's name.
+    pub fn path(self) -> &'static str {
+        static PATHS: LazyLock<HashMap<Route, String>> = LazyLock::new(|| {
+            Route::ALL
+                .into_iter()
+                .map(|route| (route, route.derive_path()))
+                .collect()
+        });
+        PATHS.get(&self).map_or("", String::as_str)
+    }
+
+    fn derive_path(self) -> String {
         match self {
-            Self::Capabilities => "/v1/capabilities",
-            Self::Provision => "/v1/provision",
-            Self::WriteFile => "/v1/write_file",
-            Self::BeginActiveWrite => "/v1/begin_active_write",
-            Self::Activate => "/v1/activate",
-            Self::Execute => "/v1/execute",
-            Self::ReadFile => "/v1/read_file",
-            Self::ReadFiles => "/v1/read_files",
-            Self::ListDir => "/v1/list_dir",
-            Self::ListProjectDir => "/v1/list_project_dir",
-            Self::Snapshot => "/v1/snapshot",
-            Self::CloneSnapshot => "/v1/clone_snapshot",
-            Self::Release => "/v1/release",
-            Self::Resume => "/v1/resume",
-            Self::Destroy => "/v1/destroy",
-            Self::DestroySnapshot => "/v1/destroy_snapshot",
-            Self::Cleanup => "/v1/cleanup",
-            Self::OpenProcess => "/v1/open_process",
-            Self::HandoffRollback(member) => match member {
-                Compensated::Provision => "/v1/provision/rollback",
-                Compensated::Activate => "/v1/activate/rollback",
-                Compensated::Snapshot => "/v1/snapshot/rollback",
-                Compensated::CloneSnapshot => "/v1/clone_snapshot/rollback",
-                Compensated::Release => "/v1/release/rollback",
-                Compensated::Resume => "/v1/resume/rollback",
-                Compensated::OpenProcess => "/v1/open_process/rollback",
-            },
-            Self::HandoffSettle(member) => match member {
-                Compensated::Provision => "/v1/provision/settle",
-                Compensated::Activate => "/v1/activate/settle",
-                Compensated::Snapshot => "/v1/snapshot/settle",
-                Compensated::CloneSnapshot => "/v1/clone_snapshot/settle",
-                Compensated::Release => "/v1/release/settle",
-                Compensated::Resume => "/v1/resume/settle",
-                Compensated::OpenProcess => "/v1/open_process/settle",
-            },
-            Self::ActiveWriteCommit => "/v1/active_write/commit",
-            Self::ActiveWriteRollback => "/v1/active_write/rollback",
+            Self::HandoffRollback(member) => format!("/v1/{member}/rollback"),
+            Self::HandoffSettle(member) => format!("/v1/{member}/settle"),
+            Self::ActiveWriteCommit => "/v1/active_write/commit".into(),
+            Self::ActiveWriteRollback => "/v1/active_write/rollback".into(),
+            member => format!("/v1/{}", member.operation()),
         }
     }
 
     /// The route at `path`.
     pub fn from_path(path: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|r| r.path() == path)
+        static ROUTES: LazyLock<HashMap<&'static str, Route>> = LazyLock::new(|| {
+            Route::ALL
+                .into_iter()
+                .map(|route| (route.path(), route))
+                .collect()
+        });
+        ROUTES.get(path).copied()
     }
 
     /// The contract operation errors on this route name.
@@ -326,6 +314,12 @@ mod tests {
         paths.sort();
         paths.dedup();
         assert_eq!(paths.len(), Route::ALL.len());
+        assert_eq!(Route::ListProjectDir.path(), "/v1/list_project_dir");
+        assert_eq!(
+            Route::HandoffSettle(Compensated::CloneSnapshot).path(),
+            "/v1/clone_snapshot/settle"
+        );
+        assert_eq!(Route::ActiveWriteCommit.path(), "/v1/active_write/commit");
     }
 
     #[test]
