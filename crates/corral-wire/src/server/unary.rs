@@ -25,7 +25,7 @@ type Reply = Response<Body>;
 /// The request body is not the route's request type.
 struct Malformed;
 
-fn decode<T: DeserializeOwned>(_route: Route, body: &[u8]) -> Result<T, Malformed> {
+fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, Malformed> {
     serde_json::from_slice(body).map_err(|_| Malformed)
 }
 
@@ -85,16 +85,16 @@ async fn dispatch<P: SandboxProvider + 'static>(
     let p = &shared.provider;
     Ok(match route {
         Route::Capabilities => {
-            decode::<serde_json::Map<String, serde_json::Value>>(route, body)?;
+            decode::<serde_json::Map<String, serde_json::Value>>(body)?;
             ok(p.capabilities())
         }
         Route::Provision => {
-            let r: SandboxProvisionRequest = decode(route, body)?;
+            let r: SandboxProvisionRequest = decode(body)?;
             instance(shared, p.provision(r).await)
         }
-        Route::WriteFile => reply(p.write_file(decode::<WriteFileRequest>(route, body)?).await),
+        Route::WriteFile => reply(p.write_file(decode::<WriteFileRequest>(body)?).await),
         Route::BeginActiveWrite => {
-            let r: ActiveWriteRequest = decode(route, body)?;
+            let r: ActiveWriteRequest = decode(body)?;
             match p.begin_active_write(r).await {
                 Ok(tx) => {
                     let tx: Arc<dyn corral_contract::ActiveWriteTransaction> = Arc::from(tx);
@@ -109,27 +109,24 @@ async fn dispatch<P: SandboxProvider + 'static>(
             }
         }
         Route::Activate => {
-            let r: InstanceBody = decode(route, body)?;
+            let r: InstanceBody = decode(body)?;
             instance(shared, p.activate(r.instance_id).await)
         }
-        Route::Execute => reply(p.execute(decode::<ExecuteRequest>(route, body)?).await),
-        Route::ReadFile => reply(p.read_file(decode::<ReadFileRequest>(route, body)?).await),
-        Route::ReadFiles => reply(p.read_files(decode::<ReadFilesRequest>(route, body)?).await),
-        Route::ListDir => reply(p.list_dir(decode::<ListDirRequest>(route, body)?).await),
+        Route::Execute => reply(p.execute(decode::<ExecuteRequest>(body)?).await),
+        Route::ReadFile => reply(p.read_file(decode::<ReadFileRequest>(body)?).await),
+        Route::ReadFiles => reply(p.read_files(decode::<ReadFilesRequest>(body)?).await),
+        Route::ListDir => reply(p.list_dir(decode::<ListDirRequest>(body)?).await),
         Route::ListProjectDir => reply(
-            p.list_project_dir(decode::<ListProjectDirRequest>(route, body)?)
+            p.list_project_dir(decode::<ListProjectDirRequest>(body)?)
                 .await,
         ),
-        Route::Snapshot => handoff(
-            shared,
-            p.snapshot(decode::<SnapshotRequest>(route, body)?).await,
-        ),
+        Route::Snapshot => handoff(shared, p.snapshot(decode::<SnapshotRequest>(body)?).await),
         Route::CloneSnapshot => {
-            let r: CloneSnapshotRequest = decode(route, body)?;
+            let r: CloneSnapshotRequest = decode(body)?;
             handoff(shared, p.clone_snapshot(r).await)
         }
         Route::Release => {
-            let r: ReleaseRequest = decode(route, body)?;
+            let r: ReleaseRequest = decode(body)?;
             let id = r.instance_id.clone();
             let result = p.release(r).await;
             if result.is_ok() {
@@ -137,12 +134,9 @@ async fn dispatch<P: SandboxProvider + 'static>(
             }
             handoff(shared, result)
         }
-        Route::Resume => instance(
-            shared,
-            p.resume(decode::<ResumeRequest>(route, body)?).await,
-        ),
+        Route::Resume => instance(shared, p.resume(decode::<ResumeRequest>(body)?).await),
         Route::Destroy => {
-            let r: InstanceBody = decode(route, body)?;
+            let r: InstanceBody = decode(body)?;
             let result = p.destroy(r.instance_id.clone()).await;
             if result.is_ok() {
                 shared.registry.untrack(&r.instance_id);
@@ -150,11 +144,11 @@ async fn dispatch<P: SandboxProvider + 'static>(
             reply(result)
         }
         Route::DestroySnapshot => {
-            let r: SnapshotBody = decode(route, body)?;
+            let r: SnapshotBody = decode(body)?;
             reply(p.destroy_snapshot(r.snapshot_id).await)
         }
         Route::Cleanup => {
-            let result = p.cleanup(decode::<CleanupRequest>(route, body)?).await;
+            let result = p.cleanup(decode::<CleanupRequest>(body)?).await;
             if let Ok(swept) = &result {
                 swept
                     .instances
@@ -165,7 +159,7 @@ async fn dispatch<P: SandboxProvider + 'static>(
         }
         Route::OpenProcess => refuse(Some(route), Refusal::UnknownRoute),
         Route::HandoffRollback(_) => {
-            let t: HandoffTicket = decode(route, body)?;
+            let t: HandoffTicket = decode(body)?;
             match shared.registry.take(&t.handoff) {
                 Some(rollback) => reply(rollback.rollback().await),
                 // Asked again after a lost response: it already settled.
@@ -173,12 +167,12 @@ async fn dispatch<P: SandboxProvider + 'static>(
             }
         }
         Route::HandoffSettle(_) => {
-            let t: HandoffTicket = decode(route, body)?;
+            let t: HandoffTicket = decode(body)?;
             drop(shared.registry.take(&t.handoff));
             ok(&())
         }
         Route::ActiveWriteCommit | Route::ActiveWriteRollback => {
-            let t: TransactionTicket = decode(route, body)?;
+            let t: TransactionTicket = decode(body)?;
             let Some(tx) = shared.registry.transaction(&t.transaction_id) else {
                 return Ok(refuse(Some(route), Refusal::UnknownTicket));
             };
