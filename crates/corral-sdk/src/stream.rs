@@ -4,7 +4,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use corral_backend::{CancellationToken, StreamKind};
+use corral_backend::{CancellationToken, ErrorCode, StreamKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
@@ -58,7 +58,7 @@ impl RunStream {
         // The run task always sends a last item unless the runtime is
         // shutting down.
         Err(SandboxError::new(
-            corral_backend::ErrorCode::Aborted,
+            ErrorCode::Aborted,
             self.provider.clone(),
             "run",
             "the run ended without a result (its runtime shut down)",
@@ -100,31 +100,28 @@ impl Sandbox {
             }));
         }));
         let command = command.into_command();
-        let sandbox = self.clone();
+        let stream = RunStream {
+            rx,
+            provider: self.provider().to_string(),
+            _abort_on_drop: guard,
+        };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             let _ = tx.send(Err(self.fail(
-                corral_backend::ErrorCode::InvalidInput,
+                ErrorCode::InvalidInput,
                 "run",
                 "run_stream needs a tokio runtime (call it from async code)",
             )));
-            return RunStream {
-                rx,
-                provider: self.provider().to_string(),
-                _abort_on_drop: guard,
-            };
+            return stream;
         };
+        let sandbox = self.clone();
         runtime.spawn(async move {
             let result = match command {
                 Ok(command) => sandbox.run_with(command, options).await,
-                Err(msg) => Err(sandbox.fail(corral_backend::ErrorCode::InvalidInput, "run", msg)),
+                Err(msg) => Err(sandbox.fail(ErrorCode::InvalidInput, "run", msg)),
             };
             // The receiver may be gone (the stream was dropped): nothing to tell.
             let _ = tx.send(result.map(RunEvent::Finished));
         });
-        RunStream {
-            rx,
-            provider: self.provider().to_string(),
-            _abort_on_drop: guard,
-        }
+        stream
     }
 }
