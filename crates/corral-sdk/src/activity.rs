@@ -74,9 +74,7 @@ impl Sandbox {
             pending: Some((self.backend().clone(), self.id().to_string())),
         })
     }
-}
 
-impl Sandbox {
     /// A failure to keep the record fails the run (`run`), saying so.
     fn record_error(&self, e: corral_backend::BackendError) -> crate::SandboxError {
         self.fail(
@@ -98,9 +96,9 @@ impl ActivityRecord {
     }
 }
 
+/// Removes a record kept by the core; see [`ActivityRecord::end`] for why
+/// a failure is ignored.
 async fn remove(backend: &dyn Backend, id: &str, path: &str) {
-    // Already gone (`not_found`) is the goal; any other failure leaves a
-    // record that only makes garbage collection spare the sandbox.
     let _ = backend.files().remove(id, path, false).await;
 }
 
