@@ -1,20 +1,19 @@
 //! A running background process is activity: garbage collection spares its
 //! sandbox until the process ends (by itself or by `kill`).
 
+mod processes_support;
 mod sandbox_support;
 
 use std::time::Duration;
 
-use corral_sdk::{Command, CreateOptions, Sandbox, SpareReason, gc};
+use corral_sdk::{Command, SpareReason, gc};
 
 const RECORD: &str = "/.corral/activity/proc-svc";
 
 #[tokio::test]
 async fn gc_spares_a_sandbox_while_its_process_runs() {
     for target in [sandbox_support::memory(), sandbox_support::local()] {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
 

@@ -2,29 +2,15 @@
 //! linux: start, logs with cursors, attach from a new handle, list, kill of
 //! the whole group, wait, and every error path.
 
+mod processes_support;
 mod sandbox_support;
 
 use std::time::{Duration, Instant};
 
 use corral_sdk::processes::{LogCursor, ProcessState, StartOptions};
-use corral_sdk::{Command, CreateOptions, ErrorCode, ExitStatus, Sandbox, StreamKind};
+use corral_sdk::{Command, ErrorCode, ExitStatus, Sandbox, StreamKind};
 
 const LONG: Duration = Duration::from_secs(60);
-
-/// Kills whatever the test left running (on local a session outlives the
-/// sandbox), then destroys the sandbox.
-async fn cleanup(sb: &Sandbox) {
-    sb.processes().kill_all().await.unwrap();
-    assert!(
-        sb.processes()
-            .list()
-            .await
-            .unwrap()
-            .iter()
-            .all(|p| !p.state.is_running())
-    );
-    sb.destroy().await.unwrap();
-}
 
 /// Polls logs until `stream` has shown `needle`; returns the text so far
 /// and the cursor after it.
@@ -67,9 +53,7 @@ async fn alive(sb: &Sandbox, pid: &str) -> bool {
 #[tokio::test]
 async fn start_logs_attach_list_kill_wait() {
     for target in sandbox_support::all("start_logs_attach_list_kill_wait") {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         let cmd = Command::shell("echo first; echo oops >&2; sleep 0.3; echo second; sleep 60");
@@ -151,16 +135,14 @@ async fn start_logs_attach_list_kill_wait() {
         );
         let logs = procs.logs("web-1", LogCursor::default()).await.unwrap();
         assert_eq!(logs.text(StreamKind::Stdout), "again\n");
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
 
 #[tokio::test]
 async fn kill_ends_the_whole_process_group() {
     for target in sandbox_support::all("kill_ends_the_whole_process_group") {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         sb.files().mkdir("/workspace/k").await.unwrap();
@@ -190,16 +172,14 @@ async fn kill_ends_the_whole_process_group() {
             !alive(&sb, &child).await,
             "{p}: the child outlived the kill"
         );
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
 
 #[tokio::test]
 async fn hostile_arguments_cwd_and_secrets() {
     for target in sandbox_support::all("hostile_arguments_cwd_and_secrets") {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         let dir = "/workspace/dir with 'quote' ü";
@@ -276,16 +256,14 @@ async fn hostile_arguments_cwd_and_secrets() {
         assert_eq!(e.code, ErrorCode::Timeout, "{p}: {e}");
         assert!(e.message.contains("hi [REDACTED]"), "{p}: {e}");
         assert!(!e.to_string().contains("s3cr3t"), "{e}");
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
 
 #[tokio::test]
 async fn bad_names_and_unknown_processes_are_clear_errors() {
     for target in [sandbox_support::memory(), sandbox_support::local()] {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let procs = sb.processes();
         let long = "x".repeat(65);
         for bad in [
@@ -326,16 +304,14 @@ async fn bad_names_and_unknown_processes_are_clear_errors() {
         // Nothing half-made was left behind.
         assert!(procs.list().await.unwrap().is_empty());
         assert!(procs.list().await.unwrap().is_empty());
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
 
 #[tokio::test]
 async fn a_group_killed_from_outside_is_lost() {
     for target in [sandbox_support::memory(), sandbox_support::local()] {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         procs
@@ -357,6 +333,6 @@ async fn a_group_killed_from_outside_is_lost() {
         let e = procs.wait("victim", LONG).await.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound, "{p}: {e}");
         assert!(e.message.contains("without an exit record"), "{e}");
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }

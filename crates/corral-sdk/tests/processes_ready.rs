@@ -2,28 +2,16 @@
 //! passing and failing, on memory, local and (where this host can run it)
 //! linux. A failure is a one-line error with the process's last log lines.
 
+mod processes_support;
 mod sandbox_support;
 
 use std::time::Duration;
 
 use corral_sdk::processes::{ReadyCheck, StartOptions};
-use corral_sdk::{Command, CreateOptions, ErrorCode, Sandbox};
+use corral_sdk::{Command, ErrorCode};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_millis(600);
-
-async fn cleanup(sb: &Sandbox) {
-    sb.processes().kill_all().await.unwrap();
-    assert!(
-        sb.processes()
-            .list()
-            .await
-            .unwrap()
-            .iter()
-            .all(|p| !p.state.is_running())
-    );
-    sb.destroy().await.unwrap();
-}
 
 /// A port nothing listens on right now.
 fn free_port() -> u16 {
@@ -34,9 +22,7 @@ fn free_port() -> u16 {
 #[tokio::test]
 async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
     for target in sandbox_support::all("log_line_readiness") {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         let cmd = Command::shell(
@@ -110,16 +96,14 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
             .await
             .unwrap_err();
         assert_eq!(bad.code, ErrorCode::InvalidInput, "{bad}");
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
 
 #[tokio::test]
 async fn memory_http_is_simulated_and_ports_are_unsupported() {
     let target = sandbox_support::memory();
-    let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-        .await
-        .unwrap();
+    let sb = processes_support::sandbox(&target).await;
     let procs = sb.processes();
     procs
         .start("app", Command::shell("echo serving; sleep 60"))
@@ -158,7 +142,7 @@ async fn memory_http_is_simulated_and_ports_are_unsupported() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
-    cleanup(&sb).await;
+    processes_support::cleanup(&sb).await;
 }
 
 #[tokio::test]
@@ -172,14 +156,12 @@ async fn port_and_http_readiness_against_a_real_server() {
     let mut targets = vec![sandbox_support::local()];
     targets.extend(sandbox_support::linux("port_and_http_readiness"));
     for target in targets {
-        let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
-            .await
-            .unwrap();
+        let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
         if !sb.run("command -v curl").await.unwrap().success() {
             eprintln!("skip: port_and_http_readiness on {p}: no curl in the sandbox");
-            cleanup(&sb).await;
+            processes_support::cleanup(&sb).await;
             continue;
         }
         let port = free_port();
@@ -242,6 +224,6 @@ async fn port_and_http_readiness_against_a_real_server() {
             .unwrap_err();
         assert!(e.message.contains("no answer"), "{p}: {e}");
         h.kill().await.unwrap();
-        cleanup(&sb).await;
+        processes_support::cleanup(&sb).await;
     }
 }
