@@ -1,31 +1,17 @@
 //! git inside a real linux sandbox (namespaces, overlay root, no network):
 //! the sandbox's own git (the `host` image carries the host's /usr).
 
-use std::sync::Arc;
+mod sandbox_support;
 
-use corral_backend_linux::LinuxBackend;
 use corral_sdk::git::{CloneOptions, CommitOptions, GitAuth, LogOptions, PushOptions, Signature};
 use corral_sdk::{Command, CreateOptions, RunOptions, Sandbox};
+use sandbox_support::Target;
 
-/// Destroys whatever the test left, then removes the state directory.
-struct State(LinuxBackend, Option<tempfile::TempDir>);
-
-impl Drop for State {
-    fn drop(&mut self) {
-        let _ = self.0.destroy_all();
-        drop(self.1.take());
-    }
-}
-
-async fn sandbox(test: &str) -> Option<(State, Sandbox)> {
-    if let Err(why) = LinuxBackend::available() {
-        eprintln!("skip: {test}: the linux backend cannot run here: {why}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let backend = LinuxBackend::open(dir.path()).unwrap();
-    let state = State(backend.clone(), Some(dir));
-    let sb = Sandbox::create(Arc::new(backend), CreateOptions::default())
+/// A linux sandbox with git, and what keeps its backend alive (dropping it
+/// destroys whatever the test left); `None` after a skip line.
+async fn sandbox(test: &str) -> Option<(Target, Sandbox)> {
+    let target = sandbox_support::linux(test)?;
+    let sb = Sandbox::create(target.backend.clone(), CreateOptions::default())
         .await
         .unwrap();
     let has_git = sb
@@ -40,7 +26,7 @@ async fn sandbox(test: &str) -> Option<(State, Sandbox)> {
         sb.destroy().await.unwrap();
         return None;
     }
-    Some((state, sb))
+    Some((target, sb))
 }
 
 #[tokio::test]
