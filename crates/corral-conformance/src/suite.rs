@@ -58,7 +58,7 @@ impl Suite {
 
 /// The current instant (the wall clock is always inside the timestamp
 /// range, years 0000–9999).
-fn stamp() -> Timestamp {
+pub(crate) fn stamp() -> Timestamp {
     Timestamp::from_system_time(SystemTime::now()).unwrap_or(Timestamp::MAX)
 }
 
@@ -138,26 +138,45 @@ async fn inventory<T: ConformanceTarget>(target: &T) -> Result<Option<Inventory>
     }
 }
 
+/// `work` under `bound`; past it, the failure `late` makes. Every suite
+/// bounds its case bodies with this.
+pub(crate) async fn bounded(
+    bound: Duration,
+    work: impl Future<Output = Result<(), Failure>>,
+    late: impl FnOnce() -> Failure,
+) -> Result<(), Failure> {
+    tokio::time::timeout(bound, work)
+        .await
+        .unwrap_or_else(|_| Err(late()))
+}
+
+/// A case's cleanup under [`CLEANUP_BOUND`], whatever the suite.
+pub(crate) async fn bounded_cleanup(
+    cleanup: impl Future<Output = Result<(), Failure>>,
+) -> Result<(), Failure> {
+    bounded(CLEANUP_BOUND, cleanup, || {
+        Failure::new(format_args!(
+            "cleanup did not finish within {} s",
+            CLEANUP_BOUND.as_secs()
+        ))
+    })
+    .await
+}
+
 /// Runs the case body under [`CASE_BOUND`], then its cleanup under
 /// [`CLEANUP_BOUND`] whatever the body did, then checks that the backend
 /// holds nothing the case allocated. The first failure is the reason.
 async fn attempt<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> Result<(), Failure> {
     let before = inventory(target).await?;
     let mut scope = Scope::new(target, case)?;
-    let body = match tokio::time::timeout(CASE_BOUND, cases::run(case, &mut scope)).await {
-        Ok(result) => result,
-        Err(_) => Err(Failure::new(format_args!(
+    let body = bounded(CASE_BOUND, cases::run(case, &mut scope), || {
+        Failure::new(format_args!(
             "did not finish within {} s",
             CASE_BOUND.as_secs()
-        ))),
-    };
-    let cleanup = match tokio::time::timeout(CLEANUP_BOUND, scope.finish()).await {
-        Ok(result) => result,
-        Err(_) => Err(Failure::new(format_args!(
-            "cleanup did not finish within {} s",
-            CLEANUP_BOUND.as_secs()
-        ))),
-    };
+        ))
+    })
+    .await;
+    let cleanup = bounded_cleanup(scope.finish()).await;
     body?;
     cleanup?;
     if let Some(before) = before {

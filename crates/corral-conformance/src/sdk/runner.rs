@@ -1,10 +1,7 @@
 //! Running the SDK suite: the `live` rule, skips, per-case bounds, cleanup.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
-
-use corral_backend::Backend;
-use corral_contract::Timestamp;
+use std::time::{Instant, SystemTime};
 
 use crate::failure::Failure;
 use crate::report::Outcome;
@@ -14,6 +11,8 @@ use crate::sdk::options::{Check, SdkConformanceOptions};
 use crate::sdk::report::{SdkCaseReport, SdkReport};
 use crate::sdk::scope::SdkScope;
 use crate::sdk::target::{SdkTarget, python_http_server};
+use crate::suite::{bounded, bounded_cleanup, stamp};
+use corral_backend::Backend;
 
 /// The command serving `/workspace` over HTTP on a port.
 type HttpServer<'a> = &'a (dyn Fn(u16) -> corral_backend::Command + Send + Sync);
@@ -21,9 +20,6 @@ type HttpServer<'a> = &'a (dyn Fn(u16) -> corral_backend::Command + Send + Sync)
 /// The providers the suite runs with `live: false`: they never leave this
 /// machine.
 pub const OFFLINE_PROVIDERS: &[&str] = &["memory", "local"];
-
-/// The longest a case's cleanup may take, beyond the case's own bound.
-const CLEANUP_BOUND: Duration = Duration::from_secs(60);
 
 /// Why the SDK suite did not run at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -100,10 +96,15 @@ async fn run_suite(
         return Err(SdkConformanceError::EmptyReason { check: *check });
     }
     let started_at = stamp();
-    let run = run_id();
+    let run = SuiteRun {
+        backend,
+        run: run_id(),
+        options,
+        http_server,
+    };
     let mut cases = Vec::with_capacity(SdkCase::ALL.len());
     for case in SdkCase::ALL {
-        cases.push(run_case(&backend, &run, *case, options, http_server).await);
+        cases.push(run.case(*case).await);
     }
     Ok(SdkReport {
         target: target.to_string(),
@@ -116,76 +117,67 @@ async fn run_suite(
     })
 }
 
-/// Runs one case, or records its skip with the declared reason.
-async fn run_case(
-    backend: &Arc<dyn Backend>,
-    run: &str,
-    case: SdkCase,
-    options: &SdkConformanceOptions,
-    http_server: HttpServer<'_>,
-) -> SdkCaseReport {
-    let skip = case
-        .skipped_by()
-        .iter()
-        .find_map(|check| options.reason(*check).map(|reason| (check, reason)));
-    if let Some((check, reason)) = skip {
-        return SdkCaseReport {
-            name: case,
-            outcome: Outcome::Skipped,
-            reason: Some(crate::failure::one_line(
-                &format!("unsupported {check}: {reason}"),
-                600,
-            )),
-            duration_ms: 0,
+/// What every case of one run shares.
+struct SuiteRun<'a> {
+    backend: Arc<dyn Backend>,
+    run: String,
+    options: &'a SdkConformanceOptions,
+    http_server: HttpServer<'a>,
+}
+
+impl SuiteRun<'_> {
+    /// Runs one case, or records its skip with the declared reason.
+    async fn case(&self, case: SdkCase) -> SdkCaseReport {
+        let skip = case
+            .skipped_by()
+            .iter()
+            .find_map(|check| self.options.reason(*check).map(|reason| (check, reason)));
+        if let Some((check, reason)) = skip {
+            return SdkCaseReport {
+                name: case,
+                outcome: Outcome::Skipped,
+                reason: Some(crate::failure::one_line(
+                    &format!("unsupported {check}: {reason}"),
+                    600,
+                )),
+                duration_ms: 0,
+            };
+        }
+        let start = Instant::now();
+        let result = self.attempt(case).await;
+        let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (outcome, reason) = match result {
+            Ok(()) => (Outcome::Passed, None),
+            Err(f) => (Outcome::Failed, Some(f.into_reason())),
         };
+        SdkCaseReport {
+            name: case,
+            outcome,
+            reason,
+            duration_ms,
+        }
     }
-    let start = Instant::now();
-    let result = attempt(backend, run, case, options, http_server).await;
-    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let (outcome, reason) = match result {
-        Ok(()) => (Outcome::Passed, None),
-        Err(f) => (Outcome::Failed, Some(f.into_reason())),
-    };
-    SdkCaseReport {
-        name: case,
-        outcome,
-        reason,
-        duration_ms,
+
+    /// The case body under the case bound, then its cleanup whatever the
+    /// body did. The first failure is the reason.
+    async fn attempt(&self, case: SdkCase) -> Result<(), Failure> {
+        let bound = self.options.case_timeout();
+        let mut scope = SdkScope::new(Arc::clone(&self.backend), &self.run, case, self.options);
+        let body = bounded(
+            bound,
+            checks::run(case, &mut scope, self.http_server),
+            || {
+                Failure::new(format_args!(
+                    "did not finish within {} ms",
+                    bound.as_millis()
+                ))
+            },
+        )
+        .await;
+        let cleanup = bounded_cleanup(scope.finish()).await;
+        body?;
+        cleanup
     }
-}
-
-/// The case body under the case bound, then its cleanup whatever the body
-/// did. The first failure is the reason.
-async fn attempt(
-    backend: &Arc<dyn Backend>,
-    run: &str,
-    case: SdkCase,
-    options: &SdkConformanceOptions,
-    http_server: HttpServer<'_>,
-) -> Result<(), Failure> {
-    let bound = options.case_timeout();
-    let mut scope = SdkScope::new(Arc::clone(backend), run, case, options);
-    let body = match tokio::time::timeout(bound, checks::run(case, &mut scope, http_server)).await {
-        Ok(result) => result,
-        Err(_) => Err(Failure::new(format_args!(
-            "did not finish within {} ms",
-            bound.as_millis()
-        ))),
-    };
-    let cleanup = match tokio::time::timeout(CLEANUP_BOUND, scope.finish()).await {
-        Ok(result) => result,
-        Err(_) => Err(Failure::new(format_args!(
-            "cleanup did not finish within {} s",
-            CLEANUP_BOUND.as_secs()
-        ))),
-    };
-    body?;
-    cleanup
-}
-
-/// The current instant as a contract timestamp.
-fn stamp() -> Timestamp {
-    Timestamp::from_system_time(SystemTime::now()).unwrap_or(Timestamp::MAX)
 }
 
 /// An id for this run, unique enough to keep concurrent runs on one
