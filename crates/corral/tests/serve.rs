@@ -94,44 +94,37 @@ fn serve_hosts_a_backend_and_sigterm_destroys_what_it_created() {
     );
 }
 
+/// Runs `corral serve` with `args` and `--token-file token_file`, which
+/// must refuse with the usage exit code (2); returns its stderr.
+fn refused(args: &[&str], token_file: &std::path::Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .args(args)
+        .arg("--token-file")
+        .arg(token_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn serve_refuses_a_bad_token_file_and_a_bad_address_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let short = dir.path().join("short");
     std::fs::write(&short, "short\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
-        .arg("--token-file")
-        .arg(&short)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&["--backend", "memory", "--listen", "127.0.0.1:0"], &short);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("the token is 5 bytes"), "{err}");
 
     let good = dir.path().join("good");
     std::fs::write(&good, TOKEN).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["serve", "--backend", "memory", "--listen", "nowhere"])
-        .arg("--token-file")
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&["--backend", "memory", "--listen", "nowhere"], &good);
     assert!(
         err.contains("--listen \"nowhere\" is not an address"),
         "{err}"
     );
 
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["serve", "--backend", "vmware", "--listen", "127.0.0.1:0"])
-        .arg("--token-file")
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&["--backend", "vmware", "--listen", "127.0.0.1:0"], &good);
     assert!(err.contains("unknown backend \"vmware\""), "{err}");
 }
