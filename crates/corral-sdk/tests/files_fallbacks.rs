@@ -11,6 +11,9 @@ use corral_sdk::processes::LogCursor;
 use corral_sdk::{Command, CreateOptions, Sandbox, StreamKind};
 use sandbox_support::Wrapped;
 
+// SDK spec, "Avoiding extra calls": with `files.writeCreatesParents` "the core
+// then omits its unconditional mkdir"; without a ranged read the core reads
+// the whole file (which returns "the full requested data, up to EOF").
 #[tokio::test]
 async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
     let inner = sandbox_support::memory();

@@ -104,6 +104,11 @@ async fn plain_calls_with_hostile_names() {
     }
 }
 
+// SDK spec, "Rules an adapter must follow": "Keep policy out. Redaction, edit,
+// git, process records, and readiness belong to the core" — edit is built once
+// on read and write.
+// Edit rule: an exact match that must be unique unless replace_all, with a
+// clear error for zero or several matches.
 #[tokio::test]
 async fn edit_replaces_one_exact_match_and_keeps_the_mode() {
     for (_state, sb) in sandboxes().await {
@@ -153,6 +158,9 @@ async fn edit_replaces_one_exact_match_and_keeps_the_mode() {
     }
 }
 
+// SDK spec, "What the core does for you": `files.edit`, `upload`, `download`,
+// `search`, `watch`, `mark`, and `changes` — core calls on the file
+// primitives, the same on every backend.
 #[tokio::test]
 async fn upload_and_download_trees_keep_modes_and_skip_symlinks() {
     for (_state, sb) in sandboxes().await {
@@ -244,6 +252,8 @@ async fn upload_and_download_trees_keep_modes_and_skip_symlinks() {
     }
 }
 
+// SDK spec, "What the core does for you": `search` is a core call on the file
+// primitives.
 #[tokio::test]
 async fn search_finds_lines_with_globs_and_skips_binaries() {
     for (_state, sb) in sandboxes().await {
@@ -317,6 +327,8 @@ async fn search_finds_lines_with_globs_and_skips_binaries() {
     }
 }
 
+// SDK spec, "What the core does for you": `mark` and `changes` are core calls
+// on the file primitives.
 #[tokio::test]
 async fn mark_and_changes_report_added_modified_removed() {
     for (_state, sb) in sandboxes().await {
@@ -369,6 +381,8 @@ async fn mark_and_changes_report_added_modified_removed() {
     }
 }
 
+// SDK spec, "What the core does for you": `watch` is a core call on the file
+// primitives.
 #[tokio::test]
 async fn watch_streams_created_modified_removed() {
     for (_state, sb) in sandboxes().await {

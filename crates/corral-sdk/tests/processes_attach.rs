@@ -10,6 +10,8 @@ use corral_backend_local::LocalBackend;
 use corral_sdk::processes::{LogCursor, ProcessState};
 use corral_sdk::{Command, CreateOptions, ExitStatus, Sandbox, StreamKind};
 
+// SDK spec, "What the core does for you": background processes can be
+// reattached by name.
 #[tokio::test]
 async fn another_program_reattaches_through_the_locator() {
     let state = tempfile::tempdir().unwrap();

@@ -50,6 +50,9 @@ async fn alive(sb: &Sandbox, pid: &str) -> bool {
         .success()
 }
 
+// SDK spec, "What the core does for you": "Background processes, their logs
+// and cursors, and reattach by name"; and "Keep policy out": process records belong to
+// the core, built on exec and the file primitives.
 #[tokio::test]
 async fn start_logs_attach_list_kill_wait() {
     for target in sandbox_support::all("start_logs_attach_list_kill_wait") {

@@ -19,6 +19,9 @@ fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+// SDK spec, "Rules an adapter must follow": "Keep policy out. Redaction, edit,
+// git, process records, and readiness belong to the core" — readiness is polled
+// by the core over exec and file reads.
 #[tokio::test]
 async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
     for target in sandbox_support::all("log_line_readiness") {
