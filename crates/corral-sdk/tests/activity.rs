@@ -9,17 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use corral_backend::{Backend, CancellationToken, ErrorCode};
-use corral_sdk::{ACTIVITY_DIR, CreateOptions, RunOptions, Sandbox};
-use sandbox_support::{Target, Wrapped, all};
-
-/// Records in the activity directory, read through the inner backend.
-async fn records(inner: &Arc<dyn Backend>, id: &str) -> usize {
-    match inner.files().list(id, ACTIVITY_DIR).await {
-        Ok(list) => list.len(),
-        Err(e) if e.code == ErrorCode::NotFound => 0,
-        Err(e) => panic!("{e}"),
-    }
-}
+use corral_sdk::{CreateOptions, RunOptions, Sandbox};
+use sandbox_support::{Target, Wrapped, abort_on, all, eventually, records, timeout_after};
 
 async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
     let wrapped = Wrapped::new(t.backend.clone()).activity(inline, creates_parents);
@@ -38,14 +29,10 @@ async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
     assert_eq!(s.run("exit 2").await.unwrap().code(), 2);
     let runner = s.clone();
     let task = tokio::spawn(async move { runner.run("sleep 0.5").await });
-    let mut seen = false;
-    for _ in 0..200 {
-        if records(&t.backend, s.id()).await == 1 {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let seen = eventually(200, Duration::from_millis(5), || async {
+        records(&t.backend, s.id()).await == 1
+    })
+    .await;
     assert!(seen, "{what}: no record while the run was in progress");
     task.await.unwrap().unwrap();
     assert_eq!(records(&t.backend, s.id()).await, 0, "{what}");
@@ -81,13 +68,7 @@ async fn records_are_removed_after_timeout_abort_and_errors() {
                 .await
                 .unwrap();
             let err = s
-                .run_with(
-                    "sleep 30",
-                    RunOptions {
-                        timeout: Some(Duration::from_millis(100)),
-                        ..RunOptions::default()
-                    },
-                )
+                .run_with("sleep 30", timeout_after(100))
                 .await
                 .unwrap_err();
             assert_eq!(err.code, ErrorCode::Timeout);
@@ -95,16 +76,7 @@ async fn records_are_removed_after_timeout_abort_and_errors() {
 
             let token = CancellationToken::new();
             token.cancel();
-            let err = s
-                .run_with(
-                    "sleep 30",
-                    RunOptions {
-                        abort: Some(token),
-                        ..RunOptions::default()
-                    },
-                )
-                .await
-                .unwrap_err();
+            let err = s.run_with("sleep 30", abort_on(token)).await.unwrap_err();
             assert_eq!(err.code, ErrorCode::Aborted);
             assert_eq!(records(&t.backend, s.id()).await, 0, "after abort");
 
@@ -134,14 +106,10 @@ async fn a_dropped_run_future_still_removes_its_record() {
         let run = s.run("sleep 30");
         // Give the run time to write its record, then drop it.
         let _ = tokio::time::timeout(Duration::from_millis(300), run).await;
-        let mut gone = false;
-        for _ in 0..100 {
-            if records(&t.backend, s.id()).await == 0 {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let gone = eventually(100, Duration::from_millis(20), || async {
+            records(&t.backend, s.id()).await == 0
+        })
+        .await;
         assert!(gone, "{}: the dropped run's record stayed", s.provider());
         s.destroy().await.unwrap();
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use corral_backend::{CreateRequest, Labels};
 use corral_sdk::{CreateOptions, Sandbox, SpareReason, gc};
-use sandbox_support::all;
+use sandbox_support::{all, eventually, records};
 
 #[tokio::test]
 async fn removes_idle_spares_busy_and_unlabelled() {
@@ -29,14 +29,10 @@ async fn removes_idle_spares_busy_and_unlabelled() {
         let runner = busy.clone();
         let task = tokio::spawn(async move { runner.run("sleep 1").await });
         // Wait until the run's record exists.
-        for _ in 0..200 {
-            if let Ok(list) = b.files().list(busy.id(), corral_sdk::ACTIVITY_DIR).await
-                && !list.is_empty()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually(200, Duration::from_millis(5), || async {
+            records(&b, busy.id()).await > 0
+        })
+        .await;
 
         let report = gc(b.clone(), Duration::ZERO).await.unwrap();
         let mut expected = vec![idle.id().to_string(), cli.id.clone()];

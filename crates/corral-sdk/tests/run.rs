@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use corral_backend::{CancellationToken, Command, ErrorCode, ExitStatus, StreamKind};
 use corral_sdk::{CreateOptions, OutputCallback, RunEvent, RunOptions, Sandbox};
-use sandbox_support::all;
+use sandbox_support::{abort_on, all, eventually, records, timeout_after};
 
 /// One chunk a callback saw.
 type Chunk = (StreamKind, Vec<u8>);
@@ -70,13 +70,7 @@ async fn timeout_and_abort_are_errors() {
     for t in all("timeout_and_abort_are_errors") {
         let s = sandbox(&t).await;
         let err = s
-            .run_with(
-                "sleep 30",
-                RunOptions {
-                    timeout: Some(Duration::from_millis(200)),
-                    ..RunOptions::default()
-                },
-            )
+            .run_with("sleep 30", timeout_after(200))
             .await
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::Timeout, "{err}");
@@ -88,16 +82,7 @@ async fn timeout_and_abort_are_errors() {
             tokio::time::sleep(Duration::from_millis(200)).await;
             t2.cancel();
         });
-        let err = s
-            .run_with(
-                "sleep 30",
-                RunOptions {
-                    abort: Some(token),
-                    ..RunOptions::default()
-                },
-            )
-            .await
-            .unwrap_err();
+        let err = s.run_with("sleep 30", abort_on(token)).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Aborted, "{err}");
         s.destroy().await.unwrap();
     }
@@ -225,13 +210,7 @@ async fn run_stream_yields_chunks_then_the_result() {
         assert_eq!(r.stdout, b"a\nb\n");
 
         // Errors arrive as the last item.
-        let stream = s.run_stream(
-            "sleep 30",
-            RunOptions {
-                timeout: Some(Duration::from_millis(100)),
-                ..RunOptions::default()
-            },
-        );
+        let stream = s.run_stream("sleep 30", timeout_after(100));
         assert_eq!(stream.result().await.unwrap_err().code, ErrorCode::Timeout);
         s.destroy().await.unwrap();
     }
@@ -251,20 +230,10 @@ async fn dropping_a_run_stream_aborts_the_command() {
         }
         drop(stream);
         // The activity record disappears once the abort has settled.
-        let mut gone = false;
-        for _ in 0..100 {
-            let list = s
-                .backend()
-                .files()
-                .list(s.id(), corral_sdk::ACTIVITY_DIR)
-                .await
-                .unwrap();
-            if list.is_empty() {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let gone = eventually(100, Duration::from_millis(50), || async {
+            records(s.backend(), s.id()).await == 0
+        })
+        .await;
         assert!(gone, "{}: the aborted run's record stayed", s.provider());
         let r = s.run("test -e never.txt; echo $?").await.unwrap();
         assert_eq!(r.stdout_text(), "1\n");

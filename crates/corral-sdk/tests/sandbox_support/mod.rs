@@ -1,20 +1,24 @@
-//! What the SDK's integration tests share: the backends they run on, and a
+//! What the SDK's integration tests share: the backends they run on, a
 //! wrapper backend that changes the key mode or the capabilities and counts
-//! file calls.
+//! file calls, run options that time out or abort, and a wait for the
+//! activity records of a sandbox.
 
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, Capabilities, CreateRequest, DirEntry, ExecOutcome, ExecRequest, FileOps, FileStat,
-    KeyMode, Labels, OutputSink, PreviewUrl, Result, SandboxInfo,
+    Backend, CancellationToken, Capabilities, CreateRequest, DirEntry, ErrorCode, ExecOutcome,
+    ExecRequest, FileOps, FileStat, KeyMode, Labels, OutputSink, PreviewUrl, Result, SandboxInfo,
 };
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
+use corral_sdk::{ACTIVITY_DIR, RunOptions};
 
 /// A backend under test and what keeps it alive (its state directory).
 pub struct Target {
@@ -76,6 +80,48 @@ pub fn all(test: &str) -> Vec<Target> {
     let names: Vec<&str> = v.iter().map(|t| t.backend.name()).collect();
     eprintln!("{test}: on {}", names.join(", "));
     v
+}
+
+/// Options that kill the run after `ms` milliseconds (`timeout`).
+pub fn timeout_after(ms: u64) -> RunOptions {
+    RunOptions {
+        timeout: Some(Duration::from_millis(ms)),
+        ..RunOptions::default()
+    }
+}
+
+/// Options that kill the run when `token` is cancelled (`aborted`).
+pub fn abort_on(token: CancellationToken) -> RunOptions {
+    RunOptions {
+        abort: Some(token),
+        ..RunOptions::default()
+    }
+}
+
+/// Activity records in sandbox `id`, read through `backend` (not through a
+/// counting wrapper); none when the directory does not exist.
+pub async fn records(backend: &Arc<dyn Backend>, id: &str) -> usize {
+    match backend.files().list(id, ACTIVITY_DIR).await {
+        Ok(list) => list.len(),
+        Err(e) if e.code == ErrorCode::NotFound => 0,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Asks `check` up to `tries` times, `pause` apart, until it says yes;
+/// whether it did.
+pub async fn eventually<F, Fut>(tries: usize, pause: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    for _ in 0..tries {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(pause).await;
+    }
+    false
 }
 
 /// File calls a [`Wrapped`] backend saw, by primitive.
