@@ -81,3 +81,47 @@ async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
     assert!(again.chunks.is_empty());
     sb.destroy().await.unwrap();
 }
+
+// SDK spec, "Avoiding extra calls": without `files.writeCreatesParents` the
+// core makes missing parents itself — for an upload, once per directory it
+// creates, not again for every file written into one.
+#[tokio::test]
+async fn an_upload_makes_each_directory_once() {
+    let inner = sandbox_support::memory();
+    let wrapped = Arc::new(Wrapped::new(inner.backend.clone()).activity(false, false));
+    let counts = wrapped.counts.clone();
+    let sb = Sandbox::create(wrapped, CreateOptions::default())
+        .await
+        .unwrap();
+    let src = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c"] {
+        std::fs::write(src.path().join(name), name).unwrap();
+    }
+    std::fs::create_dir(src.path().join("sub")).unwrap();
+    std::fs::write(src.path().join("sub/d"), "d").unwrap();
+
+    let before = counts.summary().0;
+    let up = sb
+        .files()
+        .upload(src.path(), "/workspace/up")
+        .await
+        .unwrap();
+    assert_eq!((up.files, up.dirs), (4, 2));
+    assert_eq!(counts.summary().0 - before, 2, "one mkdir per directory");
+    assert_eq!(
+        sb.files().read_text("/workspace/up/sub/d").await.unwrap(),
+        "d"
+    );
+
+    // A single file still gets its parents made.
+    let one = src.path().join("a");
+    sb.files()
+        .upload(&one, "/workspace/new/dir/a")
+        .await
+        .unwrap();
+    assert_eq!(
+        sb.files().read_text("/workspace/new/dir/a").await.unwrap(),
+        "a"
+    );
+    sb.destroy().await.unwrap();
+}

@@ -160,6 +160,19 @@ impl Files<'_> {
                 .await
                 .map_err(self.op(op))?;
         }
+        self.write_into_dir(op, path, bytes, mode).await
+    }
+
+    /// Writes the file at `path` whose parent directory the caller has just
+    /// made: no `mkdir` (`mode` within `0o7777`).
+    pub(crate) async fn write_into_dir(
+        &self,
+        op: &'static str,
+        path: &str,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<()> {
+        let b = self.sb.backend();
         b.files()
             .write(self.sb.id(), path, bytes, Some(mode))
             .await

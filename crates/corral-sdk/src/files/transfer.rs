@@ -72,6 +72,7 @@ impl Files<'_> {
                 host_path,
                 sandbox_path,
                 meta.permissions().mode(),
+                false,
                 &mut summary,
             )
             .await?;
@@ -118,7 +119,7 @@ impl Files<'_> {
                 if meta.is_dir() {
                     stack.push((path, dest));
                 } else if meta.is_file() {
-                    self.upload_file(&path, &dest, meta.permissions().mode(), &mut summary)
+                    self.upload_file(&path, &dest, meta.permissions().mode(), true, &mut summary)
                         .await?;
                 } else {
                     summary.skipped.push(path.display().to_string());
@@ -133,13 +134,19 @@ impl Files<'_> {
         host: &Path,
         dest: &str,
         mode: u32,
+        in_made_dir: bool,
         summary: &mut TransferSummary,
     ) -> Result<()> {
         const OP: &str = "files.upload";
         let bytes = tokio::fs::read(host)
             .await
             .map_err(|e| io_fail(self, OP, host, &e))?;
-        self.write_op(OP, dest, &bytes, mode & 0o7777).await?;
+        if in_made_dir {
+            // The walk made `dest`'s directory just before: no second mkdir.
+            self.write_into_dir(OP, dest, &bytes, mode & 0o7777).await?;
+        } else {
+            self.write_op(OP, dest, &bytes, mode & 0o7777).await?;
+        }
         summary.files += 1;
         summary.bytes += bytes.len() as u64;
         Ok(())
