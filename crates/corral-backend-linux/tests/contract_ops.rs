@@ -3,30 +3,11 @@
 
 use corral_backend::contained::ContainmentReason;
 use corral_backend::{
-    Backend, BatchFile, CollectedOutput, Command, ContainedReadFailure, CreateRequest, ErrorCode,
-    ExecRequest, TreeEntryKind,
+    Backend, BatchFile, ContainedReadFailure, CreateRequest, ErrorCode, TreeEntryKind,
 };
-use corral_backend_linux::LinuxBackend;
 
 mod common;
-use common::backend;
-
-async fn sh(b: &LinuxBackend, id: &str, script: &str) {
-    let mut out = CollectedOutput::default();
-    let outcome = b
-        .exec(
-            id,
-            ExecRequest::new(Command::argv(["sh", "-c", script])),
-            &mut out,
-        )
-        .await
-        .unwrap();
-    assert!(
-        outcome.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{backend, sh};
 
 fn reason(r: Result<Vec<u8>, ContainedReadFailure>) -> ContainmentReason {
     match r {

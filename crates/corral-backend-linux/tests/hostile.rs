@@ -20,36 +20,25 @@ use corral_backend::{
 };
 use corral_backend_linux::LinuxBackend;
 
+mod common;
+use common::StateDir;
+
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.
 struct Host {
     backend: LinuxBackend,
     neighbour: String,
-    dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.backend.destroy_all();
-        drop(self.dir.take());
-    }
+    _dir: StateDir,
 }
 
 impl Host {
     async fn new(test: &str) -> Option<Host> {
-        // SAFETY: every test sets the same value before any sandbox exists.
-        unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
-        if let Err(reason) = LinuxBackend::available() {
-            println!("SKIP {test}: {reason}");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LinuxBackend::open(dir.path()).unwrap();
+        let (backend, dir) = common::backend(test)?;
         let neighbour = backend.create(CreateRequest::default()).await.unwrap().id;
         Some(Host {
             backend,
             neighbour,
-            dir: Some(dir),
+            _dir: dir,
         })
     }
 
@@ -59,23 +48,7 @@ impl Host {
 
     /// Runs a shell script in `id`; returns (exit code, stdout, stderr).
     async fn sh(&self, id: &str, script: &str) -> (i32, String, String) {
-        let mut out = CollectedOutput::default();
-        let outcome = tokio::time::timeout(
-            Duration::from_secs(60),
-            self.backend.exec(
-                id,
-                ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(30)),
-                &mut out,
-            ),
-        )
-        .await
-        .expect("exec settles")
-        .unwrap_or_else(|e| panic!("{script}: {e}"));
-        (
-            outcome.status.shell_code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        common::run(&self.backend, id, script).await
     }
 
     /// The host still answers: a trivial exec in the neighbour succeeds.

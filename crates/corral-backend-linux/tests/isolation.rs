@@ -2,56 +2,34 @@
 
 use std::time::Duration;
 
-use corral_backend::{Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus};
+use corral_backend::{Backend, Command, CreateRequest, ExitStatus};
 use corral_backend_linux::LinuxBackend;
 
+mod common;
+use common::StateDir;
+
+/// A backend on a private state directory and one sandbox; every sandbox
+/// of the directory is destroyed when it drops.
 struct Sandbox {
     backend: LinuxBackend,
     id: String,
-    dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let _ = self.backend.destroy_all();
-        drop(self.dir.take());
-    }
+    _dir: StateDir,
 }
 
 impl Sandbox {
     async fn new(test: &str) -> Option<Sandbox> {
-        // SAFETY: every test sets the same value before any sandbox exists.
-        unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
-        if let Err(reason) = LinuxBackend::available() {
-            println!("SKIP {test}: {reason}");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LinuxBackend::open(dir.path()).unwrap();
+        let (backend, dir) = common::backend(test)?;
         let id = backend.create(CreateRequest::default()).await.unwrap().id;
         Some(Sandbox {
             backend,
             id,
-            dir: Some(dir),
+            _dir: dir,
         })
     }
 
     /// Runs a shell script; returns (exit code, stdout, stderr).
     async fn sh(&self, script: &str) -> (i32, String, String) {
-        let mut out = CollectedOutput::default();
-        let outcome = tokio::time::timeout(
-            Duration::from_secs(20),
-            self.backend
-                .exec(&self.id, ExecRequest::new(Command::shell(script)), &mut out),
-        )
-        .await
-        .expect("exec settles")
-        .unwrap_or_else(|e| panic!("{script}: {e}"));
-        (
-            outcome.status.shell_code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        common::run(&self.backend, &self.id, script).await
     }
 
     fn state_path(&self) -> String {

@@ -13,24 +13,7 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 
 mod common;
-use common::backend;
-
-/// Runs `script` in `id`; returns (exit code, stdout).
-async fn sh(b: &LinuxBackend, id: &str, script: &str) -> (i32, String) {
-    let mut out = CollectedOutput::default();
-    let o = b
-        .exec(
-            id,
-            ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(30)),
-            &mut out,
-        )
-        .await
-        .unwrap();
-    (
-        o.status.shell_code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
+use common::{backend, run};
 
 /// The host port of a preview URL `http://127.0.0.1:PORT/`.
 fn host_port(url: &str) -> u16 {
@@ -88,12 +71,12 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
     };
     let info = b.create(req).await.unwrap();
     let id = info.id.clone();
-    if sh(&b, &id, "command -v python3").await.0 != 0 {
+    if run(&b, &id, "command -v python3").await.0 != 0 {
         eprintln!("skip: {test}: no python3 in the host image to serve HTTP");
         return;
     }
     assert_eq!(
-        sh(&b, &id, "printf hello-preview > /workspace/hello.txt")
+        run(&b, &id, "printf hello-preview > /workspace/hello.txt")
             .await
             .0,
         0
@@ -181,7 +164,7 @@ async fn a_none_sandbox_with_a_preview_still_cannot_reach_out() {
     let info = b.create(req).await.unwrap();
     let forwarded = host_port(&b.preview_url(&info.id, 8000).await.unwrap().url);
     // Only loopback inside: no link, hence no route anywhere.
-    let (_, links) = sh(
+    let (_, links, _) = run(
         &b,
         &info.id,
         "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
@@ -191,7 +174,7 @@ async fn a_none_sandbox_with_a_preview_still_cannot_reach_out() {
     // Neither the host's server nor the forwarder's own host port is
     // reachable from inside (the sandbox's 127.0.0.1 is its own); the
     // probe itself works (a listener inside is reached).
-    if sh(&b, &info.id, "command -v python3").await.0 != 0 {
+    if run(&b, &info.id, "command -v python3").await.0 != 0 {
         eprintln!("skip: {test}: no python3 in the host image to probe with");
         return;
     }

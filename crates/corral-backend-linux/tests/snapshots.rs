@@ -1,31 +1,11 @@
 //! Snapshots of linux sandboxes: capture, restore through `create`, clone,
 //! list, delete, and a tampered archive refused before anything is made.
 
-use corral_backend::{
-    Backend, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, Labels,
-};
+use corral_backend::{Backend, CreateRequest, ErrorCode, Labels};
 use corral_backend_linux::LinuxBackend;
 
 mod common;
-use common::backend;
-
-async fn sh(b: &LinuxBackend, id: &str, script: &str) -> String {
-    let mut out = CollectedOutput::default();
-    let outcome = b
-        .exec(
-            id,
-            ExecRequest::new(Command::argv(["sh", "-c", script])),
-            &mut out,
-        )
-        .await
-        .unwrap();
-    assert!(
-        outcome.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{backend, sh};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs

@@ -39,3 +39,36 @@ pub fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
     let b = LinuxBackend::open(dir.path()).unwrap();
     Some((b.clone(), StateDir(b, Some(dir))))
 }
+
+/// Runs `script` with `sh -c` in sandbox `id` (a 30 s exec limit, and the
+/// test fails if the exec has not settled after 60 s); returns the shell
+/// exit code, stdout and stderr.
+pub async fn run(b: &LinuxBackend, id: &str, script: &str) -> (i32, String, String) {
+    use corral_backend::{Backend, CollectedOutput, Command, ExecRequest};
+    use std::time::Duration;
+    let mut out = CollectedOutput::default();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(60),
+        b.exec(
+            id,
+            ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(30)),
+            &mut out,
+        ),
+    )
+    .await
+    .expect("exec settles")
+    .unwrap_or_else(|e| panic!("{script}: {e}"));
+    (
+        outcome.status.shell_code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `script` in sandbox `id` as [`run`] does and asserts it exits 0;
+/// returns its stdout.
+pub async fn sh(b: &LinuxBackend, id: &str, script: &str) -> String {
+    let (code, out, err) = run(b, id, script).await;
+    assert_eq!(code, 0, "{script}: {err}");
+    out
+}
