@@ -51,6 +51,9 @@ fn denied(operation: Operation) -> SandboxError {
     SandboxError::operation_failed(operation, FailureReason::PermissionDenied)
 }
 
+// Contract spec, "Errors": the adapter error vocabulary is closed; a refusal
+// the server makes for the provider is still one of it (SandboxOperationFailed
+// naming the route's operation), never a wire-only error.
 #[tokio::test]
 async fn requests_without_the_token_are_refused_with_401_and_a_contract_error() {
     let server = serve(adapter()).await;
@@ -92,6 +95,8 @@ async fn a_client_with_the_wrong_token_cannot_connect() {
     server.shut_down().await;
 }
 
+// Contract spec, "Errors": the vocabulary is closed, on the openProcess socket
+// too: the refused upgrade carries SandboxOperationFailed naming open_process.
 #[tokio::test]
 async fn an_unauthenticated_process_socket_is_refused() {
     let server = serve(adapter()).await;
@@ -104,6 +109,8 @@ async fn an_unauthenticated_process_socket_is_refused() {
     server.shut_down().await;
 }
 
+// Contract spec, "Bounds": enforce them; a body over the route's bound is
+// refused before the provider sees it, in the closed vocabulary.
 #[tokio::test]
 async fn an_over_large_body_is_refused_with_413() {
     let server = serve(adapter()).await;

@@ -73,6 +73,10 @@ impl SandboxProvider for ShiftsExpiry {
     }
 }
 
+// Contract spec, "Allocation handoff": rollback is a cold compensation for
+// that exact allocation, invoked when the Runner rejects value, and it must
+// not derive its authority from value: the wire sends only a ticket, the
+// server runs the provider's own compensation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_handoff_is_rolled_back_on_the_server() {
     let backend = Arc::new(MemoryBackend::new());
@@ -98,6 +102,9 @@ async fn a_rejected_handoff_is_rolled_back_on_the_server() {
     server.shut_down().await;
 }
 
+// Contract spec, "Allocation handoff": delivery is at-least-once with
+// idempotent effect; destroy and rollback may be invoked again after a lost
+// response and each must settle the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_accepted_handoff_is_kept_and_its_rollback_asked_twice_settles_once() {
     let backend = Arc::new(MemoryBackend::new());
@@ -164,6 +171,9 @@ async fn cat(runtime: &Runtime<WireProvider>, instance: &SandboxInstance, path: 
     result.stdout.content.to_vec()
 }
 
+// Contract spec, "The operations" (beginActiveWrite): immediately before
+// the journal becomes dispatched the provider invokes the transaction's
+// dispatch marker (once); a rolled-back batch publishes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn active_writes_commit_and_roll_back_across_the_wire() {
     let backend = Arc::new(MemoryBackend::new());

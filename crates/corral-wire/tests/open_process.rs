@@ -43,6 +43,9 @@ fn process(instance: &SandboxInstance, executable: &str, args: &[&str]) -> OpenP
     }
 }
 
+// Contract spec, "openProcess": input accepts ordered bytes and a half-close;
+// output delivers ordered bytes with a real EOF, nothing lost, nothing
+// duplicated; wait is re-readable; destroy is idempotent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_beyond_both_windows_arrive_whole_in_order_then_eof() {
     let (runtime, server) = runtime().await;
@@ -81,6 +84,9 @@ async fn streams_beyond_both_windows_arrive_whole_in_order_then_eof() {
     server.shut_down().await;
 }
 
+// Contract spec, "openProcess": at most one live process per instance,
+// refused as SandboxLifecycleConflict process_already_open; signal delivers
+// one control signal and wait settles with a signal name, re-readably.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signal_ends_the_process_and_one_process_per_instance_holds() {
     let (runtime, server) = runtime().await;
@@ -113,6 +119,9 @@ async fn a_signal_ends_the_process_and_one_process_per_instance_holds() {
     server.shut_down().await;
 }
 
+// Contract spec, "openProcess": wait settles exactly once with an exit code
+// (0-255) xor a signal name; "Errors": a failed open is one of the closed
+// vocabulary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exit_code_crosses_and_a_missing_instance_is_the_typed_refusal() {
     let (runtime, server) = runtime().await;
@@ -155,6 +164,8 @@ async fn server_side_refusal(
         .unwrap()
 }
 
+// Contract spec, "openProcess": destroy is idempotent and internally bounded
+// so cleanup can settle; a wait never hangs on a server that is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_destroys_live_processes_and_zdr_instances_and_keeps_durable_ones() {
     let (runtime, server) = runtime().await;

@@ -85,6 +85,9 @@ async fn read_exactly(source: &mut Pin<Box<dyn ByteSource>>, n: usize) -> Vec<u8
     out
 }
 
+// Contract spec, "openProcess": behind a network hop, stdout is lossless only
+// inside a declared replay window; inside it, a lost socket loses and
+// duplicates nothing, and stdin backpressure is the credit window.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
     let adapter =
@@ -256,6 +259,8 @@ async fn a_replay_takes_over_a_socket_the_server_still_thinks_alive() {
     server.shut_down().await;
 }
 
+// Contract spec, "openProcess": a long enough disconnection kills the Run
+// (fails closed) rather than resuming a session the server no longer holds.
 #[tokio::test]
 async fn a_replay_for_a_session_the_server_does_not_hold_fails_closed() {
     use futures_util::{SinkExt, StreamExt};

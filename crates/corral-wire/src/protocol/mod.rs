@@ -322,6 +322,9 @@ mod tests {
         assert_eq!(Route::ActiveWriteCommit.path(), "/v1/active_write/commit");
     }
 
+    // Contract spec, "Bounds": any file content is up to 16 MiB (and corral
+    // mirrors the 128 MiB readFiles aggregate for an active-write batch);
+    // the wire's body bounds admit the largest legal request in base64.
     #[test]
     fn bulk_routes_admit_their_largest_legal_body() {
         assert!(Route::WriteFile.max_body_bytes() > MAX_FILE_CONTENT_BYTES / 3 * 4);
