@@ -14,26 +14,11 @@ use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Error
 use rustix::fs::{Mode, OFlags};
 
 use crate::DockerBackend;
-use crate::error::map_error;
-use crate::labels;
+use crate::lifecycle;
 
 /// A descriptor of running sandbox `id`'s merged root on this host.
 pub(crate) async fn open_root(backend: &DockerBackend, id: &str) -> Result<OwnedFd> {
-    if !labels::is_sandbox_id(id) {
-        return Err(BackendError::sandbox_not_found(id));
-    }
-    let inspect = backend
-        .docker
-        .inspect_container(id, None)
-        .await
-        .map_err(|e| {
-            let err = map_error(&format!("inspect {id}"), &e);
-            if err.code == ErrorCode::NotFound {
-                BackendError::sandbox_not_found(id)
-            } else {
-                err
-            }
-        })?;
+    let inspect = lifecycle::inspect(backend, id, "inspect").await?;
     let driver = inspect.graph_driver.unwrap_or_default();
     let merged = match driver.data.get("MergedDir") {
         Some(dir) if driver.name == "overlay2" => dir.clone(),

@@ -65,6 +65,18 @@ pub fn map_error(context: &str, err: &Error) -> BackendError {
     }
 }
 
+/// Maps an engine error about sandbox `id` like [`map_error`] (`context`
+/// names the operation and its subject), except that a missing container
+/// is the sandbox's `not_found`.
+pub(crate) fn sandbox_error(id: &str, context: &str, err: &Error) -> BackendError {
+    let mapped = map_error(context, err);
+    if mapped.code == ErrorCode::NotFound {
+        BackendError::sandbox_not_found(id)
+    } else {
+        mapped
+    }
+}
+
 /// `provider`: the engine's answer lacks a field corral needs.
 pub(crate) fn malformed(context: &str, what: &str) -> BackendError {
     BackendError::new(

@@ -21,7 +21,7 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
 use crate::DockerBackend;
-use crate::error::map_error;
+use crate::error::sandbox_error;
 use crate::labels;
 
 /// The wrapper: `$1` is the working directory, the rest the command.
@@ -139,7 +139,7 @@ pub(crate) async fn exec(
         .docker
         .create_exec(id, options)
         .await
-        .map_err(|e| sandbox_error(id, "exec", &e))?;
+        .map_err(|e| exec_error(id, "exec", &e))?;
     let start = StartExecOptions {
         output_capacity: Some(64 * 1024),
         ..StartExecOptions::default()
@@ -148,7 +148,7 @@ pub(crate) async fn exec(
         .docker
         .start_exec(&created.id, Some(start))
         .await
-        .map_err(|e| sandbox_error(id, "exec", &e))?;
+        .map_err(|e| exec_error(id, "exec", &e))?;
     let StartExecResults::Attached { mut output, input } = started else {
         return Err(BackendError::new(
             ErrorCode::Provider,
@@ -183,7 +183,7 @@ pub(crate) async fn exec(
             Some(Ok(log)) => demux.forward(log),
             Some(Err(e)) => {
                 writer.abort();
-                return Err(sandbox_error(id, "exec output", &e));
+                return Err(exec_error(id, "exec output", &e));
             }
         }
     };
@@ -253,7 +253,7 @@ async fn exit_code(backend: &DockerBackend, id: &str, exec_id: &str) -> Result<i
             .docker
             .inspect_exec(exec_id)
             .await
-            .map_err(|e| sandbox_error(id, "exec result", &e))?;
+            .map_err(|e| exec_error(id, "exec result", &e))?;
         if inspect.running != Some(true)
             && let Some(code) = inspect.exit_code
         {
@@ -301,12 +301,8 @@ async fn kill_group(backend: &DockerBackend, id: &str, header: Header) {
 
 /// Maps an engine error of an exec in sandbox `id`: a missing container is
 /// the sandbox's `not_found`, a paused or stopped one a `conflict`.
-fn sandbox_error(id: &str, what: &str, e: &bollard::errors::Error) -> BackendError {
-    let err = map_error(&format!("{what} in {id}"), e);
-    match err.code {
-        ErrorCode::NotFound => BackendError::sandbox_not_found(id),
-        _ => err,
-    }
+fn exec_error(id: &str, what: &str, e: &bollard::errors::Error) -> BackendError {
+    sandbox_error(id, &format!("{what} in {id}"), e)
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! from the engine's own state.
 
 use bollard::errors::Error;
-use bollard::models::ContainerSummaryStateEnum;
+use bollard::models::{ContainerInspectResponse, ContainerSummaryStateEnum};
 use bollard::query_parameters::ListContainersOptions;
 use corral_backend::{BackendError, Labels, Result, SandboxInfo};
 
 use crate::DockerBackend;
-use crate::error::map_error;
+use crate::error::{map_error, sandbox_error};
 use crate::labels::{self, MANAGED};
 use crate::pending::TOMBSTONE_PREFIX;
 
@@ -23,6 +23,24 @@ pub(crate) async fn connect(backend: &DockerBackend, id: &str) -> Result<Sandbox
     lookup(backend, id)
         .await?
         .ok_or_else(|| BackendError::sandbox_not_found(id))
+}
+
+/// The engine's description of sandbox `id` for operation `what`: a name
+/// outside the sandbox namespace or a missing container is the sandbox's
+/// `not_found`.
+pub(crate) async fn inspect(
+    backend: &DockerBackend,
+    id: &str,
+    what: &str,
+) -> Result<ContainerInspectResponse> {
+    if !labels::is_sandbox_id(id) {
+        return Err(BackendError::sandbox_not_found(id));
+    }
+    backend
+        .docker
+        .inspect_container(id, None)
+        .await
+        .map_err(|e| sandbox_error(id, &format!("{what} {id}"), &e))
 }
 
 /// The sandbox named `id`, if it is one of the backend's live containers.

@@ -1,29 +1,14 @@
 //! `native`: the engine's own description of a sandbox, reduced to what
 //! holds no secret (the environment, which may, is left out).
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::Result;
 use serde_json::json;
 
 use crate::DockerBackend;
-use crate::error::map_error;
-use crate::labels;
+use crate::lifecycle;
 
 pub(crate) async fn native(backend: &DockerBackend, id: &str) -> Result<serde_json::Value> {
-    if !labels::is_sandbox_id(id) {
-        return Err(BackendError::sandbox_not_found(id));
-    }
-    let i = backend
-        .docker
-        .inspect_container(id, None)
-        .await
-        .map_err(|e| {
-            let err = map_error(&format!("native {id}"), &e);
-            if err.code == ErrorCode::NotFound {
-                BackendError::sandbox_not_found(id)
-            } else {
-                err
-            }
-        })?;
+    let i = lifecycle::inspect(backend, id, "native").await?;
     let host = i.host_config.unwrap_or_default();
     let state = i.state.unwrap_or_default();
     Ok(json!({

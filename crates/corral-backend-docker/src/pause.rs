@@ -1,20 +1,11 @@
 //! `pause` and `resume`: the engine's cgroup freezer.
 
 use async_trait::async_trait;
-use corral_backend::{BackendError, ErrorCode, PauseOps, Result};
+use corral_backend::{BackendError, PauseOps, Result};
 
 use crate::DockerBackend;
-use crate::error::map_error;
+use crate::error::sandbox_error;
 use crate::labels;
-
-fn mapped(id: &str, what: &str, e: &bollard::errors::Error) -> BackendError {
-    let err = map_error(&format!("{what} {id}"), e);
-    if err.code == ErrorCode::NotFound {
-        BackendError::sandbox_not_found(id)
-    } else {
-        err
-    }
-}
 
 #[async_trait]
 impl PauseOps for DockerBackend {
@@ -25,7 +16,7 @@ impl PauseOps for DockerBackend {
         self.docker
             .pause_container(id)
             .await
-            .map_err(|e| mapped(id, "pause", &e))
+            .map_err(|e| sandbox_error(id, &format!("pause {id}"), &e))
     }
 
     async fn resume(&self, id: &str) -> Result<()> {
@@ -35,6 +26,6 @@ impl PauseOps for DockerBackend {
         self.docker
             .unpause_container(id)
             .await
-            .map_err(|e| mapped(id, "resume", &e))
+            .map_err(|e| sandbox_error(id, &format!("resume {id}"), &e))
     }
 }

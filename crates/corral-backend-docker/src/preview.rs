@@ -4,29 +4,14 @@
 use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
 
 use crate::DockerBackend;
-use crate::error::map_error;
-use crate::labels;
+use crate::lifecycle;
 
 pub(crate) async fn preview_url(
     backend: &DockerBackend,
     id: &str,
     port: u16,
 ) -> Result<PreviewUrl> {
-    if !labels::is_sandbox_id(id) {
-        return Err(BackendError::sandbox_not_found(id));
-    }
-    let inspect = backend
-        .docker
-        .inspect_container(id, None)
-        .await
-        .map_err(|e| {
-            let err = map_error(&format!("preview {id}"), &e);
-            if err.code == ErrorCode::NotFound {
-                BackendError::sandbox_not_found(id)
-            } else {
-                err
-            }
-        })?;
+    let inspect = lifecycle::inspect(backend, id, "preview").await?;
     let bound = inspect
         .network_settings
         .and_then(|n| n.ports)

@@ -8,19 +8,12 @@ use bollard::exec::{CreateExecOptions, StartExecResults};
 use corral_backend::{BackendError, ErrorCode, Result};
 use futures_util::StreamExt;
 
-use crate::error::map_error;
+use crate::error::sandbox_error;
 
 /// Runs `argv` in container `id`; returns its exit code and stderr.
 pub(crate) async fn run(docker: &Docker, id: &str, argv: &[&str]) -> Result<(i64, String)> {
     let context = format!("{} in {id}", argv.first().copied().unwrap_or("exec"));
-    let fail = |e: &bollard::errors::Error| {
-        let err = map_error(&context, e);
-        if err.code == ErrorCode::NotFound {
-            BackendError::sandbox_not_found(id)
-        } else {
-            err
-        }
-    };
+    let fail = |e: &bollard::errors::Error| sandbox_error(id, &context, e);
     let options = CreateExecOptions {
         attach_stdout: Some(true),
         attach_stderr: Some(true),

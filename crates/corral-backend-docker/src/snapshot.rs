@@ -18,7 +18,7 @@ use corral_backend::{
 };
 
 use crate::DockerBackend;
-use crate::error::{malformed, map_error};
+use crate::error::{malformed, map_error, sandbox_error};
 use crate::labels::{self, Record, SNAPSHOT, SNAPSHOT_RECORD, SNAPSHOT_REPO};
 
 /// The prefix of every snapshot id.
@@ -74,14 +74,7 @@ async fn commit(
         .docker
         .commit_container(options, config)
         .await
-        .map_err(|e| {
-            let err = map_error(&format!("snapshot {container}"), &e);
-            if err.code == ErrorCode::NotFound {
-                BackendError::sandbox_not_found(container)
-            } else {
-                err
-            }
-        })?;
+        .map_err(|e| sandbox_error(container, &format!("snapshot {container}"), &e))?;
     inspect(backend, snapshot_id).await
 }
 
