@@ -3,10 +3,13 @@
 //! is left behind. Also: declared skips, the inverted `previews` check,
 //! and the live rule.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use common::sdk_with_outcome;
 use corral_backend::{
     Backend, BackendError, Capabilities, CreateRequest, ExecOutcome, ExecRequest, FileOps, KeyMode,
     Labels, OutputSink, PreviewUrl, ProcessOps, Result, SandboxInfo,
@@ -14,33 +17,26 @@ use corral_backend::{
 use corral_backend_memory::MemoryBackend;
 use corral_conformance::Outcome;
 use corral_conformance::sdk::{
-    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, SdkReport, SdkTarget, run_sdk,
-    run_sdk_target, run_sdk_target_with,
+    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, SdkTarget, run_sdk, run_sdk_target,
+    run_sdk_target_with,
 };
 use corral_conformance::targets::MemoryTarget;
 
-/// The cases of `report` that ended with `outcome`.
-fn with(report: &SdkReport, outcome: Outcome) -> Vec<SdkCase> {
-    report
-        .cases
-        .iter()
-        .filter(|c| c.outcome == outcome)
-        .map(|c| c.name)
-        .collect()
-}
-
+// SDK spec: `gitPush` "skips the bare-repository clone, commit and push,
+// for a runtime without git"; `httpProbe` "skips the real HTTP request to a
+// preview URL, for previews no HTTP client can reach".
 #[tokio::test]
 async fn the_memory_backend_passes_and_skips_exactly_git_push_and_the_http_probe() {
     let target = MemoryTarget::new();
     let report = run_sdk_target(&target).await.unwrap();
     print!("{}", report.table());
     assert!(
-        with(&report, Outcome::Failed).is_empty(),
+        sdk_with_outcome(&report, Outcome::Failed).is_empty(),
         "{}",
         report.table()
     );
     assert_eq!(
-        with(&report, Outcome::Skipped),
+        sdk_with_outcome(&report, Outcome::Skipped),
         [SdkCase::GitPush, SdkCase::HttpProbe]
     );
     assert_eq!(
@@ -62,6 +58,10 @@ async fn the_memory_backend_passes_and_skips_exactly_git_push_and_the_http_probe
     assert!(left.is_empty(), "the suite left {left:?}");
 }
 
+// SDK spec, "Every check runs unless you skip it. To skip a check your
+// runtime can't pass, give the reason under `unsupported`": `processes`
+// skips the background process checks, `fileModes` the permission-bit
+// check for `files.write`.
 #[tokio::test]
 async fn declared_skips_are_skipped_lines_with_their_reasons() {
     let target = MemoryTarget::new();
@@ -70,12 +70,12 @@ async fn declared_skips_are_skipped_lines_with_their_reasons() {
         .skip(Check::FileModes, "declared by the test too");
     let report = run_sdk_target_with(&target, &options).await.unwrap();
     assert!(
-        with(&report, Outcome::Failed).is_empty(),
+        sdk_with_outcome(&report, Outcome::Failed).is_empty(),
         "{}",
         report.table()
     );
     assert_eq!(
-        with(&report, Outcome::Skipped),
+        sdk_with_outcome(&report, Outcome::Skipped),
         [
             SdkCase::Processes,
             SdkCase::FileModes,
@@ -183,6 +183,9 @@ impl Backend for Renamed {
     }
 }
 
+// SDK spec: "`live: true` is required for every provider except memory()
+// and local(). With live: false the suite refuses any other provider, so a
+// test run can't reach a cloud account by accident."
 #[tokio::test]
 async fn offline_runs_refuse_any_provider_but_memory_and_local_before_calling_it() {
     let cloud = Arc::new(Renamed::new("cloud", true));
@@ -231,6 +234,8 @@ async fn offline_runs_refuse_any_provider_but_memory_and_local_before_calling_it
     );
 }
 
+// SDK spec: "`previews` expects preview() to reject with unsupported, and
+// skips the HTTP probe too."
 #[tokio::test]
 async fn declared_previews_expect_a_refusal_and_skip_the_probe() {
     // A runtime without previews that declares so passes.
@@ -271,6 +276,8 @@ async fn declared_previews_expect_a_refusal_and_skip_the_probe() {
     assert_eq!(report.count(Outcome::Failed), 1, "{}", report.table());
 }
 
+// SDK spec: "Live runs give each case 120 seconds ... Pass timeoutMs to
+// change that": a passed timeout bounds every case.
 #[tokio::test]
 async fn a_case_past_its_timeout_fails_and_is_still_cleaned_up() {
     let target = MemoryTarget::new();

@@ -152,4 +152,27 @@ mod tests {
         }
         assert_eq!(SdkCase::ALL.last(), Some(&SdkCase::Cleanup));
     }
+
+    // SDK spec, "Every check runs unless you skip it": `gitPush` skips the
+    // bare-repository clone, commit and push; `httpProbe` skips the real
+    // HTTP request to a preview URL; `previews` expects `preview()` to
+    // reject with `unsupported`, and skips the HTTP probe too; `processes`
+    // skips the background process checks; `fileModes` skips the
+    // permission-bit check for `files.write`. (That the `previews` case
+    // then expects the refusal is proven in tests/sdk_memory.rs.)
+    #[test]
+    fn each_of_the_five_skip_keys_skips_what_the_sdk_spec_says_and_nothing_else() {
+        let skipped = |check: Check| -> Vec<SdkCase> {
+            SdkCase::ALL
+                .iter()
+                .copied()
+                .filter(|c| c.skipped_by().contains(&check))
+                .collect()
+        };
+        assert_eq!(skipped(Check::GitPush), [SdkCase::GitPush]);
+        assert_eq!(skipped(Check::HttpProbe), [SdkCase::HttpProbe]);
+        assert_eq!(skipped(Check::Previews), [SdkCase::HttpProbe]);
+        assert_eq!(skipped(Check::Processes), [SdkCase::Processes]);
+        assert_eq!(skipped(Check::FileModes), [SdkCase::FileModes]);
+    }
 }

@@ -143,11 +143,18 @@ mod tests {
         assert_eq!(Check::parse("git_push"), None);
     }
 
+    // SDK spec, "Live runs give each case 120 seconds, since real
+    // providers boot machines and cross the network. Pass `timeoutMs` to
+    // change that." (Offline runs get the same bound.)
     #[test]
-    fn options_default_to_offline_with_the_spec_timeout() {
+    fn live_runs_give_each_case_120_seconds_unless_a_timeout_is_passed() {
         let o = SdkConformanceOptions::offline();
         assert!(!o.live);
         assert_eq!(o.case_timeout(), Duration::from_secs(120));
+        assert_eq!(
+            SdkConformanceOptions::live().case_timeout(),
+            Duration::from_secs(120)
+        );
         let o = SdkConformanceOptions::live()
             .skip(Check::GitPush, "no git")
             .with_timeout(Duration::from_secs(5));

@@ -1,6 +1,8 @@
 //! Shared checks of the conformance integration tests.
 #![allow(dead_code)]
 
+use corral_backend::Labels;
+use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};
 use corral_conformance::{ConformanceTarget, Outcome, Report, run_cases};
 use corral_contract::ConformanceCase;
 
@@ -74,4 +76,53 @@ pub fn assert_skips_name_their_missing_tokens(report: &Report) {
             }
         }
     }
+}
+
+/// The SDK cases of `report` that ended with `outcome`, in report order.
+pub fn sdk_with_outcome(report: &SdkReport, outcome: Outcome) -> Vec<SdkCase> {
+    report
+        .cases
+        .iter()
+        .filter(|c| c.outcome == outcome)
+        .map(|c| c.name)
+        .collect()
+}
+
+/// Runs the SDK suite against `target` with the options it declares, and
+/// requires that no case failed, that the skipped cases are exactly the
+/// ones its declared checks skip, and that its backend lists no sandbox
+/// afterwards. Returns the report.
+pub async fn assert_passes_with_only_declared_skips<T: SdkTarget>(target: &T) -> SdkReport {
+    let declared = target.options();
+    for (check, reason) in &declared.unsupported {
+        eprintln!(
+            "skip: the {} target declares {check} unsupported here: {reason}",
+            target.name()
+        );
+    }
+    let report = run_sdk_target(target).await.unwrap();
+    print!("{}", report.table());
+    assert!(
+        sdk_with_outcome(&report, Outcome::Failed).is_empty(),
+        "{}",
+        report.table()
+    );
+    let expected: Vec<SdkCase> = SdkCase::ALL
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.skipped_by()
+                .iter()
+                .any(|check| declared.unsupported.contains_key(check))
+        })
+        .collect();
+    assert_eq!(
+        sdk_with_outcome(&report, Outcome::Skipped),
+        expected,
+        "{}",
+        report.table()
+    );
+    let left = target.backend().list(&Labels::new()).await.unwrap();
+    assert!(left.is_empty(), "the suite left {left:?}");
+    report
 }
