@@ -36,6 +36,37 @@ async fn non_zero_exit_is_a_result_with_both_streams() {
     }
 }
 
+/// SDK spec, "Rules an adapter must follow": "Exec closes stdin unless
+/// `stdin` is given" — through `run`, `cat` without stdin reads EOF at once
+/// instead of waiting, and with stdin reads exactly the bytes given.
+#[tokio::test]
+async fn run_closes_stdin_unless_stdin_is_given() {
+    for t in all("run_closes_stdin_unless_stdin_is_given") {
+        let s = sandbox(&t).await;
+        let r = s.run_with("cat", timeout_after(10_000)).await;
+        let r = r.unwrap_or_else(|e| panic!("{}: cat waited on stdin: {e}", s.provider()));
+        assert!(r.success(), "{}", s.provider());
+        assert!(
+            r.stdout.is_empty(),
+            "{}: {:?}",
+            s.provider(),
+            r.stdout_text()
+        );
+        let r = s
+            .run_with(
+                "cat",
+                RunOptions {
+                    stdin: Some(b"given".to_vec()),
+                    ..timeout_after(10_000)
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.stdout, b"given", "{}", s.provider());
+        s.destroy().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn cwd_env_and_stdin_reach_the_command() {
     for t in all("cwd_env_and_stdin") {
@@ -65,6 +96,9 @@ async fn cwd_env_and_stdin_reach_the_command() {
     }
 }
 
+/// SDK spec, "Rules an adapter must follow": exec "kills the entire remote
+/// process group before settling on timeout or abort" — `run` settles with
+/// `timeout` or `aborted` only then.
 #[tokio::test]
 async fn timeout_and_abort_are_errors() {
     for t in all("timeout_and_abort_are_errors") {
@@ -84,6 +118,58 @@ async fn timeout_and_abort_are_errors() {
         });
         let err = s.run_with("sleep 30", abort_on(token)).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Aborted, "{err}");
+        s.destroy().await.unwrap();
+    }
+}
+
+/// SDK spec, "Rules an adapter must follow": exec "kills the entire remote
+/// process group before settling on timeout or abort" — a grandchild that
+/// `run` started in the background does not outlive a timed-out or aborted
+/// run.
+#[tokio::test]
+async fn timeout_and_abort_kill_the_whole_process_group() {
+    for t in all("timeout_and_abort_kill_the_whole_process_group") {
+        let s = sandbox(&t).await;
+        let err = s
+            .run_with(
+                "(sleep 1; echo late > late-timeout.txt) & sleep 30",
+                timeout_after(200),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+        let token = CancellationToken::new();
+        let trigger = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            trigger.cancel();
+        });
+        let err = s
+            .run_with(
+                "(sleep 1; echo late > late-abort.txt) & sleep 30",
+                abort_on(token),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Aborted, "{err}");
+        // Past the moment a surviving grandchild would have written.
+        tokio::time::sleep(Duration::from_millis(1_600)).await;
+        let r = s
+            .run("test -e late-timeout.txt; echo $?; test -e late-abort.txt; echo $?")
+            .await
+            .unwrap();
+        assert_eq!(
+            r.stdout_text(),
+            "1\n1\n",
+            "{}: a grandchild outlived its run",
+            s.provider()
+        );
+        // The check sees a file that is there.
+        let r = s
+            .run("echo x > late-timeout.txt; test -e late-timeout.txt; echo $?")
+            .await
+            .unwrap();
+        assert_eq!(r.stdout_text(), "0\n", "{}", s.provider());
         s.destroy().await.unwrap();
     }
 }
@@ -150,6 +236,8 @@ async fn the_output_cap_truncates_and_says_so() {
     }
 }
 
+/// SDK spec, "Rules an adapter must follow": exec "emits chunks in arrival
+/// order" — the callback sees them so, and past the output cap too.
 #[tokio::test]
 async fn callbacks_see_every_chunk_in_order_even_past_the_cap() {
     for t in all("callbacks_see_every_chunk") {
@@ -188,6 +276,8 @@ async fn callbacks_see_every_chunk_in_order_even_past_the_cap() {
     }
 }
 
+/// SDK spec, "Rules an adapter must follow": exec "emits chunks in arrival
+/// order" — the stream yields them so, then the result.
 #[tokio::test]
 async fn run_stream_yields_chunks_then_the_result() {
     for t in all("run_stream_yields_chunks") {
@@ -216,6 +306,9 @@ async fn run_stream_yields_chunks_then_the_result() {
     }
 }
 
+/// SDK spec, "Rules an adapter must follow": exec "kills the entire remote
+/// process group before settling on … abort" — dropping the stream aborts,
+/// and the rest of the command never runs.
 #[tokio::test]
 async fn dropping_a_run_stream_aborts_the_command() {
     for t in all("dropping_a_run_stream_aborts") {
@@ -259,6 +352,8 @@ async fn run_stream_is_a_futures_stream() {
     assert_eq!(kinds, ["Stdout", "Stderr", "finished 0"]);
 }
 
+/// SDK spec, "Rules an adapter must follow": "Translate errors. Map the
+/// service's failures to `SandboxError` codes such as … `not_found`".
 #[tokio::test]
 async fn a_run_in_a_destroyed_sandbox_is_not_found() {
     for t in all("a_run_in_a_destroyed_sandbox_is_not_found") {
