@@ -2,7 +2,7 @@
 //! from the engine's own state.
 
 use bollard::errors::Error;
-use bollard::models::{ContainerInspectResponse, ContainerSummaryStateEnum};
+use bollard::models::{ContainerInspectResponse, ContainerSummary, ContainerSummaryStateEnum};
 use bollard::query_parameters::ListContainersOptions;
 use corral_backend::{BackendError, Labels, Result, SandboxInfo};
 
@@ -73,18 +73,8 @@ pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec
     for (k, v) in wanted {
         corral_backend::validate_label(k, v)?;
     }
-    let options = ListContainersOptions {
-        all: true,
-        filters: Some(labels::filter(MANAGED, backend.scope.as_deref(), wanted)),
-        ..ListContainersOptions::default()
-    };
-    let found = backend
-        .docker
-        .list_containers(Some(options))
-        .await
-        .map_err(|e| map_error("list containers", &e))?;
     let mut out = Vec::new();
-    for c in found {
+    for c in managed(backend, wanted).await? {
         let Some(id) = c
             .names
             .unwrap_or_default()
@@ -111,20 +101,27 @@ pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec
     Ok(out)
 }
 
-/// Every container the backend made, whatever its state (running, paused,
-/// exited, dead): what an orphan sweep reclaims.
-pub async fn all_containers(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<String>> {
+/// The engine's summaries of the backend's containers (in its scope) whose
+/// labels, own or inherited from an image, hold every pair of `wanted`, in
+/// any state.
+async fn managed(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<ContainerSummary>> {
     let options = ListContainersOptions {
         all: true,
         filters: Some(labels::filter(MANAGED, backend.scope.as_deref(), wanted)),
         ..ListContainersOptions::default()
     };
-    let found = backend
+    backend
         .docker
         .list_containers(Some(options))
         .await
-        .map_err(|e| map_error("list containers", &e))?;
-    Ok(found
+        .map_err(|e| map_error("list containers", &e))
+}
+
+/// Every container the backend made, whatever its state (running, paused,
+/// exited, dead): what an orphan sweep reclaims.
+pub async fn all_containers(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<String>> {
+    Ok(managed(backend, wanted)
+        .await?
         .into_iter()
         .filter_map(|c| {
             c.names?
@@ -163,7 +160,7 @@ pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
             );
             let scope = backend.scope.clone();
             tokio::spawn(async move {
-                crate::pending::remove(&docker, &tombstone).await;
+                let _ = crate::pending::remove(&docker, &tombstone).await;
                 pending.done(&tombstone);
                 // A snapshot deleted while this container used it is only
                 // untagged: it can go now.
@@ -176,28 +173,7 @@ pub(crate) async fn destroy(backend: &DockerBackend, id: &str) -> Result<()> {
         }) => return Ok(()),
         Err(_) => {}
     }
-    remove_now(backend, id).await
-}
-
-/// Removes container `id` before returning.
-async fn remove_now(backend: &DockerBackend, id: &str) -> Result<()> {
-    let options = bollard::query_parameters::RemoveContainerOptions {
-        force: true,
-        v: true,
-        ..Default::default()
-    };
-    match backend.docker.remove_container(id, Some(options)).await {
-        Ok(()) => Ok(()),
-        Err(Error::DockerResponseServerError {
-            status_code: 404, ..
-        }) => Ok(()),
-        // A removal already in progress: the container is going away.
-        Err(Error::DockerResponseServerError {
-            status_code: 409,
-            message,
-        }) if message.contains("already in progress") => Ok(()),
-        Err(e) => Err(map_error(&format!("destroy {id}"), &e)),
-    }
+    crate::pending::remove(&backend.docker, id).await
 }
 
 impl DockerBackend {
@@ -210,7 +186,7 @@ impl DockerBackend {
         use corral_backend::SnapshotOps;
         let ids = all_containers(self, wanted).await?;
         for id in &ids {
-            remove_now(self, id).await?;
+            crate::pending::remove(&self.docker, id).await?;
         }
         let snapshots = self.list_snapshots(wanted).await?;
         for s in &snapshots {

@@ -12,7 +12,11 @@ use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use bollard::Docker;
+use bollard::errors::Error;
 use bollard::query_parameters::RemoveContainerOptions;
+use corral_backend::Result;
+
+use crate::error::map_error;
 
 /// The prefix of a destroyed container's name.
 pub(crate) const TOMBSTONE_PREFIX: &str = "dkr-gone-";
@@ -54,20 +58,31 @@ impl Pending {
     /// Removes every pending container now.
     pub(crate) async fn finish(&self) {
         for name in self.take() {
-            remove(&self.docker, &name).await;
+            let _ = remove(&self.docker, &name).await;
         }
     }
 }
 
-/// Removes container `name`, whatever its state; a container already gone
-/// or already being removed is fine.
-pub(crate) async fn remove(docker: &Docker, name: &str) {
+/// Removes container `name`, whatever its state, with its anonymous
+/// volumes; a container already gone or already being removed is fine.
+pub(crate) async fn remove(docker: &Docker, name: &str) -> Result<()> {
     let options = RemoveContainerOptions {
         force: true,
         v: true,
         ..RemoveContainerOptions::default()
     };
-    let _ = docker.remove_container(name, Some(options)).await;
+    match docker.remove_container(name, Some(options)).await {
+        Ok(())
+        | Err(Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => Ok(()),
+        // A removal already in progress: the container is going away.
+        Err(Error::DockerResponseServerError {
+            status_code: 409,
+            message,
+        }) if message.contains("already in progress") => Ok(()),
+        Err(e) => Err(map_error(&format!("remove {name}"), &e)),
+    }
 }
 
 impl Drop for Pending {
@@ -88,7 +103,7 @@ impl Drop for Pending {
             };
             runtime.block_on(async {
                 for name in names {
-                    remove(&docker, &name).await;
+                    let _ = remove(&docker, &name).await;
                 }
             });
         });
