@@ -31,10 +31,7 @@ pub async fn dispatch(sandbox: &Sandbox, name: &str, args: Value) -> Value {
         None => Err(sandbox.fail(
             ErrorCode::InvalidInput,
             "tools.dispatch",
-            format!(
-                "unknown tool {name:?}; known tools: {}",
-                Tool::ALL.map(Tool::name).join(", ")
-            ),
+            Tool::unknown(name),
         )),
         Some(tool) => call(sandbox, tool, args).await,
     };
@@ -44,12 +41,18 @@ pub async fn dispatch(sandbox: &Sandbox, name: &str, args: Value) -> Value {
             Value::Object(fields)
         }
         Ok(other) => json!({ "ok": true, "result": other }),
-        Err(e) => json!({
-            "ok": false,
-            "error": { "code": e.code.as_str(), "message": e.to_string() },
-        }),
+        Err(e) => error_answer(&e),
     };
     redact(sandbox, answer)
+}
+
+/// The answer to a call that failed with `e`:
+/// `{"ok": false, "error": {"code": CODE, "message": MSG}}`.
+pub fn error_answer(e: &SandboxError) -> Value {
+    json!({
+        "ok": false,
+        "error": { "code": e.code.as_str(), "message": e.to_string() },
+    })
 }
 
 async fn call(sandbox: &Sandbox, tool: Tool, args: Value) -> Result<Value> {

@@ -32,7 +32,7 @@ mod files;
 
 use serde::Serialize;
 
-pub use dispatch::dispatch;
+pub use dispatch::{dispatch, error_answer};
 
 /// The most bytes of any one text field (command output, file content) in
 /// an answer; the rest is cut at a character boundary.
@@ -81,6 +81,15 @@ impl Tool {
     /// The tool called `name`, if there is one.
     pub fn from_name(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Why `name` is no tool: the message of an unknown-tool error, with
+    /// the known tools' names.
+    pub fn unknown(name: &str) -> String {
+        format!(
+            "unknown tool {name:?}; known tools: {}",
+            Tool::ALL.map(Tool::name).join(", ")
+        )
     }
 
     /// What the tool does, for the agent.

@@ -24,7 +24,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::args::McpArgs;
@@ -165,21 +165,14 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         if Tool::from_name(&request.name).is_none() {
             return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool {:?}; known tools: {}",
-                    request.name,
-                    Tool::ALL.map(Tool::name).join(", ")
-                ),
+                Tool::unknown(&request.name),
                 None,
             ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let answer = match self.sandbox().await {
             Ok(sb) => tools::dispatch(sb, &request.name, args).await,
-            Err(e) => json!({
-                "ok": false,
-                "error": { "code": e.code.as_str(), "message": e.to_string() },
-            }),
+            Err(e) => tools::error_answer(&e),
         };
         Ok(tool_result(answer).into())
     }
