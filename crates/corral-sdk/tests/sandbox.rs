@@ -4,8 +4,9 @@
 mod sandbox_support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use corral_backend::{Backend, CORRAL_LABEL, ErrorCode, KeyMode, Labels};
+use corral_backend::{Backend, CORRAL_LABEL, ErrorCode, KeyMode, Labels, Network};
 use corral_backend_local::LocalBackend;
 use corral_sdk::{CreateOptions, Sandbox, SandboxError};
 use sandbox_support::{Wrapped, all, local, memory};
@@ -17,6 +18,8 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
         .collect()
 }
 
+/// SDK spec, "What the core does for you": "Get-or-create by key, `locator`,
+/// and the `sandbox-sdk` label" — here the label (`corral`) and find by key.
 #[tokio::test]
 async fn create_labels_corral_and_list_find_destroy() {
     for t in all("create_labels_corral_and_list_find_destroy") {
@@ -58,6 +61,8 @@ async fn create_labels_corral_and_list_find_destroy() {
     }
 }
 
+/// SDK spec, "What the core does for you": "… `locator` …" — another
+/// process reattaches with it.
 #[tokio::test]
 async fn locator_reattaches_from_another_backend_instance() {
     let t = local();
@@ -107,6 +112,8 @@ async fn malformed_or_foreign_locators_are_invalid_input() {
     assert_eq!(ok.id(), s.id());
 }
 
+/// SDK spec, "What the core does for you": "Get-or-create by key", with a
+/// backend whose `keyMode` is `"exact"`.
 #[tokio::test]
 async fn get_or_create_exact_returns_one_sandbox_even_when_racing() {
     for t in all("get_or_create_exact_returns_one_sandbox_even_when_racing") {
@@ -131,6 +138,8 @@ async fn get_or_create_exact_returns_one_sandbox_even_when_racing() {
     }
 }
 
+/// SDK spec, "What the core does for you": "Get-or-create by key", with a
+/// backend whose `keyMode` is `"best-effort"`.
 #[tokio::test]
 async fn get_or_create_best_effort_finds_then_creates() {
     let t = memory();
@@ -170,6 +179,8 @@ async fn get_or_create_refuses_a_bad_key() {
     );
 }
 
+/// SDK spec: the core does "the `SandboxError` message format", and
+/// "Translate errors" — a refusal keeps its code, one line, no secret.
 #[tokio::test]
 async fn create_errors_are_translated_one_line_and_redacted() {
     let t = memory();
@@ -203,6 +214,78 @@ async fn create_errors_are_translated_one_line_and_redacted() {
             .is_empty(),
         "nothing half-created"
     );
+}
+
+/// SDK spec, "Rules an adapter must follow": "Translate errors. … Don't
+/// attach the native error object, since it can hold credentials" — a
+/// backend failure reaches the caller as code and message only, with no
+/// error source behind it.
+#[tokio::test]
+async fn backend_errors_carry_no_native_error_object() {
+    for t in all("backend_errors_carry_no_native_error_object") {
+        let err = Sandbox::connect_id(t.backend.clone(), "no-such-sandbox")
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+        assert!(std::error::Error::source(&err).is_none(), "{err}");
+        let s = Sandbox::create(t.backend.clone(), CreateOptions::default())
+            .await
+            .unwrap();
+        s.destroy().await.unwrap();
+        let err = s.run("true").await.unwrap_err();
+        assert!(std::error::Error::source(&err).is_none(), "{err}");
+    }
+}
+
+/// SDK spec, "Rules an adapter must follow": "Fail closed. If `create`
+/// can't enforce a requested `size`, `network`, `idleTimeoutMs`, or
+/// `timeoutMs`, throw `SandboxError` with code `unsupported`. Never create a
+/// sandbox that's more open than requested." — through `Sandbox::create`,
+/// for every such request the backend declares it cannot enforce.
+#[tokio::test]
+async fn create_fails_closed_on_what_the_backend_cannot_enforce() {
+    for t in all("create_fails_closed_on_what_the_backend_cannot_enforce") {
+        let e = t.backend.capabilities().enforces;
+        let mut refused = Vec::new();
+        let mut ask = |enforced: bool, what: &str, set: fn(&mut CreateOptions)| {
+            if !enforced {
+                let mut opts = CreateOptions::default();
+                set(&mut opts);
+                refused.push((what.to_string(), opts));
+            }
+        };
+        ask(e.cpu, "size.cpus", |o| o.size.cpus = Some(1.0));
+        ask(e.memory, "size.memory_bytes", |o| {
+            o.size.memory_bytes = Some(256 << 20)
+        });
+        ask(e.disk, "size.disk_bytes", |o| {
+            o.size.disk_bytes = Some(1 << 30)
+        });
+        ask(e.network_none, "network: none", |o| {
+            o.network = Network::None
+        });
+        ask(e.idle_timeout, "idle_timeout", |o| {
+            o.idle_timeout = Some(Duration::from_secs(60))
+        });
+        ask(e.timeout, "timeout", |o| {
+            o.timeout = Some(Duration::from_secs(60))
+        });
+        for (what, opts) in refused {
+            let err = Sandbox::create(t.backend.clone(), opts)
+                .await
+                .expect_err(&format!("{}: {what} was not refused", t.backend.name()));
+            assert_eq!(err.code, ErrorCode::Unsupported, "{what}: {err}");
+            assert_eq!(err.operation, "create");
+        }
+        assert!(
+            Sandbox::list(t.backend.clone(), &Labels::new())
+                .await
+                .unwrap()
+                .is_empty(),
+            "{}: a refused create left a sandbox",
+            t.backend.name()
+        );
+    }
 }
 
 #[test]
