@@ -325,21 +325,11 @@ impl RangedRead for LocalFiles {
     }
 }
 
-/// `read_contained`: `path` must lie (lexically, after normalization) under
-/// `allowed_root`, which is itself resolved beneath the sandbox root; the
-/// read is then resolved by the kernel beneath `allowed_root`.
-fn read_contained(
-    state: &State,
-    id: &str,
-    allowed_root: &str,
-    p: &str,
-    max_bytes: u64,
-) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
-    Ok(contained_root(state, id)?.read_under(allowed_root, p, max_bytes)?)
-}
-
 #[async_trait]
 impl ContainedReadOps for crate::LocalBackend {
+    /// `path` must lie (lexically, after normalization) under
+    /// `allowed_root`, which is itself resolved beneath the sandbox root;
+    /// the read is then resolved by the kernel beneath `allowed_root`.
     async fn read_contained(
         &self,
         id: &str,
@@ -354,7 +344,7 @@ impl ContainedReadOps for crate::LocalBackend {
             path.to_owned(),
         );
         tokio::task::spawn_blocking(move || {
-            read_contained(&state, &id, &allowed_root, &path, max_bytes)
+            Ok(contained_root(&state, &id)?.read_under(&allowed_root, &path, max_bytes)?)
         })
         .await
         .map_err(|e| ContainedReadFailure::Backend(crate::join_error(&e)))?
