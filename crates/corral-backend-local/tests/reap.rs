@@ -124,6 +124,19 @@ impl Drop for Cleanup {
     }
 }
 
+/// A fresh backend with one sandbox, and the cleanup of its processes;
+/// `None`, after saying why, where this host cannot run these tests.
+async fn one_sandbox() -> Option<(TempDir, LocalBackend, String, Cleanup)> {
+    if let Some(why) = unsupported() {
+        eprintln!("skip: {why}");
+        return None;
+    }
+    let (dir, b) = backend();
+    let id = sandbox(&b).await.id;
+    let cleanup = Cleanup::new(&dir, &[&id]);
+    Some((dir, b, id, cleanup))
+}
+
 /// Runs `script` in sandbox `id` and returns the pid it wrote to `pidfile`
 /// (in the sandbox's `/workspace`), checking it is alive.
 async fn run_and_read_pid(
@@ -164,13 +177,9 @@ async fn gone(pid: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroy_kills_processes_that_left_their_group() {
-    if let Some(why) = unsupported() {
-        eprintln!("skip: {why}");
+    let Some((dir, b, id, _cleanup)) = one_sandbox().await else {
         return;
-    }
-    let (dir, b) = backend();
-    let id = sandbox(&b).await.id;
-    let _cleanup = Cleanup::new(&dir, &[&id]);
+    };
     let escaped = run_and_read_pid(&b, &dir, &id, ESCAPE, "escaped.pid").await;
     let daemon = run_and_read_pid(&b, &dir, &id, DOUBLE_FORK, "daemon.pid").await;
     let marked_before = marked(&id);
@@ -187,13 +196,9 @@ async fn destroy_kills_processes_that_left_their_group() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_without_the_marker_is_found_by_its_working_directory() {
-    if let Some(why) = unsupported() {
-        eprintln!("skip: {why}");
+    let Some((dir, b, id, _cleanup)) = one_sandbox().await else {
         return;
-    }
-    let (dir, b) = backend();
-    let id = sandbox(&b).await.id;
-    let _cleanup = Cleanup::new(&dir, &[&id]);
+    };
     let pid = run_and_read_pid(&b, &dir, &id, CLEARED_ENV, "noenv.pid").await;
     assert!(
         !marked(&id).contains(&pid),
@@ -228,13 +233,9 @@ async fn another_sandbox_keeps_its_processes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroy_through_another_instance_reaches_live_processes_too() {
-    if let Some(why) = unsupported() {
-        eprintln!("skip: {why}");
+    let Some((dir, b, id, _cleanup)) = one_sandbox().await else {
         return;
-    }
-    let (dir, b) = backend();
-    let id = sandbox(&b).await.id;
-    let _cleanup = Cleanup::new(&dir, &[&id]);
+    };
     let ops = b.process_ops().expect("start_process");
     let spec = |argv: &[&str]| ProcessSpec {
         command: Command::argv(argv.iter().copied()),
@@ -287,13 +288,9 @@ async fn the_marker_cannot_be_overridden() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sweep_reaps_what_an_interrupted_destroy_left() {
-    if let Some(why) = unsupported() {
-        eprintln!("skip: {why}");
+    let Some((dir, b, id, _cleanup)) = one_sandbox().await else {
         return;
-    }
-    let (dir, b) = backend();
-    let id = sandbox(&b).await.id;
-    let _cleanup = Cleanup::new(&dir, &[&id]);
+    };
     let pid = run_and_read_pid(&b, &dir, &id, ESCAPE, "escaped.pid").await;
     // What a destroy that crashed after its rename leaves behind.
     let sandboxes = dir.path().join("sandboxes");
