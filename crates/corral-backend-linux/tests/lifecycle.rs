@@ -378,14 +378,6 @@ async fn pause_freezes_resume_thaws_and_usage_counts() {
 
 /// Writes a one-layer OCI image layout holding `/hello.txt` into `dir`.
 fn tiny_oci_layout(dir: &std::path::Path) {
-    use sha2::Digest;
-    let blobs = dir.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs).unwrap();
-    let put = |bytes: &[u8]| -> (String, usize) {
-        let hex = hex::encode(sha2::Sha256::digest(bytes));
-        std::fs::write(blobs.join(&hex), bytes).unwrap();
-        (format!("sha256:{hex}"), bytes.len())
-    };
     let mut layer = tar::Builder::new(Vec::new());
     let body = b"from the image\n";
     let mut h = tar::Header::new_gnu();
@@ -393,30 +385,7 @@ fn tiny_oci_layout(dir: &std::path::Path) {
     h.set_mode(0o644);
     h.set_cksum();
     layer.append_data(&mut h, "hello.txt", &body[..]).unwrap();
-    let layer = layer.into_inner().unwrap();
-    let (layer_digest, layer_size) = put(&layer);
-    let config = serde_json::json!({
-        "architecture": "amd64", "os": "linux", "config": {},
-        "rootfs": {"type": "layers", "diff_ids": [layer_digest]}
-    });
-    let (config_digest, config_size) = put(config.to_string().as_bytes());
-    let manifest = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": config_digest, "size": config_size},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
-                    "digest": layer_digest, "size": layer_size}]
-    });
-    let (manifest_digest, manifest_size) = put(manifest.to_string().as_bytes());
-    let index = serde_json::json!({
-        "schemaVersion": 2,
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                       "digest": manifest_digest, "size": manifest_size,
-                       "annotations": {"org.opencontainers.image.ref.name": "tiny"}}]
-    });
-    std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
-    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    common::one_layer_oci_layout(dir, "tiny", &layer.into_inner().unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use corral_backend::{
     Backend, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, ProcessSpec,
+    SandboxInfo,
 };
 use corral_backend_linux::LinuxBackend;
 
 mod common;
-use common::{backend, run};
+use common::{StateDir, backend, run};
 
 /// The host port of a preview URL `http://127.0.0.1:PORT/`.
 fn host_port(url: &str) -> u16 {
@@ -212,29 +213,34 @@ async fn a_none_sandbox_with_a_preview_still_cannot_reach_out() {
     b.destroy(&info.id).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_forwarder_ends_with_its_sandbox_init_and_gc_leaves_no_port() {
-    let test = "the_forwarder_ends_with_its_sandbox_init_and_gc_leaves_no_port";
-    let Some((b, dir)) = backend(test) else {
-        return;
-    };
+/// A sandbox declaring port 8000, the host port of its preview and the
+/// forwarder pid its preview record names.
+async fn previewed(b: &LinuxBackend, dir: &StateDir) -> (SandboxInfo, u16, u64) {
     let req = CreateRequest {
         ports: vec![8000],
         ..CreateRequest::default()
     };
     let info = b.create(req).await.unwrap();
     let port = host_port(&b.preview_url(&info.id, 8000).await.unwrap().url);
-    let record: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            dir.path()
-                .join("linux/sandboxes")
-                .join(&info.id)
-                .join("preview.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let forwarder = record["forwarder"][0].as_u64().unwrap() as i32;
+    let record = dir
+        .path()
+        .join("linux/sandboxes")
+        .join(&info.id)
+        .join("preview.json");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    let forwarder = record["forwarder"][0].as_u64().unwrap();
+    (info, port, forwarder)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_forwarder_ends_with_its_sandbox_init_and_gc_leaves_no_port() {
+    let test = "the_forwarder_ends_with_its_sandbox_init_and_gc_leaves_no_port";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let (info, port, forwarder) = previewed(&b, &dir).await;
+    let forwarder = forwarder as i32;
     let init_pid = b.native(&info.id).await.unwrap()["init_pid"]
         .as_u64()
         .unwrap() as i32;
@@ -269,16 +275,8 @@ async fn gc_leaves_no_forwarder_of_a_half_made_sandbox() {
     let Some((b, dir)) = backend(test) else {
         return;
     };
-    let req = CreateRequest {
-        ports: vec![8000],
-        ..CreateRequest::default()
-    };
-    let info = b.create(req).await.unwrap();
-    let port = host_port(&b.preview_url(&info.id, 8000).await.unwrap().url);
+    let (info, port, forwarder) = previewed(&b, &dir).await;
     let sandbox = dir.path().join("linux/sandboxes").join(&info.id);
-    let record: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(sandbox.join("preview.json")).unwrap()).unwrap();
-    let forwarder = record["forwarder"][0].as_u64().unwrap();
     // What a creator killed before its records were written leaves: no
     // sandbox record, no creator, no preview record — only the processes.
     for f in ["meta.json", "creator", "preview.json"] {

@@ -180,14 +180,6 @@ async fn a_snapshot_larger_than_the_disk_limit_is_a_quota_error_and_leaves_nothi
 
 /// An OCI layout holding one layer: `hello.txt` and `d/keep.txt`.
 fn layout(dir: &std::path::Path) {
-    use sha2::Digest;
-    let blobs = dir.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs).unwrap();
-    let put = |bytes: &[u8]| -> (String, usize) {
-        let hex = hex::encode(sha2::Sha256::digest(bytes));
-        std::fs::write(blobs.join(&hex), bytes).unwrap();
-        (format!("sha256:{hex}"), bytes.len())
-    };
     let mut layer = tar::Builder::new(Vec::new());
     let mut d = tar::Header::new_gnu();
     d.set_entry_type(tar::EntryType::Directory);
@@ -202,30 +194,7 @@ fn layout(dir: &std::path::Path) {
         h.set_cksum();
         layer.append_data(&mut h, name, body).unwrap();
     }
-    let layer = layer.into_inner().unwrap();
-    let (layer_digest, layer_size) = put(&layer);
-    let config = serde_json::json!({
-        "architecture": "amd64", "os": "linux", "config": {},
-        "rootfs": {"type": "layers", "diff_ids": [layer_digest]}
-    });
-    let (config_digest, config_size) = put(config.to_string().as_bytes());
-    let manifest = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": config_digest, "size": config_size},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
-                    "digest": layer_digest, "size": layer_size}]
-    });
-    let (manifest_digest, manifest_size) = put(manifest.to_string().as_bytes());
-    let index = serde_json::json!({
-        "schemaVersion": 2,
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                       "digest": manifest_digest, "size": manifest_size,
-                       "annotations": {"org.opencontainers.image.ref.name": "snapbase"}}]
-    });
-    std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
-    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    common::one_layer_oci_layout(dir, "snapbase", &layer.into_inner().unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

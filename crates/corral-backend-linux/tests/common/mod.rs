@@ -72,3 +72,39 @@ pub async fn sh(b: &LinuxBackend, id: &str, script: &str) -> String {
     assert_eq!(code, 0, "{script}: {err}");
     out
 }
+
+/// Writes an OCI image layout in `dir` holding one image, `name`, of the
+/// single uncompressed layer `layer` (a tar archive).
+pub fn one_layer_oci_layout(dir: &std::path::Path, name: &str, layer: &[u8]) {
+    use sha2::Digest;
+    let blobs = dir.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let put = |bytes: &[u8]| -> (String, usize) {
+        let hex = hex::encode(sha2::Sha256::digest(bytes));
+        std::fs::write(blobs.join(&hex), bytes).unwrap();
+        (format!("sha256:{hex}"), bytes.len())
+    };
+    let (layer_digest, layer_size) = put(layer);
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux", "config": {},
+        "rootfs": {"type": "layers", "diff_ids": [layer_digest]}
+    });
+    let (config_digest, config_size) = put(config.to_string().as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": config_digest, "size": config_size},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": layer_digest, "size": layer_size}]
+    });
+    let (manifest_digest, manifest_size) = put(manifest.to_string().as_bytes());
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": manifest_digest, "size": manifest_size,
+                       "annotations": {"org.opencontainers.image.ref.name": name}}]
+    });
+    std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+}
