@@ -49,6 +49,10 @@ async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
     s.destroy().await.unwrap();
 }
 
+/// SDK spec, "Avoiding extra calls": with `inlineActivity` the adapter keeps
+/// the run activity record ("Otherwise the core maintains that record
+/// through file calls"), and with `files.writeCreatesParents` "the core then
+/// omits its unconditional mkdir" — counted in all four combinations.
 #[tokio::test]
 async fn file_calls_per_mode_are_counted() {
     for t in all("file_calls_per_mode_are_counted") {
@@ -58,6 +62,9 @@ async fn file_calls_per_mode_are_counted() {
     }
 }
 
+/// SDK spec, "Avoiding extra calls": the activity record is honoured "for
+/// the entire run, including failure and cancellation" — whether the core
+/// or an `inlineActivity` backend keeps it.
 #[tokio::test]
 async fn records_are_removed_after_timeout_abort_and_errors() {
     for t in all("records_are_removed_after_timeout_abort_and_errors") {
