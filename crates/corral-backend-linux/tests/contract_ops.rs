@@ -16,6 +16,9 @@ fn reason(r: Result<Vec<u8>, ContainedReadFailure>) -> ContainmentReason {
     }
 }
 
+// Provider contract, "Paths, mounts": containment must be physical, not
+// textual — a read resolves to a descriptor beneath `allowed_root`, and a
+// symlink escape is refused with the closed reason `outside_root`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contained_reads_stay_under_the_allowed_root() {
     let test = "contained_reads_stay_under_the_allowed_root";
@@ -65,6 +68,8 @@ async fn contained_reads_stay_under_the_allowed_root() {
     assert!(matches!(gone, Err(ContainedReadFailure::Backend(e)) if e.code == ErrorCode::NotFound));
 }
 
+// Provider contract, `listProjectDir`: complete leaf enumeration — special
+// files named, never omitted; the listing is `complete: true`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tree_listing_names_every_leaf() {
     let test = "a_tree_listing_names_every_leaf";
@@ -122,6 +127,8 @@ fn file(path: &str, bytes: &[u8], mode: Option<u32>) -> BatchFile {
     }
 }
 
+// Provider contract, `beginActiveWrite`: stage and atomically publish a
+// bounded regular-file batch — every file or none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_write_publishes_every_file_or_none() {
     let test = "a_batch_write_publishes_every_file_or_none";

@@ -20,6 +20,8 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+// Provider contract, `destroy`: idempotent teardown of one instance (the
+// second destroy of a gone sandbox succeeds).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_exec_destroy_leaves_nothing_behind() {
     let Some((b, dir)) = backend("create_exec_destroy_leaves_nothing_behind") else {
@@ -179,6 +181,9 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
     );
 }
 
+// Provider contract, `openProcess`: start a long-lived process and expose
+// stdio as live streams; SDK spec, "Rules an adapter must follow": the
+// entire process group is killed on abort (the background child too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_process_streams_stdio_and_kills_its_group() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -520,6 +525,8 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
     assert_eq!(mounts_under(dir.path()), 0, "torn down once seen expired");
 }
 
+// SDK spec, "Rules an adapter must follow": exec kills the entire remote
+// process group before settling on timeout (the background child too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wins() {
     let test = "an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wins";

@@ -242,6 +242,9 @@ async fn none_reaches_no_test_host() {
     b.destroy(&info.id).await.unwrap();
 }
 
+// SDK spec, "Rules an adapter must follow": fail closed — never create a
+// sandbox that is more open than requested (a destination the allowlist
+// cannot enforce is refused and nothing is made).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ipv6_destination_is_refused_and_leaves_nothing() {
     let Some((b, dir)) = backend("an_ipv6_destination_is_refused_and_leaves_nothing") else {

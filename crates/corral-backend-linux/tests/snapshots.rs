@@ -20,6 +20,9 @@ fn sandboxes(b: &LinuxBackend) -> usize {
         .count()
 }
 
+// Provider contract, `cloneSnapshot`: physically clone with a different id
+// and no dependency on the source (the clone restores after the source is
+// deleted); `destroySnapshot`: idempotent (the second delete succeeds).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones() {
     let test = "a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones";
