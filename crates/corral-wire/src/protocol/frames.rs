@@ -165,11 +165,32 @@ pub enum FrameError {
 impl DataFrame {
     /// The binary message.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(9 + self.payload.len());
-        out.push(self.stream.tag());
-        out.extend_from_slice(&self.offset.to_be_bytes());
-        out.extend_from_slice(&self.payload);
+        Self::encode_parts(self.stream, self.offset, &self.payload)
+    }
+
+    /// The binary message of a frame carrying `payload` at `offset` of
+    /// `stream`, copied once (no intermediate `DataFrame`).
+    pub fn encode_parts(stream: Stream, offset: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + payload.len());
+        out.push(stream.tag());
+        out.extend_from_slice(&offset.to_be_bytes());
+        out.extend_from_slice(payload);
         out
+    }
+
+    /// `bytes`, starting at offset `from` of `stream`, as consecutive
+    /// binary messages of at most [`super::MAX_DATA_FRAME_BYTES`] each.
+    pub fn encode_chunks(
+        stream: Stream,
+        from: u64,
+        bytes: &[u8],
+    ) -> impl Iterator<Item = Vec<u8>> + '_ {
+        let mut offset = from;
+        bytes.chunks(super::MAX_DATA_FRAME_BYTES).map(move |chunk| {
+            let message = Self::encode_parts(stream, offset, chunk);
+            offset += chunk.len() as u64;
+            message
+        })
     }
 
     /// Decodes a binary message.
@@ -207,6 +228,24 @@ mod tests {
         assert_eq!(DataFrame::decode(&[1, 2]), Err(FrameError::Short(2)));
         assert_eq!(DataFrame::decode(&[]), Err(FrameError::Short(0)));
         assert_eq!(DataFrame::decode(&[9; 12]), Err(FrameError::Tag(9)));
+    }
+
+    #[test]
+    fn chunked_encoding_splits_at_the_frame_bound_and_advances_the_offset() {
+        let bytes: Vec<u8> = (0..super::super::MAX_DATA_FRAME_BYTES + 10)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let frames: Vec<DataFrame> = DataFrame::encode_chunks(Stream::Stdin, 100, &bytes)
+            .map(|m| DataFrame::decode(&m).unwrap())
+            .collect();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0].offset, 100);
+        assert_eq!(
+            frames[1].offset,
+            100 + super::super::MAX_DATA_FRAME_BYTES as u64
+        );
+        let joined: Vec<u8> = frames.iter().flat_map(|f| f.payload.clone()).collect();
+        assert_eq!(joined, bytes);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use corral_contract::{FailureReason, Operation, ProcessExit, SandboxError};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::protocol::{DataFrame, Frame, MAX_DATA_FRAME_BYTES, Stream};
+use crate::protocol::{DataFrame, Frame, Stream};
 
 pub(super) fn failed(reason: FailureReason) -> SandboxError {
     SandboxError::operation_failed(Operation::OpenProcess, reason)
@@ -155,15 +155,8 @@ impl Session {
         }
         let skip = usize::try_from(stdin_offset - base).unwrap_or(0);
         let tail: Vec<u8> = st.stdin.retained.iter().skip(skip).copied().collect();
-        let mut offset = stdin_offset;
-        for chunk in tail.chunks(MAX_DATA_FRAME_BYTES) {
-            let frame = DataFrame {
-                stream: Stream::Stdin,
-                offset,
-                payload: chunk.to_vec(),
-            };
-            self.send(Message::binary(frame.encode()));
-            offset += chunk.len() as u64;
+        for message in DataFrame::encode_chunks(Stream::Stdin, stdin_offset, &tail) {
+            self.send(Message::binary(message));
         }
         if st.stdin.closed {
             let sent = st.stdin.sent;

@@ -38,12 +38,11 @@ impl ByteSink for Input {
             .len()
             .min(MAX_DATA_FRAME_BYTES)
             .min(usize::try_from(room).unwrap_or(usize::MAX));
-        let frame = DataFrame {
-            stream: Stream::Stdin,
-            offset: st.stdin.sent,
-            payload: buf[..n].to_vec(),
-        };
-        self.0.send(Message::binary(frame.encode()));
+        self.0.send(Message::binary(DataFrame::encode_parts(
+            Stream::Stdin,
+            st.stdin.sent,
+            &buf[..n],
+        )));
         st.stdin.retained.extend(&buf[..n]);
         st.stdin.sent += n as u64;
         Poll::Ready(Ok(n))

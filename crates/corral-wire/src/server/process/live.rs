@@ -52,17 +52,9 @@ impl Retained {
             .skip(usize::try_from(from - self.base).ok()?)
             .copied()
             .collect();
-        let mut frames = Vec::new();
-        let mut offset = from;
-        for chunk in tail.chunks(MAX_DATA_FRAME_BYTES) {
-            let frame = DataFrame {
-                stream,
-                offset,
-                payload: chunk.to_vec(),
-            };
-            frames.push(Message::binary(frame.encode()));
-            offset += chunk.len() as u64;
-        }
+        let mut frames: Vec<Message> = DataFrame::encode_chunks(stream, from, &tail)
+            .map(Message::binary)
+            .collect();
         if let Some(end) = self.eof {
             frames.push(text(&Frame::HalfClose {
                 stream,
@@ -307,13 +299,12 @@ async fn pump(
             }
             Ok(n) => {
                 out.stream(stream).bytes.extend(&buf[..n]);
-                let frame = DataFrame {
+                out.send(Message::binary(DataFrame::encode_parts(
                     stream,
                     offset,
-                    payload: buf[..n].to_vec(),
-                };
+                    &buf[..n],
+                )));
                 offset += n as u64;
-                out.send(Message::binary(frame.encode()));
             }
         }
     }

@@ -305,7 +305,10 @@ fn stdin(live: &Live, frame: DataFrame) -> bool {
     if end <= received {
         return true;
     }
-    let fresh = frame.payload[usize::try_from(received - frame.offset).unwrap_or(0)..].to_vec();
+    // Bytes resent after a `resumed` that the server already has are cut
+    // off the front; the decoded payload is handed on without a copy.
+    let mut fresh = frame.payload;
+    fresh.drain(..usize::try_from(received - frame.offset).unwrap_or(0));
     live.received.store(end, Ordering::SeqCst);
     let _ = live.stdin.send(Stdin::Data(fresh));
     true
