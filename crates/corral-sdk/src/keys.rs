@@ -86,24 +86,20 @@ impl Sandbox {
     }
 }
 
-/// The live sandbox with `key`, carrying the secrets of `options`; `None`
-/// when there is none or it was destroyed before the attach.
+/// The sandbox with `key`, carrying the secrets of `options`; `None` when
+/// there is none. `find` reports live sandboxes only, so the handle is used
+/// as it comes: a second call (`connect`) would only narrow, not close, the
+/// window in which another caller destroys it.
 async fn attach(
     backend: &Arc<dyn Backend>,
     key: &str,
     options: &CreateOptions,
 ) -> Result<Option<Sandbox>> {
-    let Some(found) = Sandbox::find(backend.clone(), key).await? else {
-        return Ok(None);
-    };
-    match Sandbox::connect_id(backend.clone(), found.id()).await {
-        Ok(sandbox) => {
-            for v in options.secret_env.values() {
-                sandbox.add_secret(v.clone());
-            }
-            Ok(Some(sandbox))
+    let found = Sandbox::find(backend.clone(), key).await?;
+    if let Some(sandbox) = &found {
+        for v in options.secret_env.values() {
+            sandbox.add_secret(v.clone());
         }
-        Err(e) if e.code == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e),
     }
+    Ok(found)
 }
