@@ -17,12 +17,12 @@ use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError, Labels};
 use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend, testimage};
-use corral_contract::{HostPort, SandboxError};
+use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 
-use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::target::{ConformanceTarget, EgressFixture, Inventory};
 use crate::targets::inventory::backend_inventory;
-use crate::targets::loopback::LoopbackServer;
+use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
 /// `ContractAdapter<DockerBackend>` on a scope of its own.
 #[derive(Debug)]
@@ -65,10 +65,7 @@ impl DockerTarget {
             .await
             .and_then(|b| b.scoped(&scope))
             .map_err(|e| unavailable(&e))?;
-        let servers = [
-            LoopbackServer::start().map_err(DockerTargetError::Server)?,
-            LoopbackServer::start().map_err(DockerTargetError::Server)?,
-        ];
+        let servers = LoopbackServer::pair().map_err(DockerTargetError::Server)?;
         Ok(Self {
             backend: Arc::new(backend),
             servers,
@@ -130,14 +127,7 @@ impl ConformanceTarget for DockerTarget {
     }
 
     fn egress(&self) -> Option<EgressFixture> {
-        let [a, b] = &self.servers;
-        let allowed = HostPort::new(a.address()).ok()?;
-        let denied = HostPort::new(b.address()).ok()?;
-        Some(EgressFixture {
-            allowed,
-            denied,
-            probe: EgressProbe::Curl,
-        })
+        curl_fixture(self.servers.each_ref().map(LoopbackServer::address))
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {

@@ -20,13 +20,13 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::testhost::{TestHost, TestHostError};
-use corral_contract::{HostPort, SandboxError};
+use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use tempfile::TempDir;
 
-use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::target::{ConformanceTarget, EgressFixture, Inventory};
 use crate::targets::inventory::backend_inventory;
-use crate::targets::loopback::LoopbackServer;
+use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
 /// `ContractAdapter<LinuxBackend>` with `envelopes::linux_for` its capabilities on this host.
 #[derive(Debug)]
@@ -101,10 +101,7 @@ impl LinuxTarget {
         let servers = if backend.capabilities().enforces.network_allowlist {
             Servers::Hosts(Box::new([test_host()?, test_host()?]))
         } else {
-            Servers::Loopback([
-                LoopbackServer::start().map_err(LinuxTargetError::Server)?,
-                LoopbackServer::start().map_err(LinuxTargetError::Server)?,
-            ])
+            Servers::Loopback(LoopbackServer::pair().map_err(LinuxTargetError::Server)?)
         };
         Ok(Self {
             backend: Arc::new(backend),
@@ -147,14 +144,7 @@ impl ConformanceTarget for LinuxTarget {
     }
 
     fn egress(&self) -> Option<EgressFixture> {
-        let [a, b] = self.servers.addresses();
-        let allowed = HostPort::new(a).ok()?;
-        let denied = HostPort::new(b).ok()?;
-        Some(EgressFixture {
-            allowed,
-            denied,
-            probe: EgressProbe::Curl,
-        })
+        curl_fixture(self.servers.addresses())
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {

@@ -18,11 +18,9 @@ use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use tempfile::TempDir;
 
-use corral_contract::HostPort;
-
-use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::target::{ConformanceTarget, EgressFixture, Inventory};
 use crate::targets::inventory::backend_inventory;
-use crate::targets::loopback::LoopbackServer;
+use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
 /// `ContractAdapter<LocalBackend>` with `envelopes::local_for` its capabilities on this host.
 #[derive(Debug)]
@@ -54,10 +52,7 @@ impl LocalTarget {
             .tempdir()
             .map_err(LocalTargetError::StateDir)?;
         let backend = LocalBackend::open(state.path()).map_err(LocalTargetError::Backend)?;
-        let servers = [
-            LoopbackServer::start().map_err(LocalTargetError::Server)?,
-            LoopbackServer::start().map_err(LocalTargetError::Server)?,
-        ];
+        let servers = LoopbackServer::pair().map_err(LocalTargetError::Server)?;
         Ok(Self {
             backend: Arc::new(backend),
             state,
@@ -91,14 +86,7 @@ impl ConformanceTarget for LocalTarget {
     }
 
     fn egress(&self) -> Option<EgressFixture> {
-        let [a, b] = &self.servers;
-        let allowed = HostPort::new(a.address()).ok()?;
-        let denied = HostPort::new(b.address()).ok()?;
-        Some(EgressFixture {
-            allowed,
-            denied,
-            probe: EgressProbe::Curl,
-        })
+        curl_fixture(self.servers.each_ref().map(LoopbackServer::address))
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {

@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use corral_contract::HostPort;
+
+use crate::target::{EgressFixture, EgressProbe};
+
 /// Most connections one server answers before it stops by itself.
 const MAX_CONNECTIONS: usize = 256;
 
@@ -22,6 +26,12 @@ pub struct LoopbackServer {
 }
 
 impl LoopbackServer {
+    /// Starts two servers, each on a free loopback port: the allowed and
+    /// the denied destination of a [`curl_fixture`].
+    pub fn pair() -> std::io::Result<[Self; 2]> {
+        Ok([Self::start()?, Self::start()?])
+    }
+
     /// Starts a server on a free loopback port.
     pub fn start() -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
@@ -56,6 +66,16 @@ impl LoopbackServer {
     pub fn address(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
+}
+
+/// The egress fixture of a target whose sandboxes have `curl`: `allowed`
+/// and `denied` are `host:port` destinations the target serves.
+pub(crate) fn curl_fixture([allowed, denied]: [String; 2]) -> Option<EgressFixture> {
+    Some(EgressFixture {
+        allowed: HostPort::new(allowed).ok()?,
+        denied: HostPort::new(denied).ok()?,
+        probe: EgressProbe::Curl,
+    })
 }
 
 impl Drop for LoopbackServer {
