@@ -3,35 +3,18 @@
 
 mod common;
 
-use common::{assert_skips_name_their_missing_tokens, with_outcome};
-use corral_conformance::targets::{LocalTarget, backend_inventory};
-use corral_conformance::{Outcome, run};
+use common::{assert_fails_nothing_and_names_every_skip, planned_skips, with_outcome};
+use corral_conformance::Outcome;
+use corral_conformance::targets::LocalTarget;
 
 #[tokio::test]
 async fn the_local_backend_fails_nothing_and_names_every_skip() {
     let target = LocalTarget::new().unwrap();
-    let report = run(&target).await.unwrap();
-    print!("{}", report.table());
-    for c in &report.cases {
-        assert_ne!(
-            c.outcome,
-            Outcome::Failed,
-            "{}: {}",
-            c.name,
-            c.reason.as_deref().unwrap_or("")
-        );
-    }
-    assert_skips_name_their_missing_tokens(&report);
-    let planned: Vec<_> = report
-        .envelope
-        .conformance_plan()
-        .into_iter()
-        .filter(|(_, missing)| !missing.is_empty())
-        .map(|(case, _)| case)
-        .collect();
-    assert_eq!(with_outcome(&report, Outcome::Skipped), planned);
-    let left = backend_inventory(&**target.backend()).await.unwrap();
-    assert!(left.is_empty(), "the suite left {left}");
+    let report = assert_fails_nothing_and_names_every_skip(&target).await;
+    assert_eq!(
+        with_outcome(&report, Outcome::Skipped),
+        planned_skips(&report)
+    );
     let dir = target.state_dir().to_path_buf();
     drop(target);
     assert!(

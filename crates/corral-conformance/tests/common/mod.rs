@@ -3,7 +3,7 @@
 
 use corral_backend::Labels;
 use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};
-use corral_conformance::{ConformanceTarget, Outcome, Report, run_cases};
+use corral_conformance::{ConformanceTarget, Outcome, Report, run, run_cases};
 use corral_contract::ConformanceCase;
 
 /// Runs one case against `target` and returns its report.
@@ -76,6 +76,44 @@ pub fn assert_skips_name_their_missing_tokens(report: &Report) {
             }
         }
     }
+}
+
+/// Runs the whole contract suite against `target` and requires that no
+/// case failed, that every skip names exactly the tokens the envelope
+/// lacks, and that the target's inventory is empty afterwards. Returns the
+/// report.
+pub async fn assert_fails_nothing_and_names_every_skip<T: ConformanceTarget>(target: &T) -> Report {
+    let report = run(target).await.unwrap();
+    print!("{}", report.table());
+    for c in &report.cases {
+        assert_ne!(
+            c.outcome,
+            Outcome::Failed,
+            "{}: {}",
+            c.name,
+            c.reason.as_deref().unwrap_or("")
+        );
+    }
+    assert_skips_name_their_missing_tokens(&report);
+    let left = target
+        .inventory()
+        .await
+        .expect("the target keeps an inventory")
+        .unwrap();
+    assert!(left.is_empty(), "the suite left {left}");
+    report
+}
+
+/// The cases the envelope of `report` plans to skip (those it lacks a
+/// token for), in plan order.
+pub fn planned_skips(report: &Report) -> Vec<ConformanceCase> {
+    report
+        .envelope
+        .conformance_plan()
+        .into_iter()
+        .filter(|(_, missing)| !missing.is_empty())
+        .map(|(case, _)| case)
+        .collect()
 }
 
 /// The SDK cases of `report` that ended with `outcome`, in report order.
