@@ -23,9 +23,6 @@ use corral_wire::{ShutdownReport, Token, WireServer};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
-/// The backends `corral serve` hosts.
-const SERVED: &[&str] = &["memory", "local", "linux", "docker"];
-
 /// Runs `corral serve`.
 pub async fn serve(backend: String, listen: String, token_file: PathBuf) -> CliResult {
     let token = Token::from_file(&token_file).map_err(|e| CliError::usage(e.to_string()))?;
@@ -70,7 +67,7 @@ pub async fn serve(backend: String, listen: String, token_file: PathBuf) -> CliR
         }
         other => Err(CliError::usage(format!(
             "unknown backend {other:?}; corral serve hosts: {}",
-            SERVED.join(", ")
+            crate::backends::KNOWN.join(", ")
         ))),
     }
 }
