@@ -20,31 +20,17 @@ const CHAIN: &str = "FORWARD";
 /// chain name.
 fn rules(link: &str) -> [Vec<String>; 2] {
     let comment = format!("corral {link}");
-    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let tail = ["-m", "comment", "--comment", &comment, "-j", "ACCEPT"];
+    let rule = |head: &[&str]| head.iter().chain(&tail).map(|a| a.to_string()).collect();
     [
-        s(&[
-            "-i",
-            link,
-            "-m",
-            "comment",
-            "--comment",
-            &comment,
-            "-j",
-            "ACCEPT",
-        ]),
-        s(&[
+        rule(&["-i", link]),
+        rule(&[
             "-o",
             link,
             "-m",
             "conntrack",
             "--ctstate",
             "RELATED,ESTABLISHED",
-            "-m",
-            "comment",
-            "--comment",
-            &comment,
-            "-j",
-            "ACCEPT",
         ]),
     ]
 }
