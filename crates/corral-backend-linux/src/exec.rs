@@ -237,16 +237,19 @@ impl OomWatch {
         }
     }
 
+    /// Whether an exit could be an out-of-memory kill at all (a `SIGKILL`);
+    /// any other exit needs no counter read.
+    fn may_be_oom(code: Option<i32>, sig: Option<i32>) -> bool {
+        code.is_none() && sig == Some(libc::SIGKILL)
+    }
+
     /// The exit as `ExitStatus`: [`ExitStatus::OomKilled`] for a `SIGKILL`
     /// while the counter rose, else as [`exit_status`] says (blocking).
     pub fn status(&self, code: Option<i32>, sig: Option<i32>) -> ExitStatus {
         let plain = exit_status(code, sig);
-        let Some(before) = self.before else {
+        let Some(before) = self.before.filter(|_| Self::may_be_oom(code, sig)) else {
             return plain;
         };
-        if code.is_some() || sig != Some(libc::SIGKILL) {
-            return plain;
-        }
         for attempt in 0..2 {
             if oom_kills(&self.state, &self.id).is_some_and(|now| now > before) {
                 return ExitStatus::OomKilled;
@@ -413,9 +416,16 @@ pub async fn run(
     let finished_at_ms = now_ms().max(started_at_ms);
     match ending {
         Ending::Exited(code, sig) => {
-            let status = tokio::task::spawn_blocking(move || oom.status(code, sig))
-                .await
-                .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))?;
+            // Only a `SIGKILL` needs the (blocking) counter read.
+            let status = if OomWatch::may_be_oom(code, sig) {
+                tokio::task::spawn_blocking(move || oom.status(code, sig))
+                    .await
+                    .map_err(|e| {
+                        BackendError::new(ErrorCode::Provider, format!("exec task: {e}"))
+                    })?
+            } else {
+                exit_status(code, sig)
+            };
             Ok(ExecOutcome {
                 status,
                 started_at_ms,
