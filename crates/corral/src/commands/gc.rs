@@ -59,20 +59,29 @@ struct LocalReport {
 pub async fn gc(args: GcArgs) -> CliResult {
     let idle = args.idle.as_deref().map(parse_duration).transpose()?;
     let dir = LocalBackend::default_state_dir();
-    let linux = match LinuxBackend::available() {
-        Ok(()) => LinuxOutcome::Swept(LinuxBackend::open(&dir)?.gc().await?),
-        Err(why) => LinuxOutcome::Skipped(why),
+    let (linux, linux_backend) = match LinuxBackend::available() {
+        Ok(()) => {
+            let backend = LinuxBackend::open(&dir)?;
+            (LinuxOutcome::Swept(backend.gc().await?), Some(backend))
+        }
+        Err(why) => (LinuxOutcome::Skipped(why), None),
     };
+    let local_backend = LocalBackend::open(&dir)?;
     let local = LocalReport {
-        sandboxes: LocalBackend::open(&dir)?
-            .sweep_incomplete(LOCAL_MIN_AGE)
-            .await?,
+        sandboxes: local_backend.sweep_incomplete(LOCAL_MIN_AGE).await?,
     };
     let idle = match idle {
         None => None,
         Some(idle) => {
+            let backends: Vec<Arc<dyn Backend>> = match args.backend.as_deref() {
+                Some(named) => vec![crate::backends::open(Some(named))?],
+                // The two just swept, on the default state directory.
+                None => std::iter::once(Arc::new(local_backend) as Arc<dyn Backend>)
+                    .chain(linux_backend.map(|l| Arc::new(l) as Arc<dyn Backend>))
+                    .collect(),
+            };
             let mut reports = Vec::new();
-            for backend in idle_backends(args.backend.as_deref())? {
+            for backend in backends {
                 let report = corral_sdk::gc(backend, idle)
                     .await
                     .map_err(|e| CliError::failure(e.code.as_str(), e.to_string()))?;
@@ -117,19 +126,6 @@ pub async fn gc(args: GcArgs) -> CliResult {
         ));
     }
     Ok(0)
-}
-
-/// The backends `--idle` sweeps: the one named, or local and (where it can
-/// run) linux on the default state directory.
-fn idle_backends(named: Option<&str>) -> Result<Vec<Arc<dyn Backend>>, CliError> {
-    if named.is_some() {
-        return Ok(vec![crate::backends::open(named)?]);
-    }
-    let mut list = vec![crate::backends::open(Some("local"))?];
-    if LinuxBackend::available().is_ok() {
-        list.push(crate::backends::open(Some("linux"))?);
-    }
-    Ok(list)
 }
 
 /// Parses `90s`, `30m`, `2h`, `1d`, `500ms`, `1h30m`; a bare number is seconds.
