@@ -206,6 +206,12 @@ fn new_id() -> Result<String> {
 
 /// Starts one init in a new cgroup (blocking).
 pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
+    join(unjoined(cgroups, binary)?)
+}
+
+/// Makes a new cgroup and starts one init, not yet moved into it; on
+/// failure nothing is left.
+fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
     let id = new_id()?;
     let cgroup = match cgroups {
         Some(c) => Some(
@@ -214,24 +220,22 @@ pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm>
         ),
         None => None,
     };
-    let started = match start(binary) {
-        Ok(s) => s,
+    match start(binary) {
+        Ok(started) => Ok(Warm {
+            id,
+            cgroup,
+            started,
+        }),
         Err(e) => {
             if let Some(cg) = cgroup {
                 let _ = cg.destroy();
             }
-            return Err(BackendError::new(
+            Err(BackendError::new(
                 ErrorCode::Unavailable,
                 format!("starting {}: {e}", binary.display()),
-            ));
+            ))
         }
-    };
-    let warm = Warm {
-        id,
-        cgroup,
-        started,
-    };
-    join(warm)
+    }
 }
 
 /// Moves the init into its cgroup; on failure stops it and removes the cgroup.
@@ -253,30 +257,9 @@ fn join(warm: Warm) -> Result<Warm> {
 /// Starts up to `n` inits: every cgroup and process first, then the moves
 /// back to back (they share a grace period). Returns those that made it.
 fn make_batch(cgroups: Option<&Cgroups>, binary: &std::path::Path, n: usize) -> Vec<Warm> {
-    let mut started = Vec::with_capacity(n);
-    for _ in 0..n {
-        let Ok(id) = new_id() else { break };
-        let cgroup = match cgroups {
-            Some(c) => match c.create(&id, &CgroupLimits::safe_defaults()) {
-                Ok(cg) => Some(cg),
-                Err(_) => break,
-            },
-            None => None,
-        };
-        match start(binary) {
-            Ok(s) => started.push(Warm {
-                id,
-                cgroup,
-                started: s,
-            }),
-            Err(_) => {
-                if let Some(cg) = cgroup {
-                    let _ = cg.destroy();
-                }
-                break;
-            }
-        }
-    }
+    let started: Vec<Warm> = (0..n)
+        .map_while(|_| unjoined(cgroups, binary).ok())
+        .collect();
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }
 
