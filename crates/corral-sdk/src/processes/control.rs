@@ -7,6 +7,7 @@ use corral_backend::{Command, ErrorCode, ExitStatus};
 use super::{PROCS_DIR, ProcessInfo, ProcessRecord, ProcessState, Processes, check_name, dir_of};
 use crate::error::Result;
 use crate::run::{RunOptions, RunResult};
+use crate::sh::quote;
 
 /// How long one control command may run.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -86,18 +87,18 @@ impl Processes<'_> {
         Ok(text.as_deref().and_then(parse_exit))
     }
 
-    /// Whether process group `pgid` has a live (non-zombie) member.
+    /// Whether process group `pgid` has a live (non-zombie) member: one
+    /// control run, `kill -0` first, then the `/proc` scan in a shell of
+    /// its own (so a shell that cannot parse the scan still runs `kill -0`).
     pub(crate) async fn group_alive(&self, op: &str, pgid: u32) -> Result<bool> {
-        let r = self
-            .control(op, format!("kill -0 -{pgid} 2>/dev/null"))
-            .await?;
-        if !r.success() {
-            return Ok(false);
-        }
-        let scan = format!("set -- {pgid}\n{GROUP_SCAN}");
-        let r = self.control(op, scan).await?;
-        // 0: a live member; 1: only zombies; anything else: no `/proc`
-        // (or a shell that cannot run the scan) — trust `kill -0`.
+        let script = format!(
+            "kill -0 -{pgid} 2>/dev/null || exit 1\nsh -c {} corral-scan {pgid}",
+            quote(GROUP_SCAN)
+        );
+        let r = self.control(op, script).await?;
+        // 0: a live member; 1: no member (`kill -0` failed) or only
+        // zombies; anything else: no `/proc` (or a shell that cannot run the
+        // scan) — trust `kill -0`, which passed.
         Ok(r.code() != 1)
     }
 
