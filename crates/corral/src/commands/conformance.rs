@@ -58,26 +58,40 @@ pub async fn conformance(
         }
     })?;
     let evidence = run(&target, suite, name).await?;
-    let to_stdout = json.as_deref() == Some(Path::new("-"));
-    if to_stdout {
-        eprint!("{}", evidence.table);
-    } else {
-        print!("{}", evidence.table);
-    }
-    if let Some(path) = &json {
-        let text = evidence
+    emit(&evidence.table, json.as_deref(), || {
+        evidence
             .json
-            .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))?;
-        if to_stdout {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{text}")
-                .map_err(|e| CliError::failure("io", format!("writing the report: {e}")))?;
-        } else {
-            std::fs::write(path, format!("{text}\n"))
-                .map_err(|e| CliError::failure("io", format!("writing {}: {e}", path.display())))?;
-        }
-    }
+            .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
+    })?;
     Ok(if evidence.succeeded { 0 } else { EXIT_FAILURE })
+}
+
+/// Prints a run's `table` and, with `--json PATH`, writes the `json` text
+/// there: to stdout when PATH is `-`, the table then going to stderr.
+/// Shared by every form of `corral conformance`.
+pub(crate) fn emit(
+    table: &str,
+    json: Option<&Path>,
+    text: impl FnOnce() -> Result<String, CliError>,
+) -> Result<(), CliError> {
+    let to_stdout = json == Some(Path::new("-"));
+    if to_stdout {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    let Some(path) = json else {
+        return Ok(());
+    };
+    let text = text()?;
+    if to_stdout {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{text}")
+            .map_err(|e| CliError::failure("io", format!("writing the report: {e}")))
+    } else {
+        std::fs::write(path, format!("{text}\n"))
+            .map_err(|e| CliError::failure("io", format!("writing {}: {e}", path.display())))
+    }
 }
 
 /// Runs `suite` against `target` (called `name`).

@@ -26,6 +26,7 @@ use corral_wire::protocol::CONTRACT_REVISION;
 use corral_wire::{Endpoint, Token, WireError, WireProvider};
 
 use crate::args::ConformanceArgs;
+use crate::commands::conformance::emit;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The name remote targets go by in reports (the evidence names the
@@ -137,23 +138,14 @@ pub async fn conformance_wire(args: WireRun) -> CliResult {
     let report = run(&target)
         .await
         .map_err(|e| CliError::failure("provider", format!("provider {endpoint}: {e}")))?;
-    let to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    if to_stdout {
-        eprint!("{}", report.table());
-    } else {
-        print!("{}", report.table());
-    }
-    if let Some(path) = &args.json {
-        let text = match &key {
-            Some(key) => Evidence::sign(&report, &endpoint.to_string(), CONTRACT_REVISION, key)
-                .and_then(|e| e.to_json())
-                .map_err(|e| CliError::failure("io", e.to_string()))?,
-            None => report.to_json().map_err(|e| {
-                CliError::failure("io", format!("encoding the report as JSON: {e}"))
-            })?,
-        };
-        write_json(path, &text)?;
-    }
+    emit(&report.table(), args.json.as_deref(), || match &key {
+        Some(key) => Evidence::sign(&report, &endpoint.to_string(), CONTRACT_REVISION, key)
+            .and_then(|e| e.to_json())
+            .map_err(|e| CliError::failure("io", e.to_string())),
+        None => report
+            .to_json()
+            .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}"))),
+    })?;
     Ok(if report.succeeded() { 0 } else { EXIT_FAILURE })
 }
 
@@ -218,16 +210,6 @@ fn connect_error(endpoint: &Endpoint, e: WireError) -> CliError {
             CliError::failure("unavailable", e.to_string())
         }
     }
-}
-
-/// Writes `text` and a newline to `path` (`-` is stdout).
-fn write_json(path: &Path, text: &str) -> Result<(), CliError> {
-    if path == Path::new("-") {
-        println!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, format!("{text}\n"))
-        .map_err(|e| CliError::failure("io", format!("writing {}: {e}", path.display())))
 }
 
 #[cfg(test)]
