@@ -54,6 +54,8 @@ impl Kept {
 pub(crate) struct RunSink {
     cap: usize,
     callback: Option<OutputCallback>,
+    /// False when no secret is known: chunks then pass through uncopied.
+    redacting: bool,
     redact_out: StreamRedactor,
     redact_err: StreamRedactor,
     pub(crate) stdout: Kept,
@@ -65,6 +67,7 @@ impl RunSink {
         RunSink {
             cap,
             callback,
+            redacting: !redactor.is_empty(),
             redact_out: redactor.stream(),
             redact_err: redactor.stream(),
             stdout: Kept::default(),
@@ -96,6 +99,10 @@ impl RunSink {
 
 impl OutputSink for RunSink {
     fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        if !self.redacting {
+            self.deliver(stream, bytes);
+            return;
+        }
         let decided = match stream {
             StreamKind::Stdout => self.redact_out.push(bytes),
             StreamKind::Stderr => self.redact_err.push(bytes),
