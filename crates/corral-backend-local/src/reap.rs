@@ -20,9 +20,10 @@
 //! The scan repeats, a short pause apart, until one finds nothing more to
 //! kill (a dying parent may still fork), within [`REAP_BOUND`]; what is still
 //! running then is an error naming the pids. A process is signalled through
-//! a pidfd opened *before* it is inspected, so a pid reused between the look
-//! and the kill never sends the signal to an unrelated process (where the
-//! kernel has no pidfds, the plain pid is signalled). Our own pid is never
+//! a pidfd opened after a first look and *before* a second, so a pid reused
+//! between the look and the kill never sends the signal to an unrelated
+//! process, and no descriptor is opened for the host's other processes
+//! (where the kernel has no pidfds, the plain pid is signalled). Our own pid is never
 //! signalled, nor is any process whose environment and working directory we
 //! may not read or that we may not signal (another user's).
 //!
@@ -162,7 +163,13 @@ fn kill_pass(matcher: &Matcher) -> Option<BTreeSet<u32>> {
         let Some(pid) = i32::try_from(raw).ok().and_then(Pid::from_raw) else {
             continue;
         };
-        // Opened before the look, so the signal reaches the process looked at.
+        // Most of the host's processes are not the sandbox's: rejected on a
+        // first look, without opening a descriptor for each.
+        if !matcher.owns(name) {
+            continue;
+        }
+        // Then opened and looked at again, so the signal reaches the process
+        // looked at even were the pid reused since the first look.
         let pidfd = match rustix::process::pidfd_open(pid, PidfdFlags::empty()) {
             Ok(fd) => Some(fd),
             Err(Errno::SRCH) => continue,
