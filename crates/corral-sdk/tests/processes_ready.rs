@@ -103,6 +103,29 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
     }
 }
 
+// A process that printed its ready line and then ended was ready before it
+// ended: the check looks once more after it sees the end, so this holds
+// however the polls fall.
+#[tokio::test]
+async fn a_ready_line_before_a_quick_exit_counts() {
+    for target in [sandbox_support::memory(), sandbox_support::local()] {
+        let sb = processes_support::sandbox(&target).await;
+        let p = sb.provider().to_string();
+        let procs = sb.processes();
+        for i in 0..5 {
+            let name = format!("quick{i}");
+            let h = procs
+                .start(&name, Command::shell("echo ready; exit 0"))
+                .await
+                .unwrap();
+            h.wait_ready(&ReadyCheck::LogLine("^ready$".into()), LONG)
+                .await
+                .unwrap_or_else(|e| panic!("{p}: {e}"));
+        }
+        processes_support::cleanup(&sb).await;
+    }
+}
+
 #[tokio::test]
 async fn memory_http_is_simulated_and_ports_are_unsupported() {
     let target = sandbox_support::memory();

@@ -121,25 +121,22 @@ impl Processes<'_> {
         let started = Instant::now();
         let mut cursor = LogCursor::default();
         loop {
-            let probe = match (check, &log_re) {
-                (ReadyCheck::Port(port), _) => self.probe_port(OP, *port).await?,
-                (ReadyCheck::Http { port, path, status }, _) => {
-                    self.probe_http(OP, *port, path, *status).await?
-                }
-                (ReadyCheck::LogLine(_), Some(re)) => {
-                    self.probe_log(OP, name, re, &mut cursor).await?
-                }
-                (ReadyCheck::LogLine(_), None) => Probe::NotYet(String::new()),
-            };
-            let last = match probe {
+            let last = match self
+                .probe(OP, name, check, log_re.as_ref(), &mut cursor)
+                .await?
+            {
                 Probe::Ready => return Ok(()),
                 Probe::NotYet(why) => why,
             };
-            if let (_, ProcessState::Exited(_) | ProcessState::Lost) =
-                self.state_of(OP, name).await?
-            {
+            let (_, state) = self.state_of(OP, name).await?;
+            if !state.is_running() {
                 // One more look: it may have become ready just before ending.
-                let (_, state) = self.state_of(OP, name).await?;
+                if let Probe::Ready = self
+                    .probe(OP, name, check, log_re.as_ref(), &mut cursor)
+                    .await?
+                {
+                    return Ok(());
+                }
                 let tail = self.tail_text(OP, name).await;
                 let how = match state {
                     ProcessState::Exited(s) => format!("exited ({})", s.shell_code()),
@@ -171,6 +168,26 @@ impl Processes<'_> {
                 ));
             }
             tokio::time::sleep(READY_POLL).await;
+        }
+    }
+
+    /// One look at `check` (`log_re` is the compiled pattern of a log-line
+    /// check, read on from `cursor`).
+    async fn probe(
+        &self,
+        op: &str,
+        name: &str,
+        check: &ReadyCheck,
+        log_re: Option<&Regex>,
+        cursor: &mut LogCursor,
+    ) -> Result<Probe> {
+        match (check, log_re) {
+            (ReadyCheck::Port(port), _) => self.probe_port(op, *port).await,
+            (ReadyCheck::Http { port, path, status }, _) => {
+                self.probe_http(op, *port, path, *status).await
+            }
+            (ReadyCheck::LogLine(_), Some(re)) => self.probe_log(op, name, re, cursor).await,
+            (ReadyCheck::LogLine(_), None) => Ok(Probe::NotYet(String::new())),
         }
     }
 
