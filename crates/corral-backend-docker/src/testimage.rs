@@ -3,7 +3,8 @@
 //! applet, plus the host's own `curl` with the shared libraries it loads
 //! (the conformance suite's egress probe), imported into the engine as
 //! [`crate::DEFAULT_IMAGE`] (the engine's `docker import`). Tests, the
-//! conformance target and the bench call [`ensure`] at set-up.
+//! conformance target and the bench set up with [`backend`], which calls
+//! [`ensure`].
 
 use std::path::Path;
 
@@ -16,6 +17,43 @@ pub const BUSYBOX: &str = "/bin/busybox";
 
 /// The host's curl, copied in with its libraries when present.
 pub const CURL: &str = "/usr/bin/curl";
+
+/// Why [`backend`] gave no backend.
+#[derive(Debug, thiserror::Error)]
+pub enum TestBackendError {
+    /// No usable engine here: none answers, its API version is unusable,
+    /// or the test image cannot be made (the reason says which).
+    #[error("{0}")]
+    NoEngine(String),
+    /// The engine answers and has the test image, but the backend could
+    /// not connect.
+    #[error("the engine answers but connect failed: {0}")]
+    Connect(#[source] corral_backend::BackendError),
+}
+
+/// The backend tests, the conformance target and the bench share: the
+/// engine of `DOCKER_HOST` (the local socket by default) with the test
+/// image [`crate::DEFAULT_IMAGE`], imported when missing ([`ensure`]).
+pub async fn backend() -> Result<crate::DockerBackend, TestBackendError> {
+    let no_engine =
+        |what: &str, e: &dyn std::fmt::Display| TestBackendError::NoEngine(format!("{what}: {e}"));
+    let docker =
+        Docker::connect_with_defaults().map_err(|e| no_engine("no Docker Engine client", &e))?;
+    docker
+        .ping()
+        .await
+        .map_err(|e| no_engine("no Docker Engine answers", &e))?;
+    let docker = docker
+        .negotiate_version()
+        .await
+        .map_err(|e| no_engine("the Docker Engine's API version", &e))?;
+    ensure(&docker, crate::DEFAULT_IMAGE)
+        .await
+        .map_err(|e| TestBackendError::NoEngine(e.to_string()))?;
+    crate::DockerBackend::connect()
+        .await
+        .map_err(TestBackendError::Connect)
+}
 
 /// Why the test image could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -50,27 +50,12 @@ impl DockerBackendMeasure {
     }
 
     async fn connect(&self) -> Result<DockerBackend, String> {
-        let docker = bollard::Docker::connect_with_defaults().map_err(|e| e.to_string())?;
-        docker
-            .ping()
-            .await
-            .map_err(|e| format!("no Docker engine answers: {e}"))?;
-        let docker = docker
-            .negotiate_version()
-            .await
-            .map_err(|e| e.to_string())?;
-        let image = self
-            .image
-            .clone()
-            .unwrap_or_else(|| DEFAULT_IMAGE.to_string());
-        if self.image.is_none() {
-            testimage::ensure(&docker, &image)
+        match &self.image {
+            Some(image) => DockerBackend::connect_with_image(image)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string()),
+            None => testimage::backend().await.map_err(|e| e.to_string()),
         }
-        DockerBackend::connect_with_image(&image)
-            .await
-            .map_err(|e| e.to_string())
     }
 }
 

@@ -4,35 +4,17 @@
 
 #![allow(dead_code)]
 
-use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend, testimage};
+use corral_backend_docker::DockerBackend;
+use corral_backend_docker::testimage::{self, TestBackendError};
 
 /// The backend, or `None` after printing a skip line naming `test` and the reason.
 pub async fn backend(test: &str) -> Option<DockerBackend> {
-    let docker = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("skip: {test}: no Docker Engine client: {e}");
-            return None;
+    match testimage::backend().await {
+        Ok(backend) => Some(backend),
+        Err(TestBackendError::NoEngine(reason)) => {
+            eprintln!("skip: {test}: {reason}");
+            None
         }
-    };
-    if let Err(e) = docker.ping().await {
-        eprintln!("skip: {test}: no Docker Engine answers: {e}");
-        return None;
+        Err(e) => panic!("{test}: {e}"),
     }
-    let docker = match docker.negotiate_version().await {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("skip: {test}: the Docker Engine's API version: {e}");
-            return None;
-        }
-    };
-    if let Err(e) = testimage::ensure(&docker, DEFAULT_IMAGE).await {
-        eprintln!("skip: {test}: {e}");
-        return None;
-    }
-    Some(
-        DockerBackend::connect()
-            .await
-            .unwrap_or_else(|e| panic!("{test}: the engine answers but connect failed: {e}")),
-    )
 }

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError, Labels};
-use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend, testimage};
+use corral_backend_docker::{DockerBackend, testimage};
 use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 
@@ -48,22 +48,14 @@ impl DockerTarget {
     /// scopes the backend to a fresh label. Must run inside a tokio runtime.
     pub async fn new() -> Result<Self, DockerTargetError> {
         let unavailable = |e: &dyn std::fmt::Display| DockerTargetError::Unavailable(e.to_string());
-        let docker = bollard::Docker::connect_with_defaults().map_err(|e| unavailable(&e))?;
-        docker.ping().await.map_err(|e| unavailable(&e))?;
-        let docker = docker
-            .negotiate_version()
-            .await
-            .map_err(|e| unavailable(&e))?;
-        testimage::ensure(&docker, DEFAULT_IMAGE)
-            .await
-            .map_err(|e| unavailable(&e))?;
         let scope = format!(
             "conformance-{}",
             corral_backend::statefile::random_hex().map_err(|e| unavailable(&e))?
         );
-        let backend = DockerBackend::connect()
+        let backend = testimage::backend()
             .await
-            .and_then(|b| b.scoped(&scope))
+            .map_err(|e| unavailable(&e))?
+            .scoped(&scope)
             .map_err(|e| unavailable(&e))?;
         let servers = LoopbackServer::pair().map_err(DockerTargetError::Server)?;
         Ok(Self {
