@@ -238,12 +238,13 @@ impl ExitStatus {
         matches!(self, ExitStatus::Code(0))
     }
 
-    /// The code a shell would report: the code, or 128 + the signal number.
+    /// The code a shell would report: the code, or 128 + the signal number
+    /// (`SIGKILL`'s for the out-of-memory killer).
     pub fn shell_code(&self) -> i32 {
         match self {
             ExitStatus::Code(c) => *c,
             ExitStatus::Signal(name) => 128 + crate::signal::number_of(name).unwrap_or(0),
-            ExitStatus::OomKilled => 128 + 9,
+            ExitStatus::OomKilled => 128 + crate::signal::ControlSignal::Kill.number(),
         }
     }
 }
@@ -257,4 +258,16 @@ pub struct ExecOutcome {
     pub started_at_ms: u64,
     /// End, epoch milliseconds (never before the start).
     pub finished_at_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExitStatus;
+
+    #[test]
+    fn shell_codes_are_the_code_or_128_plus_the_signal() {
+        assert_eq!(ExitStatus::Code(3).shell_code(), 3);
+        assert_eq!(ExitStatus::Signal("SIGTERM".into()).shell_code(), 143);
+        assert_eq!(ExitStatus::OomKilled.shell_code(), 137);
+    }
 }
