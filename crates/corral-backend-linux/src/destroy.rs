@@ -9,7 +9,7 @@ use corral_backend::Result;
 
 use crate::protocol::{self, Request};
 use crate::rootfs;
-use crate::state::{State, is_sandbox_id, process_start, read_meta, state_error};
+use crate::state::{State, is_sandbox_id, parent_pid, process_start, read_meta, state_error};
 
 /// How long PID 1 gets to exit after `Shutdown` before `SIGKILL`.
 const GRACE: Duration = Duration::from_millis(500);
@@ -101,17 +101,14 @@ fn stop_init(pid: u32, start: u64) {
 
 /// The parent of PID 1 (host pid `pid`) when it is a `corral-init`.
 fn outer_init(pid: u32) -> Option<rustix::process::Pid> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let ppid: i32 = stat
-        .rsplit_once(") ")?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
+    let ppid = parent_pid(pid)?;
     let comm = std::fs::read(format!("/proc/{ppid}/comm")).ok()?;
     (comm.trim_ascii_end() == b"corral-init")
-        .then(|| rustix::process::Pid::from_raw(ppid))
+        .then(|| {
+            i32::try_from(ppid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+        })
         .flatten()
 }
 

@@ -281,17 +281,29 @@ pub fn list_metas(state: &State) -> Result<Vec<Meta>> {
     Ok(out)
 }
 
+/// `read` applied to the fields of `/proc/<pid>/stat` after the command
+/// name, from field 3 (the state) on; `None` when the process is gone.
+fn with_stat_fields<T>(pid: u32, read: impl FnOnce(&[&str]) -> Option<T>) -> Option<T> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: split after the last ')'.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    read(&rest.split(' ').collect::<Vec<_>>())
+}
+
 /// The start time (field 22 of `/proc/<pid>/stat`) of a live, non-zombie
 /// process; `None` when it is gone or a zombie.
 pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: split after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    if fields.first() == Some(&"Z") {
-        return None;
-    }
-    fields.get(19)?.parse().ok()
+    with_stat_fields(pid, |fields| {
+        if fields.first() == Some(&"Z") {
+            return None;
+        }
+        fields.get(19)?.parse().ok()
+    })
+}
+
+/// The parent pid (field 4 of `/proc/<pid>/stat`); `None` when it is gone.
+pub(crate) fn parent_pid(pid: u32) -> Option<u32> {
+    with_stat_fields(pid, |fields| fields.get(1)?.parse().ok())
 }
 
 /// The pid of every process on this host (the numeric names in `/proc`);
@@ -353,5 +365,14 @@ mod tests {
     fn start_time_of_self_and_of_nothing() {
         assert!(process_start(std::process::id()).is_some());
         assert!(process_start(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn parent_of_self_and_of_nothing() {
+        assert_eq!(
+            parent_pid(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
+        assert!(parent_pid(u32::MAX).is_none());
     }
 }
