@@ -89,6 +89,9 @@ pub(crate) fn malformed(context: &str, what: &str) -> BackendError {
 mod tests {
     use super::*;
 
+    // SDK spec, "Rules an adapter must follow": translate errors — "Map the
+    // service's failures to `SandboxError` codes such as `auth`,
+    // `not_found`, `quota`, and `unavailable`."
     #[test]
     fn status_codes_map_onto_closed_codes() {
         let e = |status_code| Error::DockerResponseServerError {
@@ -108,5 +111,19 @@ mod tests {
             err: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
         };
         assert_eq!(map_error("x", &refused).code, ErrorCode::Unavailable);
+    }
+
+    // SDK spec, "Rules an adapter must follow": "Don't attach the native
+    // error object, since it can hold credentials" — a transport failure
+    // keeps only its kind.
+    #[test]
+    fn transport_failures_keep_only_their_kind() {
+        let native = Error::IOError {
+            err: std::io::Error::other("Authorization: Bearer s3cret"),
+        };
+        let mapped = map_error("connect", &native);
+        assert_eq!(mapped.code, ErrorCode::Unavailable);
+        assert!(!mapped.message.contains("s3cret"), "{}", mapped.message);
+        assert!(std::error::Error::source(&mapped).is_none());
     }
 }

@@ -29,6 +29,9 @@ async fn run(backend: &dyn Backend, id: &str, script: &str) -> (ExitStatus, Stri
     )
 }
 
+// SDK spec, "Rules an adapter must follow": fail closed — "Never create a
+// sandbox that's more open than requested": the requested memory, CPU,
+// pids and `network: none` are what the engine runs the container with.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_and_network_none_reach_the_engine() {
     let test = "limits_and_network_none_reach_the_engine";
@@ -160,6 +163,10 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     assert_eq!(missing.code, ErrorCode::NotFound, "{missing}");
 }
 
+// Provider contract, "Optional capabilities: absent versus wrong",
+// physically contained reads: a path check that only "appears to work"
+// leaves a check-to-read swap open — a symlink out of the allowed root,
+// relative or absolute, must never yield the bytes outside it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
     let test = "contained_reads_refuse_a_symlink_out_of_the_allowed_root";
@@ -215,6 +222,9 @@ async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
     backend.destroy(&sb.id).await.unwrap();
 }
 
+// SDK spec, "The contract": `keyMode` is `"exact"` where the service
+// enforces unique names (the container name holds the key), and
+// `destroy(id)` deletes the sandbox — so its key is free at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     let test = "a_paused_sandbox_refuses_exec_and_destroy_frees_its_key";
