@@ -158,7 +158,9 @@ impl<'a> Git<'a> {
             timeout: self.timeout,
             ..RunOptions::default()
         };
-        let mut result = self
+        // The run redacts its output itself: every secret of a git call
+        // (token, URL password) is registered before it starts.
+        let result = self
             .sandbox
             .run_with(Command::Argv(argv), options)
             .await
@@ -178,19 +180,7 @@ impl<'a> Git<'a> {
                 ),
             ));
         }
-        result.stdout = self.redact(&result.stdout);
-        result.stderr = self.redact(&result.stderr);
         Ok(result)
-    }
-
-    fn redact(&self, bytes: &[u8]) -> Vec<u8> {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => self.sandbox.redact_text(text).into_bytes(),
-            Err(_) => self
-                .sandbox
-                .redact_text(&String::from_utf8_lossy(bytes))
-                .into_bytes(),
-        }
     }
 
     fn exit_error(&self, op: &str, result: &RunResult) -> SandboxError {
