@@ -152,6 +152,11 @@ impl Counts {
 /// Another backend with a different key mode and capabilities. With
 /// `inline_activity` it keeps `activity_path` itself around `exec`, through
 /// the inner backend's files (not counted), like a backend would natively.
+///
+/// It forwards none of the optional members (pause, snapshots, terminals,
+/// processes, usage, ranged/contained/tree reads, batch writes) and so
+/// declares none of them: SDK rule "Declare what you implement" —
+/// [`corral_backend::verify`] passes on it.
 pub struct Wrapped {
     pub inner: Arc<dyn Backend>,
     pub key_mode: KeyMode,
@@ -165,9 +170,22 @@ pub struct Wrapped {
 impl Wrapped {
     pub fn new(inner: Arc<dyn Backend>) -> Wrapped {
         let counts = Arc::new(Counts::default());
-        Wrapped {
+        let caps = Capabilities {
+            pause: false,
+            snapshot: false,
+            snapshot_clone: false,
+            terminal: false,
+            start_process: false,
+            usage: false,
+            read_range: false,
+            contained_read: false,
+            list_tree: false,
+            write_batch: false,
+            ..inner.capabilities()
+        };
+        let wrapped = Wrapped {
             key_mode: inner.key_mode(),
-            caps: inner.capabilities(),
+            caps,
             files: CountingFiles {
                 inner: inner.clone(),
                 counts: counts.clone(),
@@ -176,7 +194,9 @@ impl Wrapped {
             inner,
             counts,
             preview_token: None,
-        }
+        };
+        corral_backend::verify(&wrapped).expect("the wrapper declares only what it forwards");
+        wrapped
     }
 
     pub fn key_mode(mut self, mode: KeyMode) -> Wrapped {
