@@ -14,6 +14,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use corral_backend::Backend;
 use corral_contract::SandboxProvider;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -33,6 +34,9 @@ pub(crate) struct Shared<P> {
     pub(crate) provider: P,
     pub(crate) token: Token,
     pub(crate) registry: Registry,
+    /// The backend behind the provider, when its primitives are served too
+    /// (`/v1/backend/<member>`, for the `remote` backend).
+    pub(crate) backend: Option<Arc<dyn Backend>>,
     /// Flips to `true` when the server shuts down; live sessions watch it.
     pub(crate) stopping: watch::Receiver<bool>,
 }
@@ -56,10 +60,22 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 provider,
                 token,
                 registry: Registry::default(),
+                backend: None,
                 stopping,
             }),
             stop,
         })
+    }
+
+    /// Serves `backend`'s primitives as well, under `/v1/backend/<member>`,
+    /// so that a `remote` backend on another machine can use it. `backend`
+    /// should be the one behind `provider`: sandboxes made through either
+    /// door are the same sandboxes.
+    pub fn serving_backend(mut self, backend: Arc<dyn Backend>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.backend = Some(backend);
+        }
+        self
     }
 
     /// The address it listens on.
