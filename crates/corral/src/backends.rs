@@ -21,7 +21,7 @@ use crate::error::CliError;
 pub const KNOWN: &[&str] = &["linux", "local", "memory", "docker"];
 
 /// Opens the backend called `name`, or the default when `None`, verified.
-pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
+pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     let backend: Arc<dyn Backend> = match name {
         None => default_backend()?,
         Some("linux") => {
@@ -35,7 +35,7 @@ pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
         }
         Some("local") => Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?),
         Some("memory") => Arc::new(MemoryBackend::new()),
-        Some("docker") => Arc::new(open_docker()?),
+        Some("docker") => Arc::new(open_docker().await?),
         Some(other) => {
             return Err(CliError::usage(format!(
                 "unknown backend {other:?}; known backends: {}",
@@ -47,26 +47,12 @@ pub fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     Ok(backend)
 }
 
-/// Connects to the engine on a thread of its own (the callers are
-/// synchronous, and may run inside a runtime).
-fn open_docker() -> Result<DockerBackend, CliError> {
+/// Connects to the engine of `DOCKER_HOST` in the caller's runtime, with
+/// the image `CORRAL_DOCKER_IMAGE` names (the test image by default).
+async fn open_docker() -> Result<DockerBackend, CliError> {
     let image = std::env::var("CORRAL_DOCKER_IMAGE")
         .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
-    let connected = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                corral_backend::BackendError::new(
-                    corral_backend::ErrorCode::Unavailable,
-                    format!("starting a runtime for the docker backend: {e}"),
-                )
-            })?;
-        runtime.block_on(DockerBackend::connect_with_image(&image))
-    })
-    .join()
-    .map_err(|_| CliError::failure("unavailable", "the docker backend's set-up panicked"))?;
-    Ok(connected?)
+    Ok(DockerBackend::connect_with_image(&image).await?)
 }
 
 fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
@@ -84,9 +70,9 @@ fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
 }
 
 /// The backend that issued `id`, from its prefix, unless one is named.
-pub fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, CliError> {
+pub async fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, CliError> {
     if named.is_some() {
-        return open(named);
+        return open(named).await;
     }
     if id.starts_with("mem-") {
         return Err(CliError::failure(
@@ -97,13 +83,13 @@ pub fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, CliErro
         ));
     }
     if id.starts_with("loc-") {
-        return open(Some("local"));
+        return open(Some("local")).await;
     }
     if id.starts_with("lnx-") {
-        return open(Some("linux"));
+        return open(Some("linux")).await;
     }
     if id.starts_with("dkr-") {
-        return open(Some("docker"));
+        return open(Some("docker")).await;
     }
-    open(None)
+    open(None).await
 }

@@ -72,7 +72,7 @@ pub async fn cp(args: CpArgs) -> CliResult {
             "cp: copy between two sandboxes through the host (one side must be a host path or -)",
         )),
         (Endpoint::Sandbox { id, path }, dst) => {
-            let backend = backends::for_id(named, &id)?;
+            let backend = backends::for_id(named, &id).await?;
             backend.connect(&id).await?;
             let bytes = read_from_sandbox(&*backend, &id, &path).await?;
             let name = file_name(&path);
@@ -81,7 +81,7 @@ pub async fn cp(args: CpArgs) -> CliResult {
         }
         (src, Endpoint::Sandbox { id, path }) => {
             let HostFile { bytes, mode, name } = read_from_host(&src)?;
-            let backend = backends::for_id(named, &id)?;
+            let backend = backends::for_id(named, &id).await?;
             backend.connect(&id).await?;
             let target = sandbox_target(&*backend, &id, &path, name.as_deref()).await?;
             backend.files().write(&id, &target, &bytes, mode).await?;

@@ -14,7 +14,7 @@ pub async fn create(args: CreateArgs) -> CliResult {
         .entry(CORRAL_LABEL.into())
         .or_insert_with(|| "cli".into());
     let env = kv::parse_env(&args.env)?;
-    let backend = backends::open(args.backend.backend.as_deref())?;
+    let backend = backends::open(args.backend.backend.as_deref()).await?;
     let info = backend
         .create(CreateRequest {
             labels,

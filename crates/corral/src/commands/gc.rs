@@ -74,7 +74,7 @@ pub async fn gc(args: GcArgs) -> CliResult {
         None => None,
         Some(idle) => {
             let backends: Vec<Arc<dyn Backend>> = match args.backend.as_deref() {
-                Some(named) => vec![crate::backends::open(Some(named))?],
+                Some(named) => vec![crate::backends::open(Some(named)).await?],
                 // The two just swept, on the default state directory.
                 None => std::iter::once(Arc::new(local_backend) as Arc<dyn Backend>)
                     .chain(linux_backend.map(|l| Arc::new(l) as Arc<dyn Backend>))

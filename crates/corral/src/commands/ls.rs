@@ -10,7 +10,7 @@ use crate::kv;
 /// Runs `corral ls`.
 pub async fn ls(args: LsArgs) -> CliResult {
     let labels = kv::parse_labels(&args.labels)?;
-    let backend = backends::open(args.backend.backend.as_deref())?;
+    let backend = backends::open(args.backend.backend.as_deref()).await?;
     let mut list = backend.list(&labels).await?;
     list.sort_by(|a, b| a.created_at_ms.cmp(&b.created_at_ms).then(a.id.cmp(&b.id)));
     if args.json {

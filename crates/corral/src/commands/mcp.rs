@@ -36,7 +36,7 @@ const LABEL_VALUE: &str = "mcp";
 
 /// Runs `corral mcp`.
 pub async fn mcp(args: McpArgs) -> CliResult {
-    let backend = backends::open(args.backend.backend.as_deref())?;
+    let backend = backends::open(args.backend.backend.as_deref()).await?;
     let server = McpServer {
         backend,
         sandbox: Arc::new(OnceCell::new()),

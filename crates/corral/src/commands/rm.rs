@@ -10,7 +10,7 @@ pub async fn rm(args: RmArgs) -> CliResult {
     let mut first_error: Option<CliError> = None;
     for id in &args.ids {
         let outcome = async {
-            let backend = backends::for_id(args.backend.backend.as_deref(), id)?;
+            let backend = backends::for_id(args.backend.backend.as_deref(), id).await?;
             backend.connect(id).await?;
             backend.destroy(id).await?;
             Ok::<(), CliError>(())

@@ -14,7 +14,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels.insert(CORRAL_LABEL.into(), "run".into());
-    let backend = backends::open(args.backend.backend.as_deref())?;
+    let backend = backends::open(args.backend.backend.as_deref()).await?;
     let info = backend
         .create(CreateRequest {
             labels,
