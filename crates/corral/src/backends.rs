@@ -6,6 +6,11 @@
 //! stderr. `docker` is a container of the Docker Engine of `DOCKER_HOST`
 //! (the local socket by default), started from `corral-test:busybox-curl`
 //! unless `CORRAL_DOCKER_IMAGE` names another image already in the engine.
+//!
+//! The typed openers ([`open_memory`], [`open_local`], [`open_linux`],
+//! [`open_docker`]) are the one way each backend is opened; [`open`] and
+//! `corral serve` both use them, and [`Enveloped`] pairs each backend with
+//! the envelope it is presented under by the contract adapter.
 
 use std::sync::Arc;
 
@@ -14,6 +19,8 @@ use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
+use corral_contract::SandboxProviderCapabilities;
+use corral_runtime::adapter::envelopes;
 
 use crate::error::CliError;
 
@@ -24,17 +31,9 @@ pub const KNOWN: &[&str] = &["linux", "local", "memory", "docker"];
 pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     let backend: Arc<dyn Backend> = match name {
         None => default_backend()?,
-        Some("linux") => {
-            LinuxBackend::available().map_err(|why| {
-                CliError::failure(
-                    "unavailable",
-                    format!("the linux backend cannot run here: {why}"),
-                )
-            })?;
-            Arc::new(LinuxBackend::open(LocalBackend::default_state_dir())?)
-        }
-        Some("local") => Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?),
-        Some("memory") => Arc::new(MemoryBackend::new()),
+        Some("linux") => Arc::new(open_linux()?),
+        Some("local") => Arc::new(open_local()?),
+        Some("memory") => Arc::new(open_memory()),
         Some("docker") => Arc::new(open_docker().await?),
         Some(other) => {
             return Err(CliError::usage(format!(
@@ -47,12 +46,66 @@ pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
     Ok(backend)
 }
 
+/// A fresh memory backend (its sandboxes live in this process only).
+pub fn open_memory() -> MemoryBackend {
+    MemoryBackend::new()
+}
+
+/// The local backend on the default state directory.
+pub fn open_local() -> Result<LocalBackend, CliError> {
+    Ok(LocalBackend::open(LocalBackend::default_state_dir())?)
+}
+
+/// The linux backend on the default state directory, or `unavailable`
+/// naming why this host cannot run it.
+pub fn open_linux() -> Result<LinuxBackend, CliError> {
+    LinuxBackend::available().map_err(|why| {
+        CliError::failure(
+            "unavailable",
+            format!("the linux backend cannot run here: {why}"),
+        )
+    })?;
+    Ok(LinuxBackend::open(LocalBackend::default_state_dir())?)
+}
+
 /// Connects to the engine of `DOCKER_HOST` in the caller's runtime, with
 /// the image `CORRAL_DOCKER_IMAGE` names (the test image by default).
-async fn open_docker() -> Result<DockerBackend, CliError> {
+pub async fn open_docker() -> Result<DockerBackend, CliError> {
     let image = std::env::var("CORRAL_DOCKER_IMAGE")
         .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
     Ok(DockerBackend::connect_with_image(&image).await?)
+}
+
+/// A backend the contract adapter can present: the envelope that goes with
+/// it (`corral_runtime::adapter::envelopes`), from what it declares on this
+/// host.
+pub trait Enveloped: Backend + Sized {
+    /// The envelope to present this backend under.
+    fn envelope(&self) -> SandboxProviderCapabilities;
+}
+
+impl Enveloped for MemoryBackend {
+    fn envelope(&self) -> SandboxProviderCapabilities {
+        envelopes::memory()
+    }
+}
+
+impl Enveloped for LocalBackend {
+    fn envelope(&self) -> SandboxProviderCapabilities {
+        envelopes::local_for(&self.capabilities())
+    }
+}
+
+impl Enveloped for LinuxBackend {
+    fn envelope(&self) -> SandboxProviderCapabilities {
+        envelopes::linux_for(&self.capabilities())
+    }
+}
+
+impl Enveloped for DockerBackend {
+    fn envelope(&self) -> SandboxProviderCapabilities {
+        envelopes::docker_for(&self.capabilities())
+    }
 }
 
 fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
@@ -62,9 +115,7 @@ fn default_backend() -> Result<Arc<dyn Backend>, CliError> {
         )?)),
         Err(why) => {
             eprintln!("corral: notice: using the local backend, which isolates nothing: {why}");
-            Ok(Arc::new(LocalBackend::open(
-                LocalBackend::default_state_dir(),
-            )?))
+            Ok(Arc::new(open_local()?))
         }
     }
 }
@@ -92,4 +143,53 @@ pub async fn for_id(named: Option<&str>, id: &str) -> Result<Arc<dyn Backend>, C
         return open(Some("docker")).await;
     }
     open(None).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corral_runtime::adapter::ContractAdapter;
+
+    /// The adapter refuses "an envelope that overclaims the backend": each
+    /// backend's paired envelope must be one its own adapter accepts.
+    fn accepted<B: Enveloped + 'static>(backend: B) {
+        let backend = Arc::new(backend);
+        let envelope = backend.envelope();
+        if let Err(e) = ContractAdapter::new(Arc::clone(&backend), envelope) {
+            panic!("the adapter refused the paired envelope: {e}");
+        }
+    }
+
+    #[test]
+    fn the_memory_backend_is_paired_with_the_memory_envelope() {
+        let backend = open_memory();
+        assert_eq!(backend.envelope(), envelopes::memory());
+        accepted(backend);
+    }
+
+    #[test]
+    fn the_local_backend_is_paired_with_its_envelope_for_this_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::open(dir.path()).unwrap();
+        assert_eq!(
+            backend.envelope(),
+            envelopes::local_for(&backend.capabilities())
+        );
+        accepted(backend);
+    }
+
+    #[test]
+    fn the_linux_backend_is_paired_with_its_envelope_where_it_runs() {
+        if let Err(why) = LinuxBackend::available() {
+            eprintln!("skip: linux sandboxes are unavailable here: {why}");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LinuxBackend::open(dir.path()).unwrap();
+        assert_eq!(
+            backend.envelope(),
+            envelopes::linux_for(&backend.capabilities())
+        );
+        accepted(backend);
+    }
 }

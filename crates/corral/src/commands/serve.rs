@@ -7,20 +7,20 @@
 //! SIGTERM it shuts down gracefully: live processes are destroyed, and so is
 //! every sandbox it created that is not durable; it then prints what it
 //! destroyed and kept. The exit status is 0 unless a destroy failed.
+//!
+//! Beside the contract provider it serves the backend's own primitives
+//! (the same backend the adapter holds), under the same token.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use corral_backend::Backend;
-use corral_backend_docker::DockerBackend;
-use corral_backend_linux::LinuxBackend;
-use corral_backend_local::LocalBackend;
-use corral_backend_memory::MemoryBackend;
-use corral_contract::{SandboxError, SandboxProvider, SandboxProviderCapabilities};
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_contract::SandboxError;
+use corral_runtime::adapter::ContractAdapter;
 use corral_wire::{ShutdownReport, Token, WireServer};
 
+use crate::backends::{self, Enveloped};
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// Runs `corral serve`.
@@ -32,67 +32,39 @@ pub async fn serve(backend: String, listen: String, token_file: PathBuf) -> CliR
         ))
     })?;
     match backend.as_str() {
-        "memory" => {
-            let backend = Arc::new(MemoryBackend::new());
-            host(
-                "memory",
-                adapter(backend, envelopes::memory())?,
-                addr,
-                token,
-            )
-            .await
-        }
-        "local" => {
-            let backend = Arc::new(LocalBackend::open(LocalBackend::default_state_dir())?);
-            let envelope = envelopes::local_for(&backend.capabilities());
-            host("local", adapter(backend, envelope)?, addr, token).await
-        }
-        "linux" => {
-            LinuxBackend::available().map_err(|why| {
-                CliError::failure(
-                    "unavailable",
-                    format!("the linux backend cannot run here: {why}"),
-                )
-            })?;
-            let backend = Arc::new(LinuxBackend::open(LocalBackend::default_state_dir())?);
-            let envelope = envelopes::linux_for(&backend.capabilities());
-            host("linux", adapter(backend, envelope)?, addr, token).await
-        }
-        "docker" => {
-            let image = std::env::var("CORRAL_DOCKER_IMAGE")
-                .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
-            let backend = Arc::new(DockerBackend::connect_with_image(&image).await?);
-            let envelope = envelopes::docker_for(&backend.capabilities());
-            host("docker", adapter(backend, envelope)?, addr, token).await
-        }
+        "memory" => host("memory", backends::open_memory(), addr, token).await,
+        "local" => host("local", backends::open_local()?, addr, token).await,
+        "linux" => host("linux", backends::open_linux()?, addr, token).await,
+        "docker" => host("docker", backends::open_docker().await?, addr, token).await,
         other => Err(CliError::usage(format!(
             "unknown backend {other:?}; corral serve hosts: {}",
-            crate::backends::KNOWN.join(", ")
+            backends::KNOWN.join(", ")
         ))),
     }
 }
 
-fn adapter<B: Backend>(
-    backend: Arc<B>,
-    envelope: SandboxProviderCapabilities,
-) -> Result<ContractAdapter<B>, CliError> {
-    ContractAdapter::new(backend, envelope).map_err(|e: SandboxError| {
-        CliError::failure(
-            "provider",
-            format!("the contract adapter refused the backend: {e}"),
-        )
-    })
-}
-
-async fn host<P: SandboxProvider + 'static>(
+/// Serves `backend` as `name`: the contract adapter over it under its
+/// envelope, and the backend's own primitives beside it (the same backend
+/// the adapter holds).
+async fn host<B: Enveloped + 'static>(
     name: &str,
-    provider: P,
+    backend: B,
     addr: SocketAddr,
     token: Token,
 ) -> CliResult {
+    let backend = Arc::new(backend);
+    let envelope = backend.envelope();
+    let provider =
+        ContractAdapter::new(Arc::clone(&backend), envelope).map_err(|e: SandboxError| {
+            CliError::failure(
+                "provider",
+                format!("the contract adapter refused the backend: {e}"),
+            )
+        })?;
     let server = WireServer::bind(addr, provider, token)
         .await
-        .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
+        .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
+        .serving_backend(backend as Arc<dyn Backend>);
     let bound = server
         .local_addr()
         .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
