@@ -12,6 +12,10 @@
 //!   requests to a server. Hold it behind the corral runtime exactly like
 //!   an in-process provider: the runtime validates every result.
 //!
+//! - [`remote`]: [`RemoteBackend`], the backend primitives of another
+//!   corral host (served next to the contract by
+//!   [`WireServer::serving_backend`]), for the SDK on another machine.
+//!
 //! - [`kit`]: the author kit — JSON Schemas and golden vectors generated
 //!   from the types, checked in under `kit/`.
 //!
@@ -22,8 +26,10 @@ pub mod auth;
 pub mod client;
 pub mod kit;
 pub mod protocol;
+pub mod remote;
 pub mod server;
 
 pub use auth::{Token, TokenError};
 pub use client::{Endpoint, EndpointError, WireError, WireProvider};
+pub use remote::RemoteBackend;
 pub use server::{RunningServer, ShutdownReport, WireServer};

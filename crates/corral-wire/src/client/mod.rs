@@ -6,7 +6,7 @@
 
 mod live;
 mod process;
-mod transport;
+pub(crate) mod transport;
 
 use std::fmt;
 use std::sync::Arc;

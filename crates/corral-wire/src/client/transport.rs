@@ -5,8 +5,9 @@
 use bytes::Bytes;
 use corral_contract::{FailureReason, Operation, SandboxError};
 use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
-use hyper::{Method, Request, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -19,6 +20,15 @@ use crate::protocol::{CONTRACT_REVISION, REVISION_HEADER, Route};
 /// The largest response body the client reads: a full `readFiles` result
 /// (128 MiB of content in base64) and its envelope.
 pub(crate) const MAX_RESPONSE_BYTES: usize = 192 * 1024 * 1024;
+
+/// Why a request got no response.
+#[derive(Debug)]
+pub(crate) enum SendFailure {
+    /// The server could not be reached, or the connection broke.
+    Unavailable,
+    /// The request could not be built.
+    Request(String),
+}
 
 /// The server, as the client reaches it.
 #[derive(Debug)]
@@ -72,32 +82,49 @@ impl Transport {
         }
     }
 
+    /// Opens a connection and sends `POST path` with `body`: the response,
+    /// whose body streams. The connection closes when the response is
+    /// read to its end or dropped.
+    pub(crate) async fn send(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Response<Incoming>, SendFailure> {
+        let stream = TcpStream::connect(self.endpoint.authority())
+            .await
+            .map_err(|_| SendFailure::Unavailable)?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|_| SendFailure::Unavailable)?;
+        tokio::spawn(connection);
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(HOST, self.endpoint.authority())
+            .header(AUTHORIZATION, self.token.header_value())
+            .header(REVISION_HEADER, CONTRACT_REVISION)
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| SendFailure::Request(e.to_string()))?;
+        sender
+            .send_request(request)
+            .await
+            .map_err(|_| SendFailure::Unavailable)
+    }
+
     async fn round_trip(
         &self,
         route: Route,
         body: Vec<u8>,
     ) -> Result<(StatusCode, Option<String>, Bytes), SandboxError> {
         let operation = route.operation();
-        let stream = TcpStream::connect(self.endpoint.authority())
+        let response = self
+            .send(route.path(), body)
             .await
-            .map_err(|_| unavailable(operation))?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|_| unavailable(operation))?;
-        let driver = tokio::spawn(connection);
-        let request = Request::builder()
-            .method(Method::POST)
-            .uri(route.path())
-            .header(HOST, self.endpoint.authority())
-            .header(AUTHORIZATION, self.token.header_value())
-            .header(REVISION_HEADER, CONTRACT_REVISION)
-            .header(CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| invalid(operation, "a well-formed request", e))?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|_| unavailable(operation))?;
+            .map_err(|failure| match failure {
+                SendFailure::Unavailable => unavailable(operation),
+                SendFailure::Request(e) => invalid(operation, "a well-formed request", e),
+            })?;
         let status = response.status();
         let revision = response
             .headers()
@@ -119,7 +146,6 @@ impl Transport {
                 }
             })?
             .to_bytes();
-        driver.abort();
         Ok((status, revision, bytes))
     }
 }

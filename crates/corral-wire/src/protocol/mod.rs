@@ -2,6 +2,7 @@
 //! and the `openProcess` frames. Pure data; the server and the client both
 //! speak it. `docs/wire.md` is its prose.
 
+pub mod backend;
 mod frames;
 mod replies;
 

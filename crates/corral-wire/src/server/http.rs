@@ -6,16 +6,27 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use corral_contract::{FailureReason, SandboxError, SandboxProvider};
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
-use super::{Shared, process, unary};
+use super::{Shared, backend, process, unary};
+use crate::protocol::backend::BackendRoute;
 use crate::protocol::{CONTRACT_REVISION, REFUSAL_HEADER, REVISION_HEADER, Refusal, Route};
 
 /// A response body.
 pub(crate) type Body = Full<Bytes>;
+
+/// A response as the connection sends it: whole, or streamed (`exec` of
+/// the backend routes).
+pub(crate) type Reply = Response<BoxBody<Bytes, Infallible>>;
+
+/// A whole response as a [`Reply`].
+pub(crate) fn boxed(response: Response<Body>) -> Reply {
+    response.map(|body| body.map_err(|never| match never {}).boxed())
+}
 
 /// A JSON response with the revision header.
 pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<Body> {
@@ -64,46 +75,72 @@ pub(crate) fn refuse(route: Option<Route>, refusal: Refusal) -> Response<Body> {
 pub(crate) async fn handle<P: SandboxProvider + 'static>(
     shared: Arc<Shared<P>>,
     req: Request<Incoming>,
-) -> Result<Response<Body>, Infallible> {
+) -> Result<Reply, Infallible> {
     // Authentication comes first: an unauthenticated caller learns nothing,
     // not even which paths exist.
-    let route = Route::from_path(req.uri().path());
+    let path = req.uri().path();
+    let route = Route::from_path(path);
+    let backend_route = BackendRoute::from_path(path);
     let authorization = req.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
     if !shared.token.admits(authorization) {
-        return Ok(refuse(route, Refusal::Unauthenticated));
+        return Ok(boxed(refuse(route, Refusal::Unauthenticated)));
+    }
+    let revision = req.headers().get(REVISION_HEADER).map(|v| v.as_bytes());
+    let revision_ok = revision == Some(CONTRACT_REVISION.as_bytes());
+    if let Some(backend_route) = backend_route {
+        // Served only when the server was given its provider's backend.
+        let Some(served) = shared.backend.clone() else {
+            return Ok(boxed(refuse(None, Refusal::UnknownRoute)));
+        };
+        if !revision_ok {
+            return Ok(boxed(refuse(None, Refusal::RevisionMismatch)));
+        }
+        if req.method() != Method::POST {
+            return Ok(boxed(refuse(None, Refusal::UnknownRoute)));
+        }
+        let body = match bounded_body(req, backend_route.max_body_bytes()).await {
+            Ok(body) => body,
+            Err(refusal) => return Ok(boxed(refuse(None, refusal))),
+        };
+        return Ok(backend::call(&served, &shared.runs, backend_route, &body).await);
     }
     let Some(route) = route else {
-        return Ok(refuse(None, Refusal::UnknownRoute));
+        return Ok(boxed(refuse(None, Refusal::UnknownRoute)));
     };
-    let revision = req.headers().get(REVISION_HEADER).map(|v| v.as_bytes());
-    if revision != Some(CONTRACT_REVISION.as_bytes()) {
-        return Ok(refuse(Some(route), Refusal::RevisionMismatch));
+    if !revision_ok {
+        return Ok(boxed(refuse(Some(route), Refusal::RevisionMismatch)));
     }
     if route == Route::OpenProcess {
         if req.method() != Method::GET {
-            return Ok(refuse(Some(route), Refusal::UnknownRoute));
+            return Ok(boxed(refuse(Some(route), Refusal::UnknownRoute)));
         }
-        return Ok(process::upgrade(shared, req));
+        return Ok(boxed(process::upgrade(shared, req)));
     }
     if req.method() != Method::POST {
-        return Ok(refuse(Some(route), Refusal::UnknownRoute));
+        return Ok(boxed(refuse(Some(route), Refusal::UnknownRoute)));
     }
-    let limit = route.max_body_bytes();
+    let body = match bounded_body(req, route.max_body_bytes()).await {
+        Ok(body) => body,
+        Err(refusal) => return Ok(boxed(refuse(Some(route), refusal))),
+    };
+    Ok(boxed(unary::call(&shared, route, &body).await))
+}
+
+/// The request's body, held to `limit` bytes (by its declared length
+/// first, then as it is read).
+async fn bounded_body(req: Request<Incoming>, limit: u64) -> Result<Bytes, Refusal> {
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return Ok(refuse(Some(route), Refusal::BodyTooLarge));
+        return Err(Refusal::BodyTooLarge);
     }
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return Ok(refuse(Some(route), Refusal::BodyTooLarge));
-        }
-        Err(_) => return Ok(refuse(Some(route), Refusal::MalformedBody)),
-    };
-    Ok(unary::call(&shared, route, &body).await)
+    match Limited::new(req.into_body(), limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Refusal::BodyTooLarge),
+        Err(_) => Err(Refusal::MalformedBody),
+    }
 }

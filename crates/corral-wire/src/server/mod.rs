@@ -2,6 +2,7 @@
 //! `openProcess` WebSocket, with bearer-token authentication, per-route
 //! body bounds and a graceful shutdown.
 
+mod backend;
 mod http;
 mod process;
 mod registry;
@@ -37,6 +38,8 @@ pub(crate) struct Shared<P> {
     /// The backend behind the provider, when its primitives are served too
     /// (`/v1/backend/<member>`, for the `remote` backend).
     pub(crate) backend: Option<Arc<dyn Backend>>,
+    /// The backend routes' streaming runs, for `abort_run`.
+    pub(crate) runs: Arc<backend::Runs>,
     /// Flips to `true` when the server shuts down; live sessions watch it.
     pub(crate) stopping: watch::Receiver<bool>,
 }
@@ -61,6 +64,7 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 token,
                 registry: Registry::default(),
                 backend: None,
+                runs: Arc::default(),
                 stopping,
             }),
             stop,

@@ -1,0 +1,348 @@
+//! The backend primitives over the wire, for the `remote` backend: one
+//! `POST /v1/backend/<member>` route per primitive, the `corral-backend`
+//! serde forms as bodies (bytes in base64), a [`BackendError`] (HTTP 422)
+//! as the error body, and `exec` as a stream of newline-delimited JSON
+//! [`ExecFrame`]s.
+//!
+//! A server serves these routes only when it was given the backend behind
+//! its provider ([`crate::WireServer::serving_backend`]); otherwise they
+//! are unknown routes (404).
+
+use std::collections::BTreeMap;
+
+use corral_backend::{
+    BackendError, Capabilities, Command, ExecOutcome, KeyMode, Labels, StreamKind,
+};
+use corral_contract::Octets;
+use corral_contract::bounds::{MAX_FILE_CONTENT_BYTES, MIB};
+use serde::{Deserialize, Serialize};
+
+/// The path prefix of the backend routes.
+pub const BACKEND_PREFIX: &str = "/v1/backend/";
+
+macro_rules! backend_routes {
+    ($($variant:ident => $name:literal, $doc:literal;)*) => {
+        /// One backend route: `POST /v1/backend/<name>`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum BackendRoute {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl BackendRoute {
+            /// Every route.
+            pub const ALL: &'static [BackendRoute] = &[$(BackendRoute::$variant),*];
+
+            /// The member's name, the last segment of the path.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(BackendRoute::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+backend_routes! {
+    Describe => "describe", "`{}` → [`Description`]: name, key mode, capabilities.";
+    Create => "create", "[`corral_backend::CreateRequest`] → [`corral_backend::SandboxInfo`].";
+    Find => "find", "[`KeyBody`] → `SandboxInfo` or `null`.";
+    Connect => "connect", "[`SandboxRef`] → `SandboxInfo`.";
+    List => "list", "[`LabelsBody`] → `[SandboxInfo]`.";
+    Destroy => "destroy", "[`SandboxRef`] → `null` (idempotent).";
+    Exec => "exec", "[`ExecBody`] → a stream of [`ExecFrame`] lines.";
+    AbortRun => "abort_run", "[`RunRef`] → `null`: aborts a streaming `exec`.";
+    Read => "read", "[`PathBody`] → [`BytesBody`].";
+    Write => "write", "[`WriteBody`] → `null`.";
+    ListDir => "list_dir", "[`PathBody`] → `[DirEntry]`.";
+    Stat => "stat", "[`PathBody`] → `FileStat`.";
+    Remove => "remove", "[`RemoveBody`] → `null`.";
+    Mkdir => "mkdir", "[`MkdirBody`] → `null`.";
+    ReadRange => "read_range", "[`RangeBody`] → [`BytesBody`].";
+    PreviewUrl => "preview_url", "[`PortBody`] → `PreviewUrl`.";
+    Native => "native", "[`SandboxRef`] → the platform's JSON.";
+    Pause => "pause", "[`SandboxRef`] → `null`.";
+    Resume => "resume", "[`SandboxRef`] → `null`.";
+    Snapshot => "snapshot", "[`SnapshotOf`] → `SnapshotInfo`.";
+    DeleteSnapshot => "delete_snapshot", "[`SnapshotRef`] → `null`.";
+    ListSnapshots => "list_snapshots", "[`LabelsBody`] → `[SnapshotInfo]`.";
+    CloneSnapshot => "clone_snapshot", "[`SnapshotRef`] → `SnapshotInfo`.";
+    Usage => "usage", "[`SandboxRef`] → `Usage`.";
+    ListTree => "list_tree", "[`TreeBody`] → `TreeListing`.";
+    WriteBatch => "write_batch", "[`BatchBody`] → `null`.";
+}
+
+impl BackendRoute {
+    /// `/v1/backend/<name>`.
+    pub fn path(self) -> String {
+        format!("{BACKEND_PREFIX}{}", self.name())
+    }
+
+    /// The route of `path`, if it is one.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let name = path.strip_prefix(BACKEND_PREFIX)?;
+        Self::ALL.iter().copied().find(|r| r.name() == name)
+    }
+
+    /// The largest request body the server reads for this route: a whole
+    /// file (or a batch of them, or stdin) in base64 and its envelope for
+    /// the routes that carry bytes, 1 MiB for the others.
+    pub const fn max_body_bytes(self) -> u64 {
+        const ENVELOPE: u64 = MIB;
+        match self {
+            Self::Write | Self::WriteBatch | Self::Exec => {
+                MAX_FILE_CONTENT_BYTES.div_ceil(3) * 4 + ENVELOPE
+            }
+            _ => ENVELOPE,
+        }
+    }
+}
+
+/// What `describe` returns: fixed for the server's lifetime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Description {
+    /// The served backend's name.
+    pub name: String,
+    /// Its key mode.
+    pub key_mode: KeyMode,
+    /// Its capabilities, less the members the wire does not carry.
+    pub capabilities: Capabilities,
+}
+
+/// The members the backend routes do not carry: live process stdio and
+/// terminals (the contract's `openProcess` socket carries processes), and
+/// contained reads (the contract's reads carry them). `describe` clears
+/// them, so a remote backend never declares them.
+pub fn carried(mut caps: Capabilities) -> Capabilities {
+    caps.start_process = false;
+    caps.terminal = false;
+    caps.contained_read = false;
+    caps
+}
+
+/// One sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRef {
+    /// Its id.
+    pub id: String,
+}
+
+/// A key to find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyBody {
+    /// The key.
+    pub key: String,
+}
+
+/// A label filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelsBody {
+    /// Every pair must match.
+    pub labels: Labels,
+}
+
+/// One `exec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecBody {
+    /// The sandbox.
+    pub id: String,
+    /// What to run.
+    pub command: Command,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Added environment.
+    pub env: BTreeMap<String, String>,
+    /// Stdin, then EOF; `None`: closed at once.
+    pub stdin: Option<Octets>,
+    /// The timeout, enforced by the server's backend.
+    pub timeout_ms: Option<u64>,
+    /// The SDK core's activity record path.
+    pub activity_path: Option<String>,
+}
+
+/// One line of an `exec` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecFrame {
+    /// The first line: the run's id, for `abort_run`.
+    Started {
+        /// The id.
+        run: u64,
+    },
+    /// A chunk of output, in arrival order.
+    Output {
+        /// Which stream.
+        stream: StreamKind,
+        /// The bytes.
+        bytes: Octets,
+    },
+    /// The last line of a run that ended on its own.
+    Outcome(ExecOutcome),
+    /// The last line of a run that failed (timeout and abort included,
+    /// sent only after the process group is dead).
+    Error(BackendError),
+}
+
+/// A streaming `exec` to abort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRef {
+    /// The id from its [`ExecFrame::Started`].
+    pub run: u64,
+}
+
+/// A path in a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathBody {
+    /// The sandbox.
+    pub id: String,
+    /// The absolute path.
+    pub path: String,
+}
+
+/// File bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BytesBody {
+    /// The bytes.
+    pub bytes: Octets,
+}
+
+/// A whole-file write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteBody {
+    /// The sandbox.
+    pub id: String,
+    /// The absolute path.
+    pub path: String,
+    /// The content.
+    pub bytes: Octets,
+    /// Permission bits.
+    pub mode: Option<u32>,
+}
+
+/// A removal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoveBody {
+    /// The sandbox.
+    pub id: String,
+    /// The absolute path.
+    pub path: String,
+    /// Whole trees.
+    pub recursive: bool,
+}
+
+/// A directory to make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MkdirBody {
+    /// The sandbox.
+    pub id: String,
+    /// The absolute path.
+    pub path: String,
+    /// With missing ancestors, and no error when it exists.
+    pub parents: bool,
+}
+
+/// A ranged read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RangeBody {
+    /// The sandbox.
+    pub id: String,
+    /// The absolute path.
+    pub path: String,
+    /// From this byte.
+    pub offset: u64,
+    /// At most this many bytes.
+    pub len: u64,
+}
+
+/// A preview port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortBody {
+    /// The sandbox.
+    pub id: String,
+    /// The port inside it.
+    pub port: u16,
+}
+
+/// A snapshot to take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotOf {
+    /// The sandbox.
+    pub id: String,
+    /// The snapshot's labels.
+    pub labels: Labels,
+}
+
+/// A snapshot to delete or clone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotRef {
+    /// The snapshot.
+    pub snapshot_id: String,
+    /// The clone's labels (ignored by `delete_snapshot`).
+    #[serde(default)]
+    pub labels: Labels,
+}
+
+/// A complete leaf listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeBody {
+    /// The sandbox.
+    pub id: String,
+    /// The root of the listing.
+    pub root: String,
+    /// At most this many entries.
+    pub max_entries: u64,
+}
+
+/// One file of a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchFileBody {
+    /// The absolute path.
+    pub path: String,
+    /// The content.
+    pub bytes: Octets,
+    /// Permission bits.
+    pub mode: Option<u32>,
+}
+
+/// An atomic batch write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchBody {
+    /// The sandbox.
+    pub id: String,
+    /// The files.
+    pub files: Vec<BatchFileBody>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_round_trips_through_its_path() {
+        for route in BackendRoute::ALL {
+            assert_eq!(BackendRoute::from_path(&route.path()), Some(*route));
+        }
+        assert_eq!(BackendRoute::from_path("/v1/backend/nope"), None);
+        assert_eq!(BackendRoute::from_path("/v1/create"), None);
+    }
+
+    #[test]
+    fn routes_that_carry_a_file_admit_a_whole_one_in_base64() {
+        let whole = MAX_FILE_CONTENT_BYTES.div_ceil(3) * 4;
+        assert!(BackendRoute::Write.max_body_bytes() > whole);
+        assert!(BackendRoute::Stat.max_body_bytes() < whole);
+    }
+
+    #[test]
+    fn the_wire_never_declares_what_it_does_not_carry() {
+        let all = Capabilities {
+            start_process: true,
+            terminal: true,
+            contained_read: true,
+            pause: true,
+            ..Capabilities::default()
+        };
+        let carried = carried(all);
+        assert!(!carried.start_process && !carried.terminal && !carried.contained_read);
+        assert!(carried.pause);
+    }
+}

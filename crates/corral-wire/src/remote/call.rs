@@ -1,0 +1,175 @@
+//! One backend route call: the request as JSON, the reply decoded, every
+//! failure a [`BackendError`] naming the server and the member.
+
+use bytes::Bytes;
+use corral_backend::{BackendError, ErrorCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::StatusCode;
+use hyper::body::Incoming;
+use hyper::http::Response;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::client::transport::{MAX_RESPONSE_BYTES, SendFailure, Transport};
+use crate::protocol::backend::BackendRoute;
+use crate::protocol::{CONTRACT_REVISION, REFUSAL_HEADER, REVISION_HEADER, Refusal};
+
+/// The server of a remote backend.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    pub(crate) transport: Transport,
+}
+
+impl Remote {
+    /// `remote http://HOST:PORT: MEMBER: what`, as an error of `code`.
+    pub(crate) fn error(
+        &self,
+        route: BackendRoute,
+        code: ErrorCode,
+        what: impl std::fmt::Display,
+    ) -> BackendError {
+        BackendError::new(
+            code,
+            format!(
+                "remote {}: {}: {what}",
+                self.transport.endpoint,
+                route.name()
+            ),
+        )
+    }
+
+    /// Sends `body` to `route` and decodes the reply.
+    pub(crate) async fn call<Req: Serialize, Res: DeserializeOwned>(
+        &self,
+        route: BackendRoute,
+        body: &Req,
+    ) -> Result<Res, BackendError> {
+        let response = self.open(route, body).await?;
+        let status = response.status();
+        let bytes = self.collect(route, response).await?;
+        if status != StatusCode::OK {
+            return Err(self.failure(route, status, &bytes));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            self.error(
+                route,
+                ErrorCode::Provider,
+                format_args!("malformed reply: {e}"),
+            )
+        })
+    }
+
+    /// Sends `body` to `route`: a reply of the same revision, whatever its
+    /// status, with its body unread.
+    pub(crate) async fn open<Req: Serialize>(
+        &self,
+        route: BackendRoute,
+        body: &Req,
+    ) -> Result<Response<Incoming>, BackendError> {
+        let body = serde_json::to_vec(body).map_err(|e| {
+            self.error(
+                route,
+                ErrorCode::InvalidInput,
+                format_args!("encoding the request: {e}"),
+            )
+        })?;
+        let response = self
+            .transport
+            .send(&route.path(), body)
+            .await
+            .map_err(|failure| match failure {
+                SendFailure::Unavailable => self.error(
+                    route,
+                    ErrorCode::Unavailable,
+                    "the server cannot be reached, or the connection broke",
+                ),
+                SendFailure::Request(e) => self.error(route, ErrorCode::InvalidInput, e),
+            })?;
+        let revision = response
+            .headers()
+            .get(REVISION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        if revision != Some(CONTRACT_REVISION) {
+            return Err(self.error(
+                route,
+                ErrorCode::Provider,
+                format_args!(
+                    "the server speaks revision {}, this client {CONTRACT_REVISION}",
+                    revision.unwrap_or("none")
+                ),
+            ));
+        }
+        Ok(response)
+    }
+
+    /// The whole body of a reply, bounded.
+    pub(crate) async fn collect(
+        &self,
+        route: BackendRoute,
+        response: Response<Incoming>,
+    ) -> Result<Bytes, BackendError> {
+        let refusal = response
+            .headers()
+            .get(REFUSAL_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(Refusal::parse);
+        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    self.error(
+                        route,
+                        ErrorCode::Provider,
+                        format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
+                    )
+                } else {
+                    self.error(route, ErrorCode::Unavailable, "the connection broke")
+                }
+            })?
+            .to_bytes();
+        if let Some(refusal) = refusal {
+            return Err(self.refused(route, refusal));
+        }
+        Ok(bytes)
+    }
+
+    /// The error of a reply that is not `200`: the backend's own (422), or
+    /// a refusal before the backend saw the request.
+    pub(crate) fn failure(
+        &self,
+        route: BackendRoute,
+        status: StatusCode,
+        body: &[u8],
+    ) -> BackendError {
+        if status == StatusCode::UNPROCESSABLE_ENTITY
+            && let Ok(error) = serde_json::from_slice::<BackendError>(body)
+        {
+            return error;
+        }
+        self.error(route, ErrorCode::Provider, format_args!("HTTP {status}"))
+    }
+
+    fn refused(&self, route: BackendRoute, refusal: Refusal) -> BackendError {
+        let (code, what) = match refusal {
+            Refusal::Unauthenticated => (ErrorCode::Auth, "the server refused the token"),
+            Refusal::BodyTooLarge => (
+                ErrorCode::InvalidInput,
+                "the request is larger than the server admits",
+            ),
+            Refusal::MalformedBody => (
+                ErrorCode::InvalidInput,
+                "the server could not decode the request",
+            ),
+            Refusal::RevisionMismatch => {
+                (ErrorCode::Provider, "the server speaks another revision")
+            }
+            Refusal::UnknownRoute => (
+                ErrorCode::Unsupported,
+                "the server does not serve its backend's primitives (it serves the contract only)",
+            ),
+            Refusal::UnknownTicket => (ErrorCode::NotFound, "unknown ticket"),
+        };
+        self.error(route, code, what)
+    }
+}

@@ -1,0 +1,151 @@
+//! `exec` on a remote backend: the output arrives as it is produced, in
+//! arrival order; an abort asks the server to abort the run (`abort_run`)
+//! and still waits for its settlement, which the server sends only after
+//! the process group is dead. A timeout is enforced by the server's
+//! backend; the client waits a grace period beyond it, then gives up on
+//! the connection (whose loss aborts the run on the server).
+
+use std::time::Duration;
+
+use corral_backend::{
+    BackendError, CancellationToken, ErrorCode, ExecOutcome, ExecRequest, OutputSink,
+};
+use corral_contract::Octets;
+use http_body_util::BodyExt;
+use hyper::StatusCode;
+
+use super::call::Remote;
+use crate::protocol::backend::{BackendRoute, ExecBody, ExecFrame, RunRef};
+
+/// How long past its timeout a run may take to settle before the client
+/// drops the connection: the server kills the group at the timeout and
+/// reports at once, so only a lost server takes this long.
+const SETTLE_GRACE: Duration = Duration::from_secs(60);
+
+/// The longest line of an `exec` stream the client accepts: one output
+/// chunk in base64 is far smaller.
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+async fn cancelled(token: Option<&CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn deadline(timeout: Option<Duration>) {
+    match timeout {
+        Some(timeout) => tokio::time::sleep(timeout + SETTLE_GRACE).await,
+        None => std::future::pending().await,
+    }
+}
+
+pub(super) async fn exec(
+    remote: &Remote,
+    id: &str,
+    req: ExecRequest,
+    sink: &mut dyn OutputSink,
+) -> Result<ExecOutcome, BackendError> {
+    req.validate()?;
+    let route = BackendRoute::Exec;
+    let abort = req.abort.clone();
+    let timeout = req.timeout;
+    let body = ExecBody {
+        id: id.into(),
+        command: req.command,
+        cwd: req.cwd,
+        env: req.env,
+        stdin: req.stdin.map(Octets::new),
+        timeout_ms: req
+            .timeout
+            .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        activity_path: req.activity_path,
+    };
+    let response = tokio::select! {
+        response = remote.open(route, &body) => response?,
+        () = cancelled(abort.as_ref()) => {
+            // Nothing was started that the server knows of yet; the request
+            // in flight is dropped with its connection, which aborts a run
+            // that did start.
+            return Err(BackendError::new(ErrorCode::Aborted, "exec aborted"));
+        }
+    };
+    if response.status() != StatusCode::OK {
+        let status = response.status();
+        let bytes = remote.collect(route, response).await?;
+        return Err(remote.failure(route, status, &bytes));
+    }
+    let mut stream = response.into_body();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut run = None;
+    let mut abort_asked = false;
+    let give_up = deadline(timeout);
+    tokio::pin!(give_up);
+    loop {
+        let frame = tokio::select! {
+            frame = stream.frame() => frame,
+            () = cancelled(abort.as_ref()), if !abort_asked => {
+                abort_asked = true;
+                if let Some(run) = run {
+                    // The settlement still comes down the stream; if the
+                    // server cannot be told, dropping the stream aborts it.
+                    if remote.call::<_, ()>(BackendRoute::AbortRun, &RunRef { run }).await.is_err() {
+                        return Err(BackendError::new(ErrorCode::Aborted, "exec aborted"));
+                    }
+                }
+                continue;
+            }
+            () = &mut give_up => {
+                return Err(remote.error(
+                    route,
+                    ErrorCode::Timeout,
+                    "the server did not settle the run within a minute of its timeout",
+                ));
+            }
+        };
+        let data = match frame {
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+            Some(Err(_)) | None => {
+                return Err(remote.error(
+                    route,
+                    ErrorCode::Unavailable,
+                    "the connection ended before the run settled",
+                ));
+            }
+        };
+        pending.extend_from_slice(&data);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let frame: ExecFrame = serde_json::from_slice(&line[..end]).map_err(|e| {
+                remote.error(
+                    route,
+                    ErrorCode::Provider,
+                    format_args!("malformed frame: {e}"),
+                )
+            })?;
+            match frame {
+                ExecFrame::Started { run: started } => {
+                    run = Some(started);
+                    if abort_asked {
+                        let _ = remote
+                            .call::<_, ()>(BackendRoute::AbortRun, &RunRef { run: started })
+                            .await;
+                    }
+                }
+                ExecFrame::Output { stream, bytes } => sink.chunk(stream, &bytes),
+                ExecFrame::Outcome(outcome) => return Ok(outcome),
+                ExecFrame::Error(error) => return Err(error),
+            }
+        }
+        if pending.len() > MAX_LINE_BYTES {
+            return Err(remote.error(
+                route,
+                ErrorCode::Provider,
+                format_args!("a frame longer than {MAX_LINE_BYTES} bytes"),
+            ));
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! [`RemoteBackend`]: the backend primitives of a corral host on another
+//! machine, over the backend routes of its `corral serve`
+//! ([`crate::protocol::backend`]), so that the SDK works against it as
+//! against an in-process backend: `Sandbox::create(remote, …)`.
+//!
+//! It declares what the served backend declares, less what the wire does
+//! not carry (live process stdio, terminals, contained reads: see
+//! [`crate::protocol::backend::carried`]). Its name is `remote`; a
+//! sandbox's `SandboxInfo::backend` still names the backend that runs it.
+
+mod call;
+mod exec;
+mod files;
+mod optional;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use corral_backend::{
+    Backend, BackendError, BatchWriteOps, Capabilities, CreateRequest, ErrorCode, ExecOutcome,
+    ExecRequest, FileOps, KeyMode, Labels, OutputSink, PauseOps, PreviewUrl, SandboxInfo,
+    SnapshotCloneOps, SnapshotOps, TreeListOps, UsageOps,
+};
+
+use crate::auth::Token;
+use crate::client::Endpoint;
+use crate::client::transport::Transport;
+use crate::protocol::backend::{
+    BackendRoute, Description, KeyBody, LabelsBody, PortBody, SandboxRef,
+};
+use call::Remote;
+use files::RemoteFiles;
+
+/// The name every remote backend reports.
+pub const REMOTE_NAME: &str = "remote";
+
+/// A backend on another corral host, reached over corral-wire.
+#[derive(Debug)]
+pub struct RemoteBackend {
+    remote: Arc<Remote>,
+    served: String,
+    key_mode: KeyMode,
+    capabilities: Capabilities,
+    files: RemoteFiles,
+}
+
+impl RemoteBackend {
+    /// Connects to `endpoint` (`http://HOST:PORT`, a `corral serve`) with
+    /// `token` and reads what it serves once.
+    pub async fn connect(endpoint: &str, token: Token) -> Result<Self, BackendError> {
+        let endpoint = Endpoint::parse(endpoint)
+            .map_err(|e| BackendError::new(ErrorCode::InvalidInput, format!("remote: {e}")))?;
+        let remote = Arc::new(Remote {
+            transport: Transport { endpoint, token },
+        });
+        let description: Description = remote
+            .call(BackendRoute::Describe, &serde_json::json!({}))
+            .await?;
+        Ok(Self {
+            files: RemoteFiles {
+                remote: Arc::clone(&remote),
+                ranged: description.capabilities.read_range,
+            },
+            remote,
+            served: description.name,
+            key_mode: description.key_mode,
+            capabilities: description.capabilities,
+        })
+    }
+
+    /// The name of the backend the server runs (`linux`, `docker`, …).
+    pub fn served(&self) -> &str {
+        &self.served
+    }
+
+    /// The server, `http://HOST:PORT`.
+    pub fn endpoint(&self) -> String {
+        self.remote.transport.endpoint.to_string()
+    }
+}
+
+#[async_trait]
+impl Backend for RemoteBackend {
+    fn name(&self) -> &str {
+        REMOTE_NAME
+    }
+
+    fn key_mode(&self) -> KeyMode {
+        self.key_mode
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    async fn create(&self, req: CreateRequest) -> corral_backend::Result<SandboxInfo> {
+        req.validate()?;
+        self.remote.call(BackendRoute::Create, &req).await
+    }
+
+    async fn find(&self, key: &str) -> corral_backend::Result<Option<SandboxInfo>> {
+        let body = KeyBody { key: key.into() };
+        self.remote.call(BackendRoute::Find, &body).await
+    }
+
+    async fn connect(&self, id: &str) -> corral_backend::Result<SandboxInfo> {
+        self.remote.call(BackendRoute::Connect, &sandbox(id)).await
+    }
+
+    async fn list(&self, labels: &Labels) -> corral_backend::Result<Vec<SandboxInfo>> {
+        let body = LabelsBody {
+            labels: labels.clone(),
+        };
+        self.remote.call(BackendRoute::List, &body).await
+    }
+
+    async fn destroy(&self, id: &str) -> corral_backend::Result<()> {
+        self.remote.call(BackendRoute::Destroy, &sandbox(id)).await
+    }
+
+    async fn exec(
+        &self,
+        id: &str,
+        req: ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> corral_backend::Result<ExecOutcome> {
+        exec::exec(&self.remote, id, req, sink).await
+    }
+
+    fn files(&self) -> &dyn FileOps {
+        &self.files
+    }
+
+    async fn preview_url(&self, id: &str, port: u16) -> corral_backend::Result<PreviewUrl> {
+        let body = PortBody {
+            id: id.into(),
+            port,
+        };
+        self.remote.call(BackendRoute::PreviewUrl, &body).await
+    }
+
+    async fn native(&self, id: &str) -> corral_backend::Result<serde_json::Value> {
+        self.remote.call(BackendRoute::Native, &sandbox(id)).await
+    }
+
+    fn pause_ops(&self) -> Option<&dyn PauseOps> {
+        self.capabilities.pause.then_some(self as &dyn PauseOps)
+    }
+
+    fn snapshot_ops(&self) -> Option<&dyn SnapshotOps> {
+        self.capabilities
+            .snapshot
+            .then_some(self as &dyn SnapshotOps)
+    }
+
+    fn snapshot_clone_ops(&self) -> Option<&dyn SnapshotCloneOps> {
+        self.capabilities
+            .snapshot_clone
+            .then_some(self as &dyn SnapshotCloneOps)
+    }
+
+    fn usage_ops(&self) -> Option<&dyn UsageOps> {
+        self.capabilities.usage.then_some(self as &dyn UsageOps)
+    }
+
+    fn tree_list_ops(&self) -> Option<&dyn TreeListOps> {
+        self.capabilities
+            .list_tree
+            .then_some(self as &dyn TreeListOps)
+    }
+
+    fn batch_write_ops(&self) -> Option<&dyn BatchWriteOps> {
+        self.capabilities
+            .write_batch
+            .then_some(self as &dyn BatchWriteOps)
+    }
+}
+
+fn sandbox(id: &str) -> SandboxRef {
+    SandboxRef { id: id.into() }
+}

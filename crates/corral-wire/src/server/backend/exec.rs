@@ -1,0 +1,142 @@
+//! `exec` over the wire: the response is a stream of newline-delimited
+//! JSON [`ExecFrame`]s — `started` with the run's id, the output chunks in
+//! arrival order, then `outcome` or `error`. The run is aborted (its
+//! process group killed by the backend) when the client asks through
+//! `abort_run` or when the response is dropped because its connection
+//! went away; the `error` line of an aborted or timed-out run is written
+//! only after the backend settled, that is after the group is dead.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use corral_backend::{Backend, CancellationToken, ExecRequest, OutputSink, StreamKind};
+use corral_contract::Octets;
+use http_body_util::BodyExt;
+use hyper::body::Frame;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Response, StatusCode};
+use tokio::sync::mpsc;
+use tokio_util::sync::DropGuard;
+
+use super::super::http::Reply;
+use crate::protocol::backend::{ExecBody, ExecFrame};
+use crate::protocol::{CONTRACT_REVISION, REVISION_HEADER};
+
+/// The streaming runs in flight, by id, for `abort_run`.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+impl Runs {
+    fn insert(&self, token: CancellationToken) -> u64 {
+        let run = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.lock().insert(run, token);
+        run
+    }
+
+    fn remove(&self, run: u64) {
+        self.lock().remove(&run);
+    }
+
+    /// Aborts `run`; nothing when it already ended (an abort that crossed
+    /// the run's end is not an error).
+    pub(crate) fn abort(&self, run: u64) {
+        if let Some(token) = self.lock().get(&run) {
+            token.cancel();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn line(frame: &ExecFrame) -> Bytes {
+    let mut text = serde_json::to_vec(frame).unwrap_or_default();
+    text.push(b'\n');
+    Bytes::from(text)
+}
+
+/// Sends each chunk down the response as it arrives.
+struct FrameSink(mpsc::UnboundedSender<Bytes>);
+
+impl OutputSink for FrameSink {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        // A closed channel means the client is gone; the drop guard has
+        // cancelled the run already.
+        let _ = self.0.send(line(&ExecFrame::Output {
+            stream,
+            bytes: Octets::new(bytes),
+        }));
+    }
+}
+
+/// The response body: the frames as they come; dropping it aborts the run.
+struct FrameStream {
+    frames: mpsc::UnboundedReceiver<Bytes>,
+    _abort_on_drop: DropGuard,
+}
+
+impl hyper::body::Body for FrameStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.frames
+            .poll_recv(cx)
+            .map(|next| next.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}
+
+/// Starts the run and answers with its stream.
+pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody) -> Reply {
+    let token = CancellationToken::new();
+    let run = runs.insert(token.clone());
+    let (frames, receiver) = mpsc::unbounded_channel();
+    let _ = frames.send(line(&ExecFrame::Started { run }));
+    let request = ExecRequest {
+        command: body.command,
+        cwd: body.cwd,
+        env: body.env,
+        stdin: body.stdin.map(Octets::into_vec),
+        timeout: body.timeout_ms.map(Duration::from_millis),
+        abort: Some(token.clone()),
+        activity_path: body.activity_path,
+    };
+    let backend = Arc::clone(backend);
+    let runs = Arc::clone(runs);
+    let id = body.id;
+    tokio::spawn(async move {
+        let mut sink = FrameSink(frames.clone());
+        let last = match backend.exec(&id, request, &mut sink).await {
+            Ok(outcome) => ExecFrame::Outcome(outcome),
+            Err(error) => ExecFrame::Error(error),
+        };
+        runs.remove(run);
+        let _ = frames.send(line(&last));
+    });
+    let stream = FrameStream {
+        frames: receiver,
+        _abort_on_drop: token.drop_guard(),
+    };
+    let mut response = Response::new(stream.boxed());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    headers.insert(REVISION_HEADER, HeaderValue::from_static(CONTRACT_REVISION));
+    response
+}

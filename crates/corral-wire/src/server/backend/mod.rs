@@ -1,0 +1,201 @@
+//! The backend routes: decode the request, call the served backend,
+//! encode the result (or its [`BackendError`], HTTP 422). `exec` streams
+//! (see [`exec`]).
+
+mod exec;
+
+pub(crate) use exec::Runs;
+
+use std::sync::Arc;
+
+use corral_backend::{Backend, BackendError, BatchFile, ErrorCode};
+use corral_contract::Octets;
+use hyper::{Response, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::http::{Reply, json, refuse};
+use crate::protocol::Refusal;
+use crate::protocol::backend::{
+    BackendRoute, BatchBody, BytesBody, Description, KeyBody, LabelsBody, MkdirBody, PathBody,
+    PortBody, RangeBody, RemoveBody, RunRef, SandboxRef, SnapshotOf, SnapshotRef, TreeBody,
+    WriteBody, carried,
+};
+
+/// The request body is not the route's request type.
+struct Malformed;
+
+fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, Malformed> {
+    serde_json::from_slice(body).map_err(|_| Malformed)
+}
+
+/// A backend error as the backend returned it (422).
+pub(crate) fn backend_error(error: &BackendError) -> Response<super::http::Body> {
+    json(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        serde_json::to_vec(error).unwrap_or_default(),
+    )
+}
+
+fn reply<T: Serialize>(result: Result<T, BackendError>) -> Reply {
+    let response = match result.and_then(|value| {
+        serde_json::to_vec(&value)
+            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding a reply: {e}")))
+    }) {
+        Ok(body) => json(StatusCode::OK, body),
+        Err(e) => backend_error(&e),
+    };
+    super::http::boxed(response)
+}
+
+fn bytes(result: Result<Vec<u8>, BackendError>) -> Reply {
+    reply(result.map(|bytes| BytesBody {
+        bytes: Octets::new(bytes),
+    }))
+}
+
+/// `unsupported` for a member the served backend does not declare.
+fn undeclared(backend: &dyn Backend, member: &str) -> BackendError {
+    BackendError::unsupported(backend.name(), format!("{member} is not declared"))
+}
+
+pub(crate) async fn call(
+    backend: &Arc<dyn Backend>,
+    runs: &Arc<Runs>,
+    route: BackendRoute,
+    body: &[u8],
+) -> Reply {
+    match dispatch(backend, runs, route, body).await {
+        Ok(reply) => reply,
+        Err(Malformed) => super::http::boxed(refuse(None, Refusal::MalformedBody)),
+    }
+}
+
+async fn dispatch(
+    backend: &Arc<dyn Backend>,
+    runs: &Arc<Runs>,
+    route: BackendRoute,
+    body: &[u8],
+) -> Result<Reply, Malformed> {
+    let b = &**backend;
+    Ok(match route {
+        BackendRoute::Describe => reply(Ok(Description {
+            name: b.name().to_owned(),
+            key_mode: b.key_mode(),
+            capabilities: carried(b.capabilities()),
+        })),
+        BackendRoute::Create => reply(b.create(decode(body)?).await),
+        BackendRoute::Find => reply(b.find(&decode::<KeyBody>(body)?.key).await),
+        BackendRoute::Connect => reply(b.connect(&decode::<SandboxRef>(body)?.id).await),
+        BackendRoute::List => reply(b.list(&decode::<LabelsBody>(body)?.labels).await),
+        BackendRoute::Destroy => reply(b.destroy(&decode::<SandboxRef>(body)?.id).await),
+        BackendRoute::Exec => exec::start(backend, runs, decode(body)?),
+        BackendRoute::AbortRun => {
+            runs.abort(decode::<RunRef>(body)?.run);
+            reply(Ok(()))
+        }
+        BackendRoute::Read => {
+            let p: PathBody = decode(body)?;
+            bytes(b.files().read(&p.id, &p.path).await)
+        }
+        BackendRoute::Write => {
+            let w: WriteBody = decode(body)?;
+            reply(b.files().write(&w.id, &w.path, &w.bytes, w.mode).await)
+        }
+        BackendRoute::ListDir => {
+            let p: PathBody = decode(body)?;
+            reply(b.files().list(&p.id, &p.path).await)
+        }
+        BackendRoute::Stat => {
+            let p: PathBody = decode(body)?;
+            reply(b.files().stat(&p.id, &p.path).await)
+        }
+        BackendRoute::Remove => {
+            let r: RemoveBody = decode(body)?;
+            reply(b.files().remove(&r.id, &r.path, r.recursive).await)
+        }
+        BackendRoute::Mkdir => {
+            let m: MkdirBody = decode(body)?;
+            reply(b.files().mkdir(&m.id, &m.path, m.parents).await)
+        }
+        BackendRoute::ReadRange => {
+            let r: RangeBody = decode(body)?;
+            bytes(match b.files().ranged() {
+                Some(ranged) => ranged.read_range(&r.id, &r.path, r.offset, r.len).await,
+                None => Err(undeclared(b, "read_range")),
+            })
+        }
+        BackendRoute::PreviewUrl => {
+            let p: PortBody = decode(body)?;
+            reply(b.preview_url(&p.id, p.port).await)
+        }
+        BackendRoute::Native => reply(b.native(&decode::<SandboxRef>(body)?.id).await),
+        BackendRoute::Pause | BackendRoute::Resume => {
+            let id = decode::<SandboxRef>(body)?.id;
+            reply(match b.pause_ops() {
+                Some(ops) if route == BackendRoute::Pause => ops.pause(&id).await,
+                Some(ops) => ops.resume(&id).await,
+                None => Err(undeclared(b, route.name())),
+            })
+        }
+        BackendRoute::Snapshot => {
+            let s: SnapshotOf = decode(body)?;
+            reply(match b.snapshot_ops() {
+                Some(ops) => ops.snapshot(&s.id, &s.labels).await,
+                None => Err(undeclared(b, "snapshot")),
+            })
+        }
+        BackendRoute::DeleteSnapshot => {
+            let s: SnapshotRef = decode(body)?;
+            reply(match b.snapshot_ops() {
+                Some(ops) => ops.delete_snapshot(&s.snapshot_id).await,
+                None => Err(undeclared(b, "delete_snapshot")),
+            })
+        }
+        BackendRoute::ListSnapshots => {
+            let l: LabelsBody = decode(body)?;
+            reply(match b.snapshot_ops() {
+                Some(ops) => ops.list_snapshots(&l.labels).await,
+                None => Err(undeclared(b, "list_snapshots")),
+            })
+        }
+        BackendRoute::CloneSnapshot => {
+            let s: SnapshotRef = decode(body)?;
+            reply(match b.snapshot_clone_ops() {
+                Some(ops) => ops.clone_snapshot(&s.snapshot_id, &s.labels).await,
+                None => Err(undeclared(b, "clone_snapshot")),
+            })
+        }
+        BackendRoute::Usage => {
+            let id = decode::<SandboxRef>(body)?.id;
+            reply(match b.usage_ops() {
+                Some(ops) => ops.usage(&id).await,
+                None => Err(undeclared(b, "usage")),
+            })
+        }
+        BackendRoute::ListTree => {
+            let t: TreeBody = decode(body)?;
+            let max = usize::try_from(t.max_entries).unwrap_or(usize::MAX);
+            reply(match b.tree_list_ops() {
+                Some(ops) => ops.list_tree(&t.id, &t.root, max).await,
+                None => Err(undeclared(b, "list_tree")),
+            })
+        }
+        BackendRoute::WriteBatch => {
+            let w: BatchBody = decode(body)?;
+            let files = w
+                .files
+                .into_iter()
+                .map(|f| BatchFile {
+                    path: f.path,
+                    bytes: f.bytes.into_vec(),
+                    mode: f.mode,
+                })
+                .collect();
+            reply(match b.batch_write_ops() {
+                Some(ops) => ops.write_batch(&w.id, files).await,
+                None => Err(undeclared(b, "write_batch")),
+            })
+        }
+    })
+}
