@@ -59,3 +59,4 @@ pub use runner::{
 };
 pub use scope::RUN_LABEL;
 pub use target::{SdkTarget, host_has_program, python_http_server};
+pub use targets::Relayed;

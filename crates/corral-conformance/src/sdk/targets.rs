@@ -126,6 +126,41 @@ impl SdkTarget for DockerTarget {
     }
 }
 
+/// Another target's sandboxes reached through a different backend — a
+/// `remote` backend over the `corral serve` that hosts the target — held
+/// to exactly the checks the served target declares it can pass: the hop
+/// may cost nothing the SDK can see. The run is live: a backend named
+/// `remote` may reach real infrastructure, whatever it relays to.
+pub struct Relayed<T> {
+    /// The name reports show, e.g. `remote (linux)`.
+    pub name: String,
+    /// The backend the cases use.
+    pub backend: Arc<dyn Backend>,
+    /// The target whose sandboxes `backend` reaches.
+    pub served: T,
+}
+
+impl<T: SdkTarget> SdkTarget for Relayed<T> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend)
+    }
+
+    fn options(&self) -> SdkConformanceOptions {
+        SdkConformanceOptions {
+            live: true,
+            ..self.served.options()
+        }
+    }
+
+    fn http_server(&self, port: u16) -> corral_backend::Command {
+        self.served.http_server(port)
+    }
+}
+
 impl BuiltinTarget {
     /// The target as an SDK target; `None` for `minimal`, which narrows a
     /// contract provider and has no backend of its own to run the SDK on.

@@ -1,0 +1,79 @@
+//! The SDK suite on the `remote` backend: a `RemoteBackend` over a server
+//! on this machine's loopback that serves the memory backend, and one
+//! that serves the linux backend (skipped with the reason where this host
+//! cannot make linux sandboxes). Nothing fails, the only skips are the
+//! ones the served target declares, and nothing is left behind.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use common::assert_passes_with_only_declared_skips;
+use corral_backend::Backend;
+use corral_conformance::sdk::{Relayed, SdkTarget};
+use corral_conformance::targets::{LinuxTarget, LinuxTargetError, MemoryTarget};
+use corral_contract::SandboxProviderCapabilities;
+use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};
+
+fn token() -> Token {
+    Token::new("corral-conformance-remote-token-0123456789").unwrap()
+}
+
+/// Serves `backend` (contract and primitives) and relays `served`'s
+/// checks through a remote backend connected to it.
+async fn relayed<B: Backend + 'static, T: SdkTarget>(
+    backend: Arc<B>,
+    envelope: SandboxProviderCapabilities,
+    served: T,
+) -> (Relayed<T>, RunningServer) {
+    let adapter = ContractAdapter::new(Arc::clone(&backend), envelope).unwrap();
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let server = WireServer::bind(addr, adapter, token())
+        .await
+        .unwrap()
+        .serving_backend(backend)
+        .spawn()
+        .unwrap();
+    let remote = RemoteBackend::connect(&server.endpoint(), token())
+        .await
+        .unwrap();
+    let name = format!("remote ({})", served.name());
+    let target = Relayed {
+        name,
+        backend: Arc::new(remote),
+        served,
+    };
+    (target, server)
+}
+
+// SDK spec, "Conformance": the suite runs against any provider's
+// primitives; `live` for one that may reach real infrastructure — a
+// remote backend is one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_backend_over_memory_passes_with_only_the_declared_skips() {
+    let memory = MemoryTarget::new();
+    let backend = Arc::clone(memory.backend());
+    let (target, server) = relayed(backend, envelopes::memory(), memory).await;
+    assert!(target.options().live, "a remote backend runs only live");
+    assert_passes_with_only_declared_skips(&target).await;
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_backend_over_linux_passes_with_only_the_declared_skips() {
+    let linux = match LinuxTarget::new() {
+        Ok(t) => t,
+        Err(LinuxTargetError::Unavailable(reason)) => {
+            eprintln!("skip: the SDK suite on remote (linux): {reason}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let backend = Arc::clone(linux.backend());
+    let envelope = envelopes::linux_for(&backend.capabilities());
+    let (target, server) = relayed(backend, envelope, linux).await;
+    assert_passes_with_only_declared_skips(&target).await;
+    server.shut_down().await;
+}
