@@ -21,13 +21,12 @@ fn token() -> Token {
     Token::new("corral-conformance-remote-token-0123456789").unwrap()
 }
 
-/// Serves `backend` (contract and primitives) and relays `served`'s
-/// checks through a remote backend connected to it.
-async fn relayed<B: Backend + 'static, T: SdkTarget>(
+/// Serves `backend` (contract and primitives) and relays its checks
+/// through a remote backend connected to it.
+async fn relayed<B: Backend + 'static>(
     backend: Arc<B>,
     envelope: SandboxProviderCapabilities,
-    served: T,
-) -> (Relayed<T>, RunningServer) {
+) -> (Relayed, RunningServer) {
     let adapter = ContractAdapter::new(Arc::clone(&backend), envelope).unwrap();
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let server = WireServer::bind(addr, adapter, token())
@@ -39,12 +38,8 @@ async fn relayed<B: Backend + 'static, T: SdkTarget>(
     let remote = RemoteBackend::connect(&server.endpoint(), token())
         .await
         .unwrap();
-    let name = format!("remote ({})", served.name());
-    let target = Relayed {
-        name,
-        backend: Arc::new(remote),
-        served,
-    };
+    let served = remote.served().to_owned();
+    let target = Relayed::new(Arc::new(remote), served);
     (target, server)
 }
 
@@ -55,8 +50,9 @@ async fn relayed<B: Backend + 'static, T: SdkTarget>(
 async fn the_remote_backend_over_memory_passes_with_only_the_declared_skips() {
     let memory = MemoryTarget::new();
     let backend = Arc::clone(memory.backend());
-    let (target, server) = relayed(backend, envelopes::memory(), memory).await;
+    let (target, server) = relayed(backend, envelopes::memory()).await;
     assert!(target.options().live, "a remote backend runs only live");
+    assert_eq!(target.options().unsupported, memory.options().unsupported);
     assert_passes_with_only_declared_skips(&target).await;
     server.shut_down().await;
 }
@@ -73,7 +69,8 @@ async fn the_remote_backend_over_linux_passes_with_only_the_declared_skips() {
     };
     let backend = Arc::clone(linux.backend());
     let envelope = envelopes::linux_for(&backend.capabilities());
-    let (target, server) = relayed(backend, envelope, linux).await;
+    let (target, server) = relayed(backend, envelope).await;
+    assert_eq!(target.options().unsupported, linux.options().unsupported);
     assert_passes_with_only_declared_skips(&target).await;
     server.shut_down().await;
 }

@@ -6,18 +6,20 @@
 //! | `memory` | no | `gitPush` (its simulated shell has no git), `httpProbe` (its previews are `memory://` URLs) |
 //! | `local` | no | `gitPush` / `httpProbe` only where this host lacks `git` / `python3` |
 //! | `linux` | yes | likewise (its sandboxes run the host's programs), and `previews` where the backend declares none |
+//! | `docker` | yes | `gitPush` (the test image has no git) |
+//! | `remote` ([`Relayed`]) | yes | what the served backend's target declares |
 //!
 //! The `minimal` target narrows a *contract* provider to the contract's
 //! minimum; the SDK suite runs on backends, so it has no SDK target.
 
 use std::sync::Arc;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, Command};
 
 use crate::sdk::options::{Check, SdkConformanceOptions};
 use crate::sdk::report::SdkReport;
 use crate::sdk::runner::{SdkConformanceError, run_sdk_target};
-use crate::sdk::target::{SdkTarget, host_has_program};
+use crate::sdk::target::{SdkTarget, host_has_program, python_http_server};
 use crate::targets::{BuiltinTarget, DockerTarget, LinuxTarget, LocalTarget, MemoryTarget};
 
 /// `options` with `gitPush` and `httpProbe` declared unsupported where this
@@ -41,6 +43,56 @@ fn host_programs(mut options: SdkConformanceOptions, backend: &str) -> SdkConfor
     options
 }
 
+/// What each in-tree backend declares, by name — the one place, shared by
+/// the built-in targets and by [`Relayed`]. `previews` is whether the
+/// backend publishes ports (linux may not).
+fn declared(backend: &str, previews: bool) -> SdkConformanceOptions {
+    match backend {
+        "memory" => SdkConformanceOptions::offline()
+            .skip(
+                Check::GitPush,
+                "the memory backend's simulated shell has no git",
+            )
+            .skip(
+                Check::HttpProbe,
+                "the memory backend's previews are simulated: memory:// URLs no HTTP client can reach",
+            ),
+        "local" => host_programs(SdkConformanceOptions::offline(), "local"),
+        "linux" => {
+            let options = host_programs(SdkConformanceOptions::live(), "linux");
+            if previews {
+                options
+            } else {
+                options.skip(Check::Previews, "this linux backend publishes no ports")
+            }
+        }
+        "docker" => SdkConformanceOptions::live().skip(
+            Check::GitPush,
+            "the docker test image (busybox and curl, imported without a registry) has no git",
+        ),
+        // A backend this build does not know declares nothing: every
+        // check runs, live.
+        _ => SdkConformanceOptions::live(),
+    }
+}
+
+/// The `http-probe` server for sandboxes of `backend`: busybox's `httpd`
+/// in the docker test image, Python's elsewhere.
+fn http_server_on(backend: &str, port: u16) -> Command {
+    if backend == "docker" {
+        Command::argv([
+            "httpd".to_string(),
+            "-f".to_string(),
+            "-p".to_string(),
+            port.to_string(),
+            "-h".to_string(),
+            "/workspace".to_string(),
+        ])
+    } else {
+        python_http_server(port)
+    }
+}
+
 impl SdkTarget for MemoryTarget {
     fn name(&self) -> String {
         "memory".into()
@@ -51,15 +103,7 @@ impl SdkTarget for MemoryTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        SdkConformanceOptions::offline()
-            .skip(
-                Check::GitPush,
-                "the memory backend's simulated shell has no git",
-            )
-            .skip(
-                Check::HttpProbe,
-                "the memory backend's previews are simulated: memory:// URLs no HTTP client can reach",
-            )
+        declared("memory", true)
     }
 }
 
@@ -73,7 +117,7 @@ impl SdkTarget for LocalTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        host_programs(SdkConformanceOptions::offline(), "local")
+        declared("local", true)
     }
 }
 
@@ -87,11 +131,7 @@ impl SdkTarget for LinuxTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        let mut options = host_programs(SdkConformanceOptions::live(), "linux");
-        if !LinuxTarget::backend(self).capabilities().previews {
-            options = options.skip(Check::Previews, "this linux backend publishes no ports");
-        }
-        options
+        declared("linux", LinuxTarget::backend(self).capabilities().previews)
     }
 }
 
@@ -108,41 +148,41 @@ impl SdkTarget for DockerTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        SdkConformanceOptions::live().skip(
-            Check::GitPush,
-            "the docker test image (busybox and curl, imported without a registry) has no git",
-        )
+        declared("docker", true)
     }
 
-    fn http_server(&self, port: u16) -> corral_backend::Command {
-        corral_backend::Command::argv([
-            "httpd".to_string(),
-            "-f".to_string(),
-            "-p".to_string(),
-            port.to_string(),
-            "-h".to_string(),
-            "/workspace".to_string(),
-        ])
+    fn http_server(&self, port: u16) -> Command {
+        http_server_on("docker", port)
     }
 }
 
-/// Another target's sandboxes reached through a different backend — a
-/// `remote` backend over the `corral serve` that hosts the target — held
-/// to exactly the checks the served target declares it can pass: the hop
+/// A backend that reaches another backend's sandboxes — the `remote`
+/// backend over the `corral serve` hosting that backend — held to exactly
+/// the checks the served backend's target declares it can pass: the hop
 /// may cost nothing the SDK can see. The run is live: a backend named
-/// `remote` may reach real infrastructure, whatever it relays to.
-pub struct Relayed<T> {
-    /// The name reports show, e.g. `remote (linux)`.
-    pub name: String,
-    /// The backend the cases use.
-    pub backend: Arc<dyn Backend>,
-    /// The target whose sandboxes `backend` reaches.
-    pub served: T,
+/// `remote` may reach real infrastructure, whatever it relays to. Where a
+/// served backend's declarations depend on its host's programs (`git`,
+/// `python3`), they are judged on this machine, which is exact when the
+/// server runs here; elsewhere a missing program fails its check rather
+/// than hiding.
+pub struct Relayed {
+    backend: Arc<dyn Backend>,
+    served: String,
 }
 
-impl<T: SdkTarget> SdkTarget for Relayed<T> {
+impl Relayed {
+    /// `backend`, reaching sandboxes of the backend called `served`.
+    pub fn new(backend: Arc<dyn Backend>, served: impl Into<String>) -> Self {
+        Self {
+            backend,
+            served: served.into(),
+        }
+    }
+}
+
+impl SdkTarget for Relayed {
     fn name(&self) -> String {
-        self.name.clone()
+        format!("{} ({})", self.backend.name(), self.served)
     }
 
     fn backend(&self) -> Arc<dyn Backend> {
@@ -150,14 +190,15 @@ impl<T: SdkTarget> SdkTarget for Relayed<T> {
     }
 
     fn options(&self) -> SdkConformanceOptions {
+        let previews = self.backend.capabilities().previews;
         SdkConformanceOptions {
             live: true,
-            ..self.served.options()
+            ..declared(&self.served, previews)
         }
     }
 
-    fn http_server(&self, port: u16) -> corral_backend::Command {
-        self.served.http_server(port)
+    fn http_server(&self, port: u16) -> Command {
+        http_server_on(&self.served, port)
     }
 }
 
