@@ -72,7 +72,9 @@ pub enum Commands {
 /// Options shared by commands that pick a backend.
 #[derive(Debug, Args)]
 pub struct BackendArg {
-    /// The backend: `local` (default) or `memory`.
+    /// The backend: `linux` (the default where this host can run it, else
+    /// `local`), `local`, `memory`, `docker`, or `remote+http://HOST:PORT`
+    /// (a `corral serve`; the token file in `CORRAL_TOKEN_FILE`).
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
 }
@@ -180,7 +182,8 @@ pub struct RmArgs {
 #[derive(Debug, Args)]
 pub struct ConformanceArgs {
     /// The backend to hold to the suite: `memory`, `minimal` (contract
-    /// suite only), `local`, or `linux`.
+    /// suite only), `local`, `linux`, `docker`, or (SDK suite only)
+    /// `remote+http://HOST:PORT` with the token file in `CORRAL_TOKEN_FILE`.
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
     /// The suite: `contract` (default) or `sdk`.

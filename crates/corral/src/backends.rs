@@ -7,11 +7,16 @@
 //! (the local socket by default), started from `corral-test:busybox-curl`
 //! unless `CORRAL_DOCKER_IMAGE` names another image already in the engine.
 //!
+//! `remote+http://HOST:PORT` is the backend a `corral serve` on another
+//! machine (or this one) serves, reached over corral-wire with the bearer
+//! token in the file `CORRAL_TOKEN_FILE` names.
+//!
 //! The typed openers ([`open_memory`], [`open_local`], [`open_linux`],
 //! [`open_docker`]) are the one way each backend is opened; [`open`] and
 //! `corral serve` both use them, and [`Enveloped`] pairs each backend with
 //! the envelope it is presented under by the contract adapter.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use corral_backend::{Backend, verify};
@@ -21,11 +26,19 @@ use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::SandboxProviderCapabilities;
 use corral_runtime::adapter::envelopes;
+use corral_wire::{RemoteBackend, Token};
 
 use crate::error::CliError;
 
 /// The backends this build knows.
 pub const KNOWN: &[&str] = &["linux", "local", "memory", "docker"];
+
+/// The prefix of a remote backend's name: `remote+http://HOST:PORT`.
+pub const REMOTE_PREFIX: &str = "remote+";
+
+/// The environment variable naming the file that holds a remote server's
+/// bearer token.
+pub const TOKEN_FILE_ENV: &str = "CORRAL_TOKEN_FILE";
 
 /// Opens the backend called `name`, or the default when `None`, verified.
 pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
@@ -35,12 +48,15 @@ pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
         Some("local") => Arc::new(open_local()?),
         Some("memory") => Arc::new(open_memory()),
         Some("docker") => Arc::new(open_docker().await?),
-        Some(other) => {
-            return Err(CliError::usage(format!(
-                "unknown backend {other:?}; known backends: {}",
-                KNOWN.join(", ")
-            )));
-        }
+        Some(other) => match other.strip_prefix(REMOTE_PREFIX) {
+            Some(endpoint) => Arc::new(open_remote(endpoint).await?),
+            None => {
+                return Err(CliError::usage(format!(
+                    "unknown backend {other:?}; known backends: {}, {REMOTE_PREFIX}http://HOST:PORT",
+                    KNOWN.join(", ")
+                )));
+            }
+        },
     };
     verify(&*backend)?;
     Ok(backend)
@@ -74,6 +90,19 @@ pub async fn open_docker() -> Result<DockerBackend, CliError> {
     let image = std::env::var("CORRAL_DOCKER_IMAGE")
         .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
     Ok(DockerBackend::connect_with_image(&image).await?)
+}
+
+/// Connects to the `corral serve` at `endpoint` (`http://HOST:PORT`) with
+/// the token in the file [`TOKEN_FILE_ENV`] names.
+pub async fn open_remote(endpoint: &str) -> Result<RemoteBackend, CliError> {
+    let Some(path) = std::env::var_os(TOKEN_FILE_ENV) else {
+        return Err(CliError::usage(format!(
+            "--backend {REMOTE_PREFIX}{endpoint}: set {TOKEN_FILE_ENV} to the file holding the server's bearer token"
+        )));
+    };
+    let token = Token::from_file(Path::new(&path))
+        .map_err(|e| CliError::usage(format!("{TOKEN_FILE_ENV}: {e}")))?;
+    Ok(RemoteBackend::connect(endpoint, token).await?)
 }
 
 /// A backend the contract adapter can present: the envelope that goes with

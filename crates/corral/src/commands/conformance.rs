@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use corral_conformance::Suite;
+use corral_conformance::sdk::{Relayed, run_sdk_target};
 use corral_conformance::targets::{self, BuiltinTarget, TargetError};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
@@ -45,6 +46,9 @@ pub async fn conformance(
             targets::NAMES.join(", ")
         )));
     };
+    if let Some(endpoint) = name.strip_prefix(crate::backends::REMOTE_PREFIX) {
+        return remote_sdk(endpoint, suite, json.as_deref()).await;
+    }
     if suite == Suite::Sdk && name == "minimal" {
         return Err(CliError::usage(
             "the minimal target narrows a contract provider and has no backend for the SDK \
@@ -64,6 +68,32 @@ pub async fn conformance(
             .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
     })?;
     Ok(if evidence.succeeded { 0 } else { EXIT_FAILURE })
+}
+
+/// The SDK suite on a remote backend, held to what the backend it serves
+/// declares (the contract suite over the wire is `--provider`).
+async fn remote_sdk(endpoint: &str, suite: Suite, json: Option<&Path>) -> CliResult {
+    if suite != Suite::Sdk {
+        return Err(CliError::usage(format!(
+            "a remote backend runs the SDK suite (--suite sdk); the contract suite over the wire \
+             runs with --provider {endpoint}"
+        )));
+    }
+    let remote = crate::backends::open_remote(endpoint).await?;
+    let served = remote.served().to_owned();
+    let target = Relayed::new(std::sync::Arc::new(remote), served);
+    let report = run_sdk_target(&target).await.map_err(|e| {
+        CliError::usage(format!(
+            "target {}: {e}",
+            corral_conformance::sdk::SdkTarget::name(&target)
+        ))
+    })?;
+    emit(&report.table(), json, || {
+        report
+            .to_json()
+            .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
+    })?;
+    Ok(if report.succeeded() { 0 } else { EXIT_FAILURE })
 }
 
 /// Prints a run's `table` and, with `--json PATH`, writes the `json` text
