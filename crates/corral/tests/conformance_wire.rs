@@ -4,47 +4,14 @@
 //! evidence verify` accepts it and prints what it proves, and refuses a
 //! tampered copy, another key, and a refused token, each in one line.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
+
+mod serve_support;
+
+use serve_support::Served;
 
 const TOKEN: &str = "conformance-wire-token-0123456789";
-
-/// `corral serve --backend memory` on a free loopback port, killed on drop.
-struct Server {
-    child: Child,
-    endpoint: String,
-}
-
-impl Server {
-    fn start(token_file: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-            .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
-            .arg("--token-file")
-            .arg(token_file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let endpoint = first
-            .trim()
-            .strip_prefix("corral: serving memory on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
-        Self { child, endpoint }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn corral(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_corral"))
@@ -66,7 +33,7 @@ fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not(
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let server = Server::start(&token_file);
+    let server = Served::memory(&token_file);
     let keys = dir.path().join("keys");
     let keygen = corral(&["evidence", "keygen", path(&keys)]);
     assert_eq!(keygen.status.code(), Some(0), "{}", text(&keygen.stderr));
@@ -158,7 +125,7 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let server = Server::start(&token_file);
+    let server = Served::memory(&token_file);
 
     let wrong_token = dir.path().join("wrong");
     std::fs::write(&wrong_token, "a-wrong-token-0123456789\n").unwrap();

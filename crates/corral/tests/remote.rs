@@ -3,52 +3,41 @@
 //! backend on this machine's loopback — run, create, exec, cp, ls, rm and
 //! the SDK suite — and the one-line refusal without a token file.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
+
+mod serve_support;
+
+use serve_support::Served;
 
 const TOKEN: &str = "remote-cli-test-token-0123456789abcdef";
 
-/// A `corral serve --backend memory` on a free loopback port; SIGTERM on drop.
-struct Served {
-    child: Child,
+/// A `corral serve --backend memory`, and the `--backend` that reaches it.
+struct Remote {
+    /// Ended (SIGTERM) when the test ends.
+    _served: Served,
     backend: String,
     token_file: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
-impl Served {
-    fn start() -> Served {
+impl Remote {
+    fn start() -> Remote {
         let dir = tempfile::tempdir().unwrap();
         let token_file = dir.path().join("token");
         std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-            .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
-            .arg("--token-file")
-            .arg(&token_file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let endpoint = first
-            .trim()
-            .strip_prefix("corral: serving memory on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
-        Served {
-            child,
-            backend: format!("remote+{endpoint}"),
+        let served = Served::memory(&token_file);
+        Remote {
+            backend: format!("remote+{}", served.endpoint),
+            _served: served,
             token_file,
-            _dir: dir,
+            dir,
         }
     }
 
-    /// `corral ARGS…` with `--backend remote+…` appended after the
-    /// subcommand and the token file in the environment.
+    /// `corral SUBCOMMAND --backend remote+… ARGS…` with the token file in
+    /// the environment.
     fn corral(&self, subcommand: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
         corral_with(
             subcommand,
@@ -57,15 +46,6 @@ impl Served {
             Some(&self.token_file),
             stdin,
         )
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
     }
 }
 
@@ -103,8 +83,8 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn run_passes_output_and_exit_code_through_the_remote_host() {
-    let served = Served::start();
-    let out = served.corral(
+    let remote = Remote::start();
+    let out = remote.corral(
         "run",
         &["--", "sh", "-c", "echo over the wire; exit 3"],
         None,
@@ -115,26 +95,26 @@ fn run_passes_output_and_exit_code_through_the_remote_host() {
 
 #[test]
 fn create_exec_cp_ls_rm_work_on_a_sandbox_of_the_remote_host() {
-    let served = Served::start();
-    let out = served.corral("create", &["--label", "team=wire"], None);
+    let remote = Remote::start();
+    let out = remote.corral("create", &["--label", "team=wire"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let id = text(&out.stdout).trim().to_string();
     assert!(!id.is_empty());
 
     let dest = format!("{id}:/workspace/note.txt");
-    let out = served.corral("cp", &["-", &dest], Some(b"copied across\n"));
+    let out = remote.corral("cp", &["-", &dest], Some(b"copied across\n"));
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = served.corral("exec", &[&id, "--", "cat", "/workspace/note.txt"], None);
+    let out = remote.corral("exec", &[&id, "--", "cat", "/workspace/note.txt"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "copied across\n");
 
-    let out = served.corral("ls", &["--json", "--label", "team=wire"], None);
+    let out = remote.corral("ls", &["--json", "--label", "team=wire"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(&id), "{}", text(&out.stdout));
 
-    let out = served.corral("rm", &[&id], None);
+    let out = remote.corral("rm", &[&id], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = served.corral("exec", &[&id, "--", "true"], None);
+    let out = remote.corral("exec", &[&id, "--", "true"], None);
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("not_found"),
@@ -147,8 +127,8 @@ fn create_exec_cp_ls_rm_work_on_a_sandbox_of_the_remote_host() {
 // command line, held to the skips the served backend declares.
 #[test]
 fn the_sdk_suite_runs_on_the_remote_backend_from_the_command_line() {
-    let served = Served::start();
-    let out = served.corral("conformance", &["--suite", "sdk"], None);
+    let remote = Remote::start();
+    let out = remote.corral("conformance", &["--suite", "sdk"], None);
     let table = text(&out.stdout);
     assert!(out.status.success(), "{table}{}", text(&out.stderr));
     assert!(table.contains("target remote (memory)"), "{table}");
@@ -169,10 +149,10 @@ fn a_remote_backend_without_a_token_file_is_refused_in_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("CORRAL_TOKEN_FILE"), "{stderr}");
 
-    let served = Served::start();
-    let wrong = served._dir.path().join("wrong");
+    let remote = Remote::start();
+    let wrong = remote.dir.path().join("wrong");
     std::fs::write(&wrong, "a-wrong-token-0123456789\n").unwrap();
-    let out = corral_with("run", &served.backend, &["--", "true"], Some(&wrong), None);
+    let out = corral_with("run", &remote.backend, &["--", "true"], Some(&wrong), None);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -2,8 +2,11 @@
 //! `WireProvider` under the runtime creates a sandbox through it; SIGTERM
 //! shuts it down gracefully, destroying the sandbox it created.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+mod serve_support;
+
+use serve_support::Served;
 
 use corral_contract::*;
 use corral_runtime::runtime::Runtime;
@@ -45,22 +48,8 @@ fn serve_hosts_a_backend_and_sigterm_destroys_what_it_created() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
-        .arg("--token-file")
-        .arg(&token_file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    let endpoint = first
-        .trim()
-        .strip_prefix("corral: serving memory on ")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_string();
+    let mut served = Served::memory(&token_file);
+    let endpoint = served.endpoint.clone();
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
@@ -79,14 +68,7 @@ fn serve_hosts_a_backend_and_sigterm_destroys_what_it_created() {
         assert!(wrong.is_err(), "a wrong token is refused");
     });
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
-    let exit = child.wait().unwrap();
+    let (exit, rest) = served.terminate();
     assert!(exit.success(), "{exit:?}: {rest}");
     assert!(
         rest.contains("shut down: destroyed 1 sandboxes, kept 0 durable, ended 0 processes"),
