@@ -30,6 +30,24 @@ pub(crate) enum SendFailure {
     Request(String),
 }
 
+/// Why a response's body could not be read whole.
+#[derive(Debug)]
+pub(crate) enum ReadFailure {
+    /// It is longer than [`MAX_RESPONSE_BYTES`].
+    TooLarge,
+    /// The connection broke before its end.
+    Broken,
+}
+
+/// A response's whole body, at most [`MAX_RESPONSE_BYTES`].
+pub(crate) async fn read_bounded(body: Incoming) -> Result<Bytes, ReadFailure> {
+    match Limited::new(body, MAX_RESPONSE_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ReadFailure::TooLarge),
+        Err(_) => Err(ReadFailure::Broken),
+    }
+}
+
 /// The server, as the client reaches it.
 #[derive(Debug)]
 pub(crate) struct Transport {
@@ -131,21 +149,16 @@ impl Transport {
             .get(REVISION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-            .collect()
+        let bytes = read_bounded(response.into_body())
             .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    invalid(
-                        operation,
-                        "a response within the contract's bounds",
-                        "a larger one",
-                    )
-                } else {
-                    unavailable(operation)
-                }
-            })?
-            .to_bytes();
+            .map_err(|failure| match failure {
+                ReadFailure::TooLarge => invalid(
+                    operation,
+                    "a response within the contract's bounds",
+                    "a larger one",
+                ),
+                ReadFailure::Broken => unavailable(operation),
+            })?;
         Ok((status, revision, bytes))
     }
 }

@@ -3,14 +3,15 @@
 
 use bytes::Bytes;
 use corral_backend::{BackendError, ErrorCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::StatusCode;
 use hyper::body::Incoming;
 use hyper::http::Response;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::client::transport::{MAX_RESPONSE_BYTES, SendFailure, Transport};
+use crate::client::transport::{
+    MAX_RESPONSE_BYTES, ReadFailure, SendFailure, Transport, read_bounded,
+};
 use crate::protocol::backend::BackendRoute;
 use crate::protocol::{CONTRACT_REVISION, REFUSAL_HEADER, REVISION_HEADER, Refusal};
 
@@ -113,21 +114,18 @@ impl Remote {
             .get(REFUSAL_HEADER)
             .and_then(|v| v.to_str().ok())
             .and_then(Refusal::parse);
-        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-            .collect()
+        let bytes = read_bounded(response.into_body())
             .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    self.error(
-                        route,
-                        ErrorCode::Provider,
-                        format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
-                    )
-                } else {
+            .map_err(|failure| match failure {
+                ReadFailure::TooLarge => self.error(
+                    route,
+                    ErrorCode::Provider,
+                    format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
+                ),
+                ReadFailure::Broken => {
                     self.error(route, ErrorCode::Unavailable, "the connection broke")
                 }
-            })?
-            .to_bytes();
+            })?;
         if let Some(refusal) = refusal {
             return Err(self.refused(route, refusal));
         }
