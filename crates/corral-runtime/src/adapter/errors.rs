@@ -55,6 +55,15 @@ pub(crate) const fn reason_of(code: ErrorCode) -> FailureReason {
     }
 }
 
+/// The refusal of an optional member the envelope does not declare: the
+/// contract's absent-member refusal (`platform_rejected` for a member that
+/// has none, which no optional member lacks).
+pub(crate) fn absent(operation: Operation) -> SandboxError {
+    operation
+        .absent_refusal()
+        .unwrap_or_else(|| failed(operation, FailureReason::PlatformRejected))
+}
+
 /// The typed refusal a member gives when its backend answers `unsupported`:
 /// the absent-member refusal for an optional member, the capability the
 /// member needs for the others, `platform_rejected` where no capability

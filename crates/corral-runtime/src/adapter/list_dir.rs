@@ -20,8 +20,8 @@ use corral_contract::{
 };
 
 use super::ContractAdapter;
-use super::errors::{Subject, failed, on};
-use super::read_file::own_root;
+use super::errors::{Subject, absent, failed, on};
+use super::read_file::located_under;
 
 /// The backend's complete listing of `root` in the located instance, at most
 /// `max_entries` leaves; an incomplete one is `too_many_entries`.
@@ -33,9 +33,7 @@ pub(super) async fn tree<B: Backend>(
     max_entries: u64,
 ) -> Result<TreeListing, SandboxError> {
     let Some(ops) = adapter.backend.tree_list_ops() else {
-        return Err(operation
-            .absent_refusal()
-            .unwrap_or_else(|| failed(operation, FailureReason::PlatformRejected)));
+        return Err(absent(operation));
     };
     let max = usize::try_from(max_entries).unwrap_or(usize::MAX);
     let listing = ops
@@ -78,13 +76,9 @@ pub(super) async fn run<B: Backend + 'static>(
 ) -> Result<ListDirResult, SandboxError> {
     let op = Operation::ListDir;
     if !adapter.envelope.list_dir {
-        return Err(op
-            .absent_refusal()
-            .unwrap_or_else(|| failed(op, FailureReason::PlatformRejected)));
+        return Err(absent(op));
     }
-    let located = adapter.locate(op, &request.instance_id).await?;
-    op.check_state(located.record.state)?;
-    own_root(op, &located, &request.root)?;
+    let located = located_under(adapter, op, &request.instance_id, &request.root).await?;
     let listing = tree(
         adapter,
         op,

@@ -15,14 +15,13 @@
 
 use corral_backend::{Backend, TreeEntryKind};
 use corral_contract::{
-    FailureReason, ListProjectDirRequest, ListProjectDirResult, Operation, ProjectEntry,
-    SandboxError,
+    ListProjectDirRequest, ListProjectDirResult, Operation, ProjectEntry, SandboxError,
 };
 
 use super::ContractAdapter;
-use super::errors::failed;
+use super::errors::absent;
 use super::list_dir::{file_facts, leaf_path, tree};
-use super::read_file::own_root;
+use super::read_file::located_under;
 
 pub(super) async fn run<B: Backend + 'static>(
     adapter: &ContractAdapter<B>,
@@ -30,13 +29,9 @@ pub(super) async fn run<B: Backend + 'static>(
 ) -> Result<ListProjectDirResult, SandboxError> {
     let op = Operation::ListProjectDir;
     if !adapter.envelope.list_project_dir {
-        return Err(op
-            .absent_refusal()
-            .unwrap_or_else(|| failed(op, FailureReason::PlatformRejected)));
+        return Err(absent(op));
     }
-    let located = adapter.locate(op, &request.instance_id).await?;
-    op.check_state(located.record.state)?;
-    own_root(op, &located, &request.root)?;
+    let located = located_under(adapter, op, &request.instance_id, &request.root).await?;
     let listing = tree(
         adapter,
         op,

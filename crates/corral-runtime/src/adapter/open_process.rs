@@ -45,7 +45,7 @@ use tokio::sync::OnceCell;
 
 use super::ContractAdapter;
 use super::clock;
-use super::errors::{Subject, failed, from_backend};
+use super::errors::{Subject, absent, failed, from_backend};
 use super::execute::{exit_of, start_failure};
 use super::streams::{DiagnosticSource, Sink, Source};
 
@@ -209,15 +209,11 @@ pub(super) async fn run<B: Backend + 'static>(
     request: OpenProcessRequest,
 ) -> Result<Box<dyn LiveProcess>, SandboxError> {
     let op = Operation::OpenProcess;
-    let absent = || {
-        op.absent_refusal()
-            .unwrap_or_else(|| failed(op, FailureReason::PlatformRejected))
-    };
     if !adapter.envelope.open_process {
-        return Err(absent());
+        return Err(absent(op));
     }
     let Some(ops) = adapter.backend.process_ops() else {
-        return Err(absent());
+        return Err(absent(op));
     };
     let instance_id = request.instance_id;
     let located = adapter.locate(op, &instance_id).await?;

@@ -103,9 +103,24 @@ pub(super) async fn contained<B: Backend>(
     }
 }
 
+/// The instance a read or listing under `root` addresses: located, in a
+/// state the member is allowed in, with `root` one of its own roots — the
+/// preamble every reading member shares.
+pub(super) async fn located_under<B: Backend>(
+    adapter: &ContractAdapter<B>,
+    operation: Operation,
+    instance_id: &corral_contract::InstanceId,
+    root: &SandboxPath,
+) -> Result<Located, SandboxError> {
+    let located = adapter.locate(operation, instance_id).await?;
+    operation.check_state(located.record.state)?;
+    own_root(operation, &located, root)?;
+    Ok(located)
+}
+
 /// Refuses an `allowed_root` that is not within one of the instance's own
 /// roots (a mount or the output tree).
-pub(super) fn own_root(
+fn own_root(
     operation: Operation,
     located: &Located,
     root: &SandboxPath,
@@ -129,9 +144,7 @@ pub(super) async fn run<B: Backend + 'static>(
             Requirement::PhysicallyContainedFileRead,
         ));
     }
-    let located = adapter.locate(op, request.instance_id()).await?;
-    op.check_state(located.record.state)?;
-    own_root(op, &located, request.allowed_root())?;
+    let located = located_under(adapter, op, request.instance_id(), request.allowed_root()).await?;
     let max = request.maximum_bytes().get();
     let read = contained(
         adapter,

@@ -19,8 +19,8 @@ use corral_contract::{
 };
 
 use super::ContractAdapter;
-use super::errors::failed;
-use super::read_file::{Read, contained, own_root};
+use super::errors::{absent, failed};
+use super::read_file::{Read, contained, located_under};
 
 pub(super) async fn run<B: Backend + 'static>(
     adapter: &ContractAdapter<B>,
@@ -28,13 +28,9 @@ pub(super) async fn run<B: Backend + 'static>(
 ) -> Result<ReadFilesResult, SandboxError> {
     let op = Operation::ReadFiles;
     if !adapter.envelope.read_files {
-        return Err(op
-            .absent_refusal()
-            .unwrap_or_else(|| failed(op, FailureReason::PlatformRejected)));
+        return Err(absent(op));
     }
-    let located = adapter.locate(op, request.instance_id()).await?;
-    op.check_state(located.record.state)?;
-    own_root(op, &located, request.allowed_root())?;
+    let located = located_under(adapter, op, request.instance_id(), request.allowed_root()).await?;
     let mut remaining = request.aggregate_budget_bytes().get();
     let mut files = Vec::with_capacity(request.files().len());
     for member in request.files() {
