@@ -96,12 +96,25 @@ pub async fn fresh(backend: &dyn Backend, rule: &str) -> SandboxInfo {
     }
 }
 
-/// Expands into one `#[tokio::test]` per backend rule; `$make` is a closure
-/// returning a [`Subject`].
+/// Expands into one `#[tokio::test]` per backend rule.
+///
+/// - `backend_rules!(make)`: `make` is a closure returning a [`Subject`].
+/// - `backend_rules!(skippable make)`: `make` is a closure taking the
+///   rule's name and returning a future of `Option<Subject>`; `None` skips
+///   the rule (the closure prints the skip and its reason), for backends
+///   a host may lack (root, a daemon).
+///
+/// The list of rules is written once, here.
 #[macro_export]
 macro_rules! backend_rules {
+    (skippable $make:expr) => {
+        $crate::backend_rules!(@rules skippable $make);
+    };
     ($make:expr) => {
-        $crate::backend_rules!(@each $make;
+        $crate::backend_rules!(@rules always $make);
+    };
+    (@rules $kind:ident $make:expr) => {
+        $crate::backend_rules!(@each $kind $make;
             exec_closes_stdin_unless_given,
             exec_passes_stdin_then_eof,
             exec_delivers_chunks_in_arrival_order,
@@ -122,12 +135,26 @@ macro_rules! backend_rules {
             declared_member_missing_is_refused_with_provider,
         );
     };
-    (@each $make:expr; $($rule:ident),* $(,)?) => {
+    (@each always $make:expr; $($rule:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $rule() {
                 let make = $make;
                 let subject: $crate::rules::Subject = make();
+                $crate::rules::$rule(&*subject.backend).await;
+                drop(subject);
+            }
+        )*
+    };
+    (@each skippable $make:expr; $($rule:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $rule() {
+                let make = $make;
+                let subject: Option<$crate::rules::Subject> = make(stringify!($rule)).await;
+                let Some(subject) = subject else {
+                    return;
+                };
                 $crate::rules::$rule(&*subject.backend).await;
                 drop(subject);
             }
