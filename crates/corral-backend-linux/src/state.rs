@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
+use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
 use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -144,6 +145,16 @@ pub struct Meta {
     pub expires_at_ms: Option<u64>,
 }
 
+impl SandboxRecord for Meta {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created_at_ms(&self) -> u64 {
+        self.created_at_ms
+    }
+}
+
 impl Meta {
     /// The record as the `Backend` trait reports it.
     pub fn info(&self) -> SandboxInfo {
@@ -187,9 +198,7 @@ fn with_short_path<T>(
 
 /// Whether `s` is a well-formed sandbox id; nothing else is joined into a path.
 pub fn is_sandbox_id(s: &str) -> bool {
-    s.strip_prefix(SANDBOX_PREFIX).is_some_and(|hex| {
-        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
+    is_prefixed_id(s, SANDBOX_PREFIX)
 }
 
 /// An error of the state directory, naming what was being done.
@@ -197,39 +206,19 @@ pub fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> Backen
     BackendError::new(ErrorCode::Io, format!("linux state: {what}: {err}"))
 }
 
+/// The records of the sandboxes of `state`.
+fn records(state: &State) -> SandboxRecords {
+    SandboxRecords {
+        backend: NAME,
+        prefix: SANDBOX_PREFIX,
+        dir: state.sandboxes(),
+        state_error: |what, err| state_error(what, err),
+    }
+}
+
 /// The record of sandbox `id`; `None` when there is none (or it is half-made).
 pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
-    if !is_sandbox_id(id) {
-        return Ok(None);
-    }
-    let bytes = match std::fs::read(state.meta_path(id)) {
-        Ok(b) => b,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => return Err(state_error(format_args!("reading sandbox {id}"), &e)),
-    };
-    let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Provider,
-            format!("linux state: the record of sandbox {id} is malformed: {e}"),
-        )
-    })?;
-    if meta.id != id {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            format!(
-                "linux state: the record of sandbox {id} names {:?}",
-                meta.id
-            ),
-        ));
-    }
-    Ok(Some(meta))
+    records(state).read(id)
 }
 
 /// The record of sandbox `id` as reported, with its paused status.
@@ -265,20 +254,7 @@ pub fn require_meta(state: &State, id: &str) -> Result<Meta> {
 
 /// Every completely created, live sandbox, oldest first.
 pub fn list_metas(state: &State) -> Result<Vec<Meta>> {
-    let entries =
-        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| state_error("listing sandboxes", &e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        if let Some(meta) = live_meta(state, &name)? {
-            out.push(meta);
-        }
-    }
-    out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
-    Ok(out)
+    records(state).list(|id| live_meta(state, id))
 }
 
 /// `read` applied to the fields of `/proc/<pid>/stat` after the command

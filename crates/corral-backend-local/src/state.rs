@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use corral_backend::statefile::{random_hex, write_atomic};
 
+use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
 use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,16 @@ pub(crate) struct Meta {
     pub(crate) ports: Vec<u16>,
 }
 
+impl SandboxRecord for Meta {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn created_at_ms(&self) -> u64 {
+        self.created_at_ms
+    }
+}
+
 impl Meta {
     /// The record as the `Backend` trait reports it.
     pub(crate) fn info(&self) -> SandboxInfo {
@@ -120,13 +131,6 @@ impl Meta {
             expires_at_ms: None,
         }
     }
-}
-
-/// Whether `s` is `<prefix>` followed by 16 lowercase hex digits.
-fn is_prefixed_id(s: &str, prefix: &str) -> bool {
-    s.strip_prefix(prefix).is_some_and(|hex| {
-        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
 }
 
 /// Whether `s` is a well-formed sandbox id. Anything else is never joined
@@ -152,40 +156,20 @@ pub(crate) fn state_error(what: impl std::fmt::Display, err: &std::io::Error) ->
     }
 }
 
+/// The records of the sandboxes of `state`.
+fn records(state: &State) -> SandboxRecords {
+    SandboxRecords {
+        backend: NAME,
+        prefix: SANDBOX_PREFIX,
+        dir: state.sandboxes(),
+        state_error: |what, err| state_error(what, err),
+    }
+}
+
 /// The record of sandbox `id`; `None` when there is no such sandbox or it
 /// was never completely created.
 pub(crate) fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
-    if !is_sandbox_id(id) {
-        return Ok(None);
-    }
-    let bytes = match std::fs::read(state.meta_path(id)) {
-        Ok(b) => b,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => return Err(state_error(format_args!("reading sandbox {id}"), &e)),
-    };
-    let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Provider,
-            format!("local state: the record of sandbox {id} is malformed: {e}"),
-        )
-    })?;
-    if meta.id != id {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            format!(
-                "local state: the record of sandbox {id} names {:?}",
-                meta.id
-            ),
-        ));
-    }
-    Ok(Some(meta))
+    records(state).read(id)
 }
 
 /// The record of sandbox `id`, or `not_found`.
@@ -195,24 +179,7 @@ pub(crate) fn require_meta(state: &State, id: &str) -> Result<Meta> {
 
 /// Every completely created sandbox, oldest first.
 pub(crate) fn list_metas(state: &State) -> Result<Vec<Meta>> {
-    let entries =
-        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| state_error("listing sandboxes", &e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        if !is_sandbox_id(&name) {
-            continue;
-        }
-        // Destroyed or half-created meanwhile: not a sandbox.
-        if let Some(meta) = read_meta(state, &name)? {
-            out.push(meta);
-        }
-    }
-    out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
-    Ok(out)
+    records(state).list(|id| read_meta(state, id))
 }
 
 /// The state directory used when none is given: `$CORRAL_STATE_DIR`, else
