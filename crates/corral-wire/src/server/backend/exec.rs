@@ -9,13 +9,15 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use corral_backend::{Backend, CancellationToken, ExecRequest, OutputSink, StreamKind};
+use corral_backend::{
+    Backend, BackendError, CancellationToken, ErrorCode, ExecRequest, OutputSink, StreamKind,
+};
 use corral_contract::Octets;
 use http_body_util::BodyExt;
 use hyper::body::Frame;
@@ -65,23 +67,48 @@ fn line(frame: &ExecFrame) -> Bytes {
     Bytes::from(text)
 }
 
+/// The most output the server queues for a client that reads more slowly
+/// than the command writes; past it the run is aborted and ends with a
+/// `quota` error — never unbounded memory, never a silent gap.
+pub(crate) const MAX_QUEUED_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
 /// Sends each chunk down the response as it arrives.
-struct FrameSink(mpsc::UnboundedSender<Bytes>);
+struct FrameSink {
+    frames: mpsc::UnboundedSender<Bytes>,
+    /// Bytes queued and not yet taken by the response.
+    queued: Arc<AtomicUsize>,
+    /// Set when the queue overflowed; the run is then aborted.
+    overflowed: Arc<AtomicBool>,
+    abort: CancellationToken,
+    /// [`MAX_QUEUED_OUTPUT_BYTES`], but for tests.
+    limit: usize,
+}
 
 impl OutputSink for FrameSink {
     fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
-        // A closed channel means the client is gone; the drop guard has
-        // cancelled the run already.
-        let _ = self.0.send(line(&ExecFrame::Output {
+        if self.overflowed.load(Ordering::Relaxed) {
+            return;
+        }
+        let frame = line(&ExecFrame::Output {
             stream,
             bytes: Octets::new(bytes),
-        }));
+        });
+        let queued = self.queued.fetch_add(frame.len(), Ordering::Relaxed) + frame.len();
+        if queued > self.limit {
+            self.overflowed.store(true, Ordering::Relaxed);
+            self.abort.cancel();
+            return;
+        }
+        // A closed channel means the client is gone; the drop guard has
+        // cancelled the run already.
+        let _ = self.frames.send(frame);
     }
 }
 
 /// The response body: the frames as they come; dropping it aborts the run.
 struct FrameStream {
     frames: mpsc::UnboundedReceiver<Bytes>,
+    queued: Arc<AtomicUsize>,
     _abort_on_drop: DropGuard,
 }
 
@@ -93,9 +120,11 @@ impl hyper::body::Body for FrameStream {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.frames
-            .poll_recv(cx)
-            .map(|next| next.map(|bytes| Ok(Frame::data(bytes))))
+        let next = self.frames.poll_recv(cx);
+        if let Poll::Ready(Some(bytes)) = &next {
+            self.queued.fetch_sub(bytes.len(), Ordering::Relaxed);
+        }
+        next.map(|next| next.map(|bytes| Ok(Frame::data(bytes))))
     }
 }
 
@@ -104,6 +133,8 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
     let token = CancellationToken::new();
     let run = runs.insert(token.clone());
     let (frames, receiver) = mpsc::unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let overflowed = Arc::new(AtomicBool::new(false));
     let _ = frames.send(line(&ExecFrame::Started { run }));
     let request = ExecRequest {
         command: body.command,
@@ -117,17 +148,36 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
     let backend = Arc::clone(backend);
     let runs = Arc::clone(runs);
     let id = body.id;
+    let queued_by_sink = Arc::clone(&queued);
+    let token_for_sink = token.clone();
     tokio::spawn(async move {
-        let mut sink = FrameSink(frames.clone());
-        let last = match backend.exec(&id, request, &mut sink).await {
-            Ok(outcome) => ExecFrame::Outcome(outcome),
-            Err(error) => ExecFrame::Error(error),
+        let mut sink = FrameSink {
+            frames: frames.clone(),
+            queued: Arc::clone(&queued_by_sink),
+            overflowed: Arc::clone(&overflowed),
+            abort: token_for_sink,
+            limit: MAX_QUEUED_OUTPUT_BYTES,
+        };
+        let result = backend.exec(&id, request, &mut sink).await;
+        let last = if overflowed.load(Ordering::Relaxed) {
+            ExecFrame::Error(BackendError::new(
+                ErrorCode::Quota,
+                format!(
+                    "exec: the client fell more than {MAX_QUEUED_OUTPUT_BYTES} bytes of output behind; the run was aborted"
+                ),
+            ))
+        } else {
+            match result {
+                Ok(outcome) => ExecFrame::Outcome(outcome),
+                Err(error) => ExecFrame::Error(error),
+            }
         };
         runs.remove(run);
         let _ = frames.send(line(&last));
     });
     let stream = FrameStream {
         frames: receiver,
+        queued,
         _abort_on_drop: token.drop_guard(),
     };
     let mut response = Response::new(stream.boxed());
@@ -139,4 +189,50 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
     );
     headers.insert(REVISION_HEADER, HeaderValue::from_static(CONTRACT_REVISION));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(limit: usize) -> (FrameSink, FrameStream) {
+        let (frames, receiver) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let abort = CancellationToken::new();
+        let sink = FrameSink {
+            frames,
+            queued: Arc::clone(&queued),
+            overflowed: Arc::new(AtomicBool::new(false)),
+            abort: abort.clone(),
+            limit,
+        };
+        let stream = FrameStream {
+            frames: receiver,
+            queued,
+            _abort_on_drop: abort.drop_guard(),
+        };
+        (sink, stream)
+    }
+
+    // The client's falling behind is bounded: past the limit the run is
+    // aborted (its group killed by the backend) and reported, never queued
+    // without bound and never cut silently.
+    #[tokio::test]
+    async fn a_client_too_far_behind_aborts_the_run_instead_of_queueing_without_bound() {
+        let (mut sink, mut stream) = sink(300);
+        sink.chunk(StreamKind::Stdout, &[b'x'; 100]);
+        assert!(!sink.overflowed.load(Ordering::Relaxed));
+        // Reading frees the queue.
+        let first = stream.frame().await.unwrap().unwrap();
+        assert!(first.is_data());
+        assert_eq!(sink.queued.load(Ordering::Relaxed), 0);
+        sink.chunk(StreamKind::Stdout, &[b'x'; 100]);
+        sink.chunk(StreamKind::Stdout, &[b'x'; 100]);
+        assert!(sink.overflowed.load(Ordering::Relaxed));
+        assert!(sink.abort.is_cancelled());
+        // Nothing after the overflow is queued.
+        let queued = sink.queued.load(Ordering::Relaxed);
+        sink.chunk(StreamKind::Stderr, b"more");
+        assert_eq!(sink.queued.load(Ordering::Relaxed), queued);
+    }
 }
