@@ -93,15 +93,21 @@ impl OutputSink for FrameSink {
             stream,
             bytes: Octets::new(bytes),
         });
-        let queued = self.queued.fetch_add(frame.len(), Ordering::Relaxed) + frame.len();
-        if queued > self.limit {
+        if self.queued.load(Ordering::Relaxed) + frame.len() > self.limit {
             self.overflowed.store(true, Ordering::Relaxed);
             self.abort.cancel();
             return;
         }
-        // A closed channel means the client is gone; the drop guard has
-        // cancelled the run already.
-        let _ = self.frames.send(frame);
+        queue(&self.frames, &self.queued, frame);
+    }
+}
+
+/// Queues one frame, counted until the response takes it. A closed channel
+/// means the client is gone; the drop guard has cancelled the run already.
+fn queue(frames: &mpsc::UnboundedSender<Bytes>, queued: &AtomicUsize, frame: Bytes) {
+    queued.fetch_add(frame.len(), Ordering::Relaxed);
+    if frames.send(frame).is_err() {
+        queued.store(0, Ordering::Relaxed);
     }
 }
 
@@ -135,7 +141,7 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
     let (frames, receiver) = mpsc::unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
     let overflowed = Arc::new(AtomicBool::new(false));
-    let _ = frames.send(line(&ExecFrame::Started { run }));
+    queue(&frames, &queued, line(&ExecFrame::Started { run }));
     let request = ExecRequest {
         command: body.command,
         cwd: body.cwd,
@@ -173,7 +179,7 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
             }
         };
         runs.remove(run);
-        let _ = frames.send(line(&last));
+        queue(&frames, &queued_by_sink, line(&last));
     });
     let stream = FrameStream {
         frames: receiver,
