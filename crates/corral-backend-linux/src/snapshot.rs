@@ -21,10 +21,11 @@
 mod archive;
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use corral_backend::snapshot_store::{Hashing, SnapshotRecord, SnapshotStore, corrupt, digest_of};
 use corral_backend::walk;
 use corral_backend::{
     BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
@@ -32,7 +33,6 @@ use corral_backend::{
 };
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::LinuxBackend;
 use crate::images::ImageRoot;
@@ -66,10 +66,20 @@ struct Record {
     root: RootKind,
 }
 
+impl SnapshotRecord for Record {
+    fn info(&self) -> &SnapshotInfo {
+        &self.info
+    }
+}
+
+/// The linux backend's stored snapshots.
+const STORE: SnapshotStore = SnapshotStore {
+    prefix: SNAPSHOT_PREFIX,
+    state_error: |what, err| state_error(what, err),
+};
+
 fn is_snapshot_id(s: &str) -> bool {
-    s.strip_prefix(SNAPSHOT_PREFIX).is_some_and(|hex| {
-        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
+    STORE.is_id(s)
 }
 
 fn snapshots_dir(state: &State) -> PathBuf {
@@ -84,40 +94,6 @@ fn ensure_dir(state: &State) -> Result<PathBuf> {
 
 fn blob_name(digest: &str) -> String {
     format!("{}.tar.zst", digest.replace(':', "-"))
-}
-
-fn not_found(snap_id: &str) -> BackendError {
-    BackendError::new(
-        ErrorCode::NotFound,
-        format!("no snapshot with id {snap_id:?}"),
-    )
-}
-
-fn corrupt(snap_id: &str, why: impl std::fmt::Display) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("snapshot {snap_id} is corrupted: {why}"),
-    )
-}
-
-/// A writer that hashes and counts what passes through it.
-struct Hashing<W> {
-    inner: W,
-    hasher: Sha256,
-    count: u64,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.count += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 /// A hidden directory a snapshot is built in; removed on drop unless published.
@@ -201,21 +177,15 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     let tmp = building.dir.join("archive.tmp");
     let written = (|| -> std::io::Result<(String, u64)> {
         let file = File::create_new(&tmp)?;
-        let sink = Hashing {
-            inner: BufWriter::new(file),
-            hasher: Sha256::new(),
-            count: 0,
-        };
+        let sink = Hashing::new(BufWriter::new(file));
         let encoder = zstd::Encoder::new(sink, ZSTD_LEVEL)?;
         let encoder = archive::write(&dir, &skip, kind == RootKind::Layered, encoder)?;
         let mut sink = encoder.finish()?;
         sink.flush()?;
-        let file = sink.inner.into_inner().map_err(|e| e.into_error())?;
+        let (inner, digest, count) = sink.finish();
+        let file = inner.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
-        Ok((
-            format!("sha256:{}", hex::encode(sink.hasher.finalize())),
-            sink.count,
-        ))
+        Ok((digest, count))
     })();
     let (digest, size_bytes) =
         written.map_err(|e| BackendError::from_io(format!("snapshot of {id}"), &e))?;
@@ -240,40 +210,7 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
 
 /// The record of snapshot `snap_id`, or `not_found`.
 fn load(state: &State, snap_id: &str) -> Result<Record> {
-    if !is_snapshot_id(snap_id) {
-        return Err(not_found(snap_id));
-    }
-    let path = snapshots_dir(state).join(snap_id).join(RECORD);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(snap_id)),
-        Err(e) => return Err(state_error(format_args!("reading snapshot {snap_id}"), &e)),
-    };
-    let record: Record =
-        serde_json::from_slice(&bytes).map_err(|e| corrupt(snap_id, format!("bad record: {e}")))?;
-    if record.info.id != snap_id {
-        return Err(corrupt(snap_id, "its record names another id"));
-    }
-    Ok(record)
-}
-
-/// Hashes everything `r` yields, copying it to `out` if given.
-fn digest_of(r: &mut impl Read, mut out: Option<&mut File>) -> std::io::Result<String> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        if let Some(out) = out.as_deref_mut() {
-            out.write_all(&buf[..n])?;
-        }
-    }
-    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+    STORE.read_record(snap_id, |id| snapshots_dir(state).join(id).join(RECORD))
 }
 
 fn blob_path(state: &State, record: &Record) -> PathBuf {
@@ -283,14 +220,7 @@ fn blob_path(state: &State, record: &Record) -> PathBuf {
 }
 
 fn open_blob(state: &State, record: &Record) -> Result<File> {
-    let id = &record.info.id;
-    match File::open(blob_path(state, record)) {
-        Ok(f) => Ok(f),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(corrupt(id, "its archive is missing"))
-        }
-        Err(e) => Err(state_error(format_args!("opening snapshot {id}"), &e)),
-    }
+    STORE.open_archive(&record.info.id, &blob_path(state, record))
 }
 
 /// A verified snapshot, ready to be applied by `create`.
@@ -308,13 +238,7 @@ pub struct Restore {
 pub fn open_for_restore(state: &State, snap_id: &str) -> Result<Restore> {
     let record = load(state, snap_id)?;
     let mut file = open_blob(state, &record)?;
-    let digest = digest_of(&mut file, None)
-        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
-    if digest != record.info.digest {
-        return Err(corrupt(snap_id, "its content does not match its digest"));
-    }
-    file.rewind()
-        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
+    STORE.verify_archive(snap_id, &mut file, &record.info.digest)?;
     Ok(Restore {
         snapshot_id: snap_id.to_string(),
         image: record.image,
@@ -395,7 +319,7 @@ fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> 
     let mut record = source.clone();
     let copied = (|| -> std::io::Result<String> {
         let mut to = File::create_new(building.dir.join(blob_name(&source.info.digest)))?;
-        let digest = digest_of(&mut from, Some(&mut to))?;
+        let (digest, _) = digest_of(&mut from, Some(&mut to))?;
         to.sync_all()?;
         Ok(digest)
     })()

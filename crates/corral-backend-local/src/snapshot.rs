@@ -20,17 +20,17 @@
 //!   any path through a symlink that leaves the root; it never overwrites.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, Write};
+use std::io::{BufWriter, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use corral_backend::snapshot_store::{Hashing, SnapshotStore, corrupt, digest_of};
 use corral_backend::{
     BackendError, ErrorCode, Labels, Result, SnapshotInfo, labels_match, now_ms, validate_label,
 };
 use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use sha2::{Digest, Sha256};
 
 use crate::beneath::SandboxRoot;
 use crate::files::{Target, mkdir_all, sandbox_root};
@@ -50,39 +50,11 @@ fn record_path(state: &State, snap_id: &str) -> PathBuf {
     state.snapshots().join(format!("{snap_id}.json"))
 }
 
-fn not_found(snap_id: &str) -> BackendError {
-    BackendError::new(
-        ErrorCode::NotFound,
-        format!("no snapshot with id {snap_id:?}"),
-    )
-}
-
-fn corrupt(snap_id: &str, why: impl std::fmt::Display) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("snapshot {snap_id} is corrupted: {why}"),
-    )
-}
-
-/// A writer that hashes and counts what passes through it.
-struct Hashing<W> {
-    inner: W,
-    hasher: Sha256,
-    count: u64,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.count += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
+/// The local backend's stored snapshots.
+const STORE: SnapshotStore = SnapshotStore {
+    prefix: SNAPSHOT_PREFIX,
+    state_error: |what, err| state_error(what, err),
+};
 
 /// Creates a fresh temporary file in the snapshots directory.
 fn temp_file(state: &State) -> std::io::Result<(PathBuf, File)> {
@@ -174,19 +146,16 @@ pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<Snapsh
     );
     let (tmp, file) = temp_file(state).map_err(|e| state_error("creating a snapshot", &e))?;
     let written = (|| -> std::io::Result<(String, u64)> {
-        let sink = Hashing {
-            inner: BufWriter::new(file),
-            hasher: Sha256::new(),
-            count: 0,
-        };
+        let sink = Hashing::new(BufWriter::new(file));
         let mut builder = tar::Builder::new(zstd::Encoder::new(sink, ZSTD_LEVEL)?);
         let mut visit = |v: &Visit<'_>| append(&mut builder, v);
         walk::walk(dir.as_fd(), &mut visit)?;
         let mut sink = builder.into_inner()?.finish()?;
         sink.flush()?;
-        let file = sink.inner.into_inner().map_err(|e| e.into_error())?;
+        let (inner, digest, count) = sink.finish();
+        let file = inner.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
-        Ok((hex::encode(sink.hasher.finalize()), sink.count))
+        Ok((digest, count))
     })();
     let (digest, size_bytes) = match written {
         Ok(w) => w,
@@ -200,7 +169,7 @@ pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<Snapsh
     let info = SnapshotInfo {
         id: snap_id,
         source_sandbox_id: id.to_owned(),
-        digest: format!("sha256:{digest}"),
+        digest,
         size_bytes,
         created_at_ms: now_ms(),
         labels: all,
@@ -214,61 +183,15 @@ pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<Snapsh
 
 /// The record of snapshot `snap_id`, or `not_found`.
 pub(crate) fn load(state: &State, snap_id: &str) -> Result<SnapshotInfo> {
-    if !is_snapshot_id(snap_id) {
-        return Err(not_found(snap_id));
-    }
-    let bytes = match std::fs::read(record_path(state, snap_id)) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(snap_id)),
-        Err(e) => return Err(state_error(format_args!("reading snapshot {snap_id}"), &e)),
-    };
-    let info: SnapshotInfo =
-        serde_json::from_slice(&bytes).map_err(|e| corrupt(snap_id, format!("bad record: {e}")))?;
-    if info.id != snap_id {
-        return Err(corrupt(snap_id, "its record names another id"));
-    }
-    Ok(info)
-}
-
-/// Hashes everything `r` yields, copying it to `out` if given.
-fn digest_of(r: &mut impl Read, mut out: Option<&mut File>) -> std::io::Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut count = 0u64;
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        if let Some(out) = out.as_deref_mut() {
-            out.write_all(&buf[..n])?;
-        }
-        count += n as u64;
-    }
-    Ok((format!("sha256:{}", hex::encode(hasher.finalize())), count))
+    STORE.read_record(snap_id, |id| record_path(state, id))
 }
 
 /// Opens snapshot `snap_id`'s archive after checking it against its digest;
 /// the file is positioned at its start.
 pub(crate) fn open_verified(state: &State, snap_id: &str) -> Result<(SnapshotInfo, File)> {
     let info = load(state, snap_id)?;
-    let mut file = match File::open(blob_path(state, snap_id)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(corrupt(snap_id, "its archive is missing"));
-        }
-        Err(e) => return Err(state_error(format_args!("opening snapshot {snap_id}"), &e)),
-    };
-    let (digest, _) = digest_of(&mut file, None)
-        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
-    if digest != info.digest {
-        return Err(corrupt(snap_id, "its content does not match its digest"));
-    }
-    file.rewind()
-        .map_err(|e| state_error(format_args!("reading snapshot {snap_id}"), &e))?;
+    let mut file = STORE.open_archive(snap_id, &blob_path(state, snap_id))?;
+    STORE.verify_archive(snap_id, &mut file, &info.digest)?;
     Ok((info, file))
 }
 
@@ -447,13 +370,7 @@ pub(crate) fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<Sna
         validate_label(k, v)?;
     }
     let source = load(state, snap_id)?;
-    let mut src = match File::open(blob_path(state, snap_id)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(corrupt(snap_id, "its archive is missing"));
-        }
-        Err(e) => return Err(state_error(format_args!("opening snapshot {snap_id}"), &e)),
-    };
+    let mut src = STORE.open_archive(snap_id, &blob_path(state, snap_id))?;
     let new_id = format!(
         "{SNAPSHOT_PREFIX}{}",
         random_hex().map_err(|e| state_error("random", &e))?

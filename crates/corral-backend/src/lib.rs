@@ -3,9 +3,10 @@
 //! The `Backend` trait — the SDK specification's provider primitives plus the
 //! optional primitives the contract needs — its [`Capabilities`], the closed
 //! [`ErrorCode`]s, and helpers every backend shares: physically contained
-//! reads ([`contained`]), host process groups ([`host_exec`]), and the
-//! backend-rule suite every backend must pass (`rules`, behind the `rules`
-//! feature).
+//! reads ([`contained`]), host process groups ([`host_exec`]), records in a
+//! host state directory ([`statefile`]) and snapshots stored there
+//! ([`snapshot_store`]), and the backend-rule suite every backend must pass
+//! (`rules`, behind the `rules` feature).
 
 mod backend;
 mod capabilities;
@@ -20,6 +21,7 @@ mod process;
 mod sandbox;
 pub mod signal;
 mod snapshot;
+pub mod snapshot_store;
 pub mod statefile;
 mod tree;
 mod verify;
