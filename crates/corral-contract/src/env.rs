@@ -143,7 +143,8 @@ impl<'de> Visitor<'de> for EnvironmentVisitor {
         use serde::de::Error;
         let mut env = Environment::new();
         while let Some((key, value)) = map.next_entry::<String, String>()? {
-            let key = EnvKey::new(key).map_err(A::Error::custom)?;
+            // Named as the member it sits in: the key is the refused value.
+            let key = EnvKey::new(key).map_err(|e| A::Error::custom(e.in_field("environment")))?;
             if env.0.contains_key(&key) {
                 return Err(A::Error::custom(InvalidValue::string(
                     "environment",

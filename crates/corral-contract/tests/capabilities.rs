@@ -296,17 +296,17 @@ fn cross_field_rules_are_refused_at_decode() {
         ),
         (
             "listDir needs mounts (corral)",
-            serde_json::json!({"list_dir": true}),
+            serde_json::json!({"list_dir": true, "max_mounts": 0}),
             "list_dir: is true but max_mounts is 0",
         ),
         (
             "listProjectDir needs mounts (corral)",
-            serde_json::json!({"list_project_dir": true}),
+            serde_json::json!({"list_project_dir": true, "max_mounts": 0}),
             "list_project_dir: is true but max_mounts is 0",
         ),
         (
             "active writes need mounts (corral)",
-            serde_json::json!({"active_mount_write": true}),
+            serde_json::json!({"active_mount_write": true, "max_mounts": 0}),
             "active_mount_write: is true but max_mounts is 0",
         ),
         (
@@ -333,6 +333,43 @@ fn cross_field_rules_are_refused_at_decode() {
             assert!(err.to_string().contains(message), "{rule}: {err}");
         }
     }
+}
+
+/// "Every optional capability defaults to the weakest legal value": an
+/// absent `max_mounts` declares 0 mounts, so an envelope that leaves it out
+/// and claims a member operating on a mount is refused, naming the member
+/// it left out (`max_mounts`) rather than the flag it wrote; an explicit
+/// `0` names the flag.
+#[test]
+fn an_absent_max_mounts_is_zero_and_a_refusal_names_it() {
+    for (flag, member) in [
+        ("list_dir", "listDir enumerates a mount root"),
+        ("list_project_dir", "listProjectDir enumerates a mount root"),
+        (
+            "active_mount_write",
+            "beginActiveWrite publishes into a read-write mount",
+        ),
+    ] {
+        let mut v = minimal_json();
+        v[flag] = serde_json::json!(true);
+        let absent = decode(&v).unwrap_err();
+        assert_eq!(
+            absent,
+            format!(
+                "max_mounts: is absent, which declares 0 mounts, but {flag} is true ({member})"
+            ),
+        );
+        v["max_mounts"] = serde_json::json!(0);
+        let explicit = decode(&v).unwrap_err();
+        assert!(
+            explicit.starts_with(&format!("{flag}: is true but max_mounts is 0 ({member})")),
+            "{explicit}"
+        );
+        v["max_mounts"] = serde_json::json!(1);
+        assert_eq!(decode(&v).unwrap().max_mounts.get(), 1);
+    }
+    // Absent and not needed: the default, 0.
+    assert_eq!(decode(&minimal_json()).unwrap().max_mounts.get(), 0);
 }
 
 #[test]

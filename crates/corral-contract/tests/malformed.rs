@@ -85,7 +85,7 @@ fn bounds_environment_keys_match_the_pattern() {
         );
         refused::<Environment>(
             &format!("{{{bad:?}: \"v\"}}"),
-            &["env_key", "^[A-Za-z_][A-Za-z0-9_]*$"],
+            &["environment: ", "^[A-Za-z_][A-Za-z0-9_]*$"],
         );
     }
     for good in ["A", "_", "_a1", "PATH", "a_B_9"] {

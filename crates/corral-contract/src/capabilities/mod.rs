@@ -7,6 +7,7 @@
 //! reading. Optional fields default to their weakest legal value on decode:
 //! absence is safe, overclaiming is the defect.
 
+mod decode;
 mod enforcement;
 mod tokens;
 mod vocabulary;
@@ -175,6 +176,14 @@ impl CapabilityDeclaration {
     /// names. The order of the checks is fixed, so the same declaration always
     /// reports the same violation.
     pub fn validate(&self) -> Result<(), InvalidValue> {
+        self.check(true)
+    }
+
+    /// [`Self::validate`], knowing whether `max_mounts` was written: a
+    /// decoded envelope that left it out and claims a member operating on
+    /// a mount is refused naming `max_mounts` (the member it left out)
+    /// rather than the flag it wrote.
+    fn check(&self, declared_max_mounts: bool) -> Result<(), InvalidValue> {
         use CapabilityField as F;
         distinct_non_empty(F::Tiers, &self.tiers, false)?;
         distinct_non_empty(F::Platforms, &self.platforms, false)?;
@@ -243,6 +252,12 @@ impl CapabilityDeclaration {
                 "beginActiveWrite publishes into a read-write mount",
             ),
         ] {
+            if flag && no_mounts && !declared_max_mounts {
+                return Err(refuse(
+                    F::MaxMounts,
+                    format!("is absent, which declares 0 mounts, but {field} is true ({member})"),
+                ));
+            }
             if flag && no_mounts {
                 return Err(refuse(
                     field,
@@ -261,7 +276,7 @@ impl CapabilityDeclaration {
 /// [`CapabilityDeclaration::validate`]. Read its fields through `Deref`
 /// (`caps.snapshots`, `caps.max_mounts`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "CapabilityDeclaration")]
+#[serde(try_from = "decode::DeclaredEnvelope")]
 pub struct SandboxProviderCapabilities(CapabilityDeclaration);
 
 impl SandboxProviderCapabilities {
