@@ -51,5 +51,6 @@ pub(super) fn vectors() -> Result<Value, KitError> {
         "route": crate::protocol::Route::Capabilities.path(),
         "result_type": "SandboxProviderCapabilities",
         "examples": examples,
+        "result": { "type": "SandboxProviderCapabilities", "body": valid },
     }))
 }

@@ -16,11 +16,13 @@
 //! directory with what would be generated and lists the differences.
 
 mod capabilities;
+pub(crate) mod decode;
 mod disposition;
 mod examples;
 mod frames;
 mod readme;
 mod requests;
+mod results;
 mod schemas;
 
 use std::fmt;

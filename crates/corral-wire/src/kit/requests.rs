@@ -1,6 +1,7 @@
 //! Golden vectors of the unary routes: for every member one valid request
 //! body and invalid variations of it, each with the disposition the
-//! server's decoder gives it.
+//! server's decoder gives it, and one valid result; likewise for the
+//! settlement routes of the handoffs and active-write transactions.
 
 use corral_contract::bounds;
 use corral_contract::*;
@@ -11,7 +12,10 @@ use serde_json::{Value, json};
 use super::KitError;
 use super::disposition;
 use super::examples;
-use crate::protocol::{InstanceBody, Route, SnapshotBody};
+use super::results;
+use crate::protocol::{
+    HandoffId, HandoffTicket, InstanceBody, Route, SnapshotBody, TransactionTicket,
+};
 
 /// One variation of a valid body: what it changes, and how.
 enum Edit {
@@ -49,20 +53,19 @@ fn apply(valid: &Value, edit: &Edit) -> Value {
     body
 }
 
-/// The vector file of one route: its valid body, then each variation.
-fn member<T: Serialize + DeserializeOwned>(
-    route: Route,
-    request_type: &str,
+/// The examples of one request type: its valid body, then each variation,
+/// each with its disposition.
+fn examples<T: Serialize + DeserializeOwned>(
     valid: &T,
-    variations: Vec<Variation>,
-) -> Result<(String, Value), KitError> {
+    variations: &[Variation],
+) -> Result<Vec<Value>, KitError> {
     let valid = serde_json::to_value(valid).map_err(KitError::Json)?;
     let mut examples = vec![json!({
         "name": "valid",
         "body": valid,
         "disposition": disposition::of_body::<T>(&valid),
     })];
-    for (name, edit) in &variations {
+    for (name, edit) in variations {
         let body = apply(&valid, edit);
         examples.push(json!({
             "name": name,
@@ -70,15 +73,122 @@ fn member<T: Serialize + DeserializeOwned>(
             "disposition": disposition::of_body::<T>(&body),
         }));
     }
+    Ok(examples)
+}
+
+/// The `result` member of a vector file: the schema the reply conforms to
+/// (`null` for a `null` reply) and the reply body.
+fn result_of(route: Route) -> Result<Value, KitError> {
+    Ok(match results::of(route)? {
+        Some(r) => json!({ "type": r.schema, "body": r.body }),
+        None => Value::Null,
+    })
+}
+
+/// The vector file of one route: its examples and its example result.
+fn member<T: Serialize + DeserializeOwned>(
+    route: Route,
+    request_type: &str,
+    valid: &T,
+    variations: Vec<Variation>,
+) -> Result<(String, Value), KitError> {
     let name = route.path().trim_start_matches("/v1/").to_owned();
     let file = json!({
         "route": route.path(),
         "method": "POST",
         "operation": route.operation().to_string(),
         "request_type": request_type,
-        "examples": examples,
+        "examples": examples(valid, &variations)?,
+        "result": result_of(route)?,
     });
     Ok((name, file))
+}
+
+/// The vector file of a settlement route family (`<member>/rollback` of
+/// the six handoffs, …): one ticket type, one result, several routes.
+fn settlement<T: Serialize + DeserializeOwned>(
+    name: &str,
+    routes: &[Route],
+    request_type: &str,
+    valid: &T,
+    variations: Vec<Variation>,
+) -> Result<(String, Value), KitError> {
+    let Some(first) = routes.first() else {
+        return Ok((name.to_owned(), Value::Null));
+    };
+    let listed: Vec<Value> = routes
+        .iter()
+        .map(|r| json!({ "route": r.path(), "operation": r.operation().to_string() }))
+        .collect();
+    let file = json!({
+        "routes": listed,
+        "method": "POST",
+        "request_type": request_type,
+        "examples": examples(valid, &variations)?,
+        "result": result_of(*first)?,
+    });
+    Ok((name.to_owned(), file))
+}
+
+/// The settlement routes' vector files: handoff rollback and settle, and
+/// the active-write commit and rollback.
+fn settlements() -> Result<Vec<(String, Value)>, KitError> {
+    let handoffs = |route: fn(Compensated) -> Route| -> Vec<Route> {
+        Compensated::ALL.iter().map(|m| route(*m)).collect()
+    };
+    let handoff = HandoffTicket {
+        handoff: HandoffId("h-1".to_owned()),
+    };
+    let ticket_variations = || {
+        vec![
+            ("handoff_missing", Edit::Remove("/handoff")),
+            ("handoff_not_a_string", Edit::Set("/handoff", json!(7))),
+            unknown_field(),
+        ]
+    };
+    let transaction = TransactionTicket {
+        transaction_id: TransactionId::new("tx-1")?,
+    };
+    let transaction_variations = || {
+        vec![
+            ("transaction_id_missing", Edit::Remove("/transaction_id")),
+            (
+                "transaction_id_malformed",
+                Edit::Set("/transaction_id", json!("tx 1")),
+            ),
+            unknown_field(),
+        ]
+    };
+    Ok(vec![
+        settlement(
+            "handoff_rollback",
+            &handoffs(Route::HandoffRollback),
+            "HandoffTicket",
+            &handoff,
+            ticket_variations(),
+        )?,
+        settlement(
+            "handoff_settle",
+            &handoffs(Route::HandoffSettle),
+            "HandoffTicket",
+            &handoff,
+            ticket_variations(),
+        )?,
+        settlement(
+            "active_write_commit",
+            &[Route::ActiveWriteCommit],
+            "TransactionTicket",
+            &transaction,
+            transaction_variations(),
+        )?,
+        settlement(
+            "active_write_rollback",
+            &[Route::ActiveWriteRollback],
+            "TransactionTicket",
+            &transaction,
+            transaction_variations(),
+        )?,
+    ])
 }
 
 fn unknown_field() -> Variation {
@@ -104,7 +214,7 @@ pub(super) fn vectors() -> Result<Vec<(String, Value)>, KitError> {
     let snapshot = SnapshotBody {
         snapshot_id: SnapshotId::new("snap-1")?,
     };
-    Ok(vec![
+    let mut files = vec![
         member(
             Route::Provision,
             "SandboxProvisionRequest",
@@ -122,6 +232,14 @@ pub(super) fn vectors() -> Result<Vec<(String, Value)>, KitError> {
                 (
                     "mount_path_relative",
                     Edit::Set("/mounts/0/path", json!("workspace/app")),
+                ),
+                (
+                    "profile_digest_malformed",
+                    Edit::Set("/profile/digest", json!("sha256:zz")),
+                ),
+                (
+                    "allowlist_without_destinations",
+                    Edit::Remove("/profile/network/destinations"),
                 ),
                 unknown_field(),
             ],
@@ -297,5 +415,7 @@ pub(super) fn vectors() -> Result<Vec<(String, Value)>, KitError> {
                 ("now_missing", Edit::Remove("/now")),
             ],
         )?,
-    ])
+    ];
+    files.extend(settlements()?);
+    Ok(files)
 }

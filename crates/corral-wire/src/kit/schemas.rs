@@ -1,11 +1,15 @@
 //! JSON Schemas generated from the Rust types: the capabilities envelope,
-//! every request and result of the unary routes, the contract errors and
-//! the `openProcess` control frames.
+//! every request and result of the unary routes, the reply wrappers of the
+//! handoff and active-write routes and their tickets, the contract errors
+//! and the `openProcess` control frames.
 
 use corral_contract::*;
 use schemars::{JsonSchema, Schema, schema_for};
 
-use crate::protocol::{Frame, InstanceBody, SnapshotBody};
+use crate::protocol::{
+    Frame, HandoffReply, HandoffTicket, InstanceBody, SnapshotBody, TransactionReply,
+    TransactionTicket,
+};
 
 fn named<T: JsonSchema>(name: &'static str) -> (&'static str, Schema) {
     (name, schema_for!(T))
@@ -40,6 +44,12 @@ pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
         named::<SnapshotRef>("SnapshotRef"),
         named::<ReleaseDisposition>("ReleaseDisposition"),
         named::<CleanupResult>("CleanupResult"),
+        named::<HandoffReply<SandboxInstance>>("HandoffReply_SandboxInstance"),
+        named::<HandoffReply<SnapshotRef>>("HandoffReply_SnapshotRef"),
+        named::<HandoffReply<ReleaseDisposition>>("HandoffReply_ReleaseDisposition"),
+        named::<HandoffTicket>("HandoffTicket"),
+        named::<TransactionReply>("TransactionReply"),
+        named::<TransactionTicket>("TransactionTicket"),
         named::<SandboxProcessEvidence>("SandboxProcessEvidence"),
         named::<SandboxError>("SandboxError"),
         named::<Frame>("Frame"),

@@ -2,11 +2,14 @@
 //! (`{ value, rollback }`) and active-write transactions.
 
 use corral_contract::{JournalState, TransactionId};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The server's name for one unsettled handoff: what the client sends back
 /// to roll it back or to settle it. Unique per server process.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
 pub struct HandoffId(pub String);
 
@@ -19,7 +22,7 @@ impl std::fmt::Display for HandoffId {
 /// What a handoff member returns on the wire: the value and the id of its
 /// compensation, which stays on the server until the client rolls it back
 /// or settles it (or [`super::HANDOFF_WINDOW_SECONDS`] pass).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffReply<T> {
     /// The allocated value.
@@ -29,7 +32,7 @@ pub struct HandoffReply<T> {
 }
 
 /// The body of `<member>/rollback` and `<member>/settle`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffTicket {
     /// The handoff.
@@ -38,7 +41,7 @@ pub struct HandoffTicket {
 
 /// What `begin_active_write`, `active_write/commit` and
 /// `active_write/rollback` return: the transaction and its journal state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransactionReply {
     /// The transaction.
@@ -48,7 +51,7 @@ pub struct TransactionReply {
 }
 
 /// The body of `active_write/commit` and `active_write/rollback`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransactionTicket {
     /// The transaction.
