@@ -11,17 +11,14 @@
 //! `ExitStatus::OomKilled`.
 
 use std::os::unix::net::UnixStream;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    BackendError, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl, ProcessOps,
-    ProcessSpec, Result, WORKSPACE_DIR,
+    BackendError, ClosingStdin, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl,
+    ProcessOps, ProcessSpec, Result, WORKSPACE_DIR,
 };
-use tokio::io::AsyncWrite;
 use tokio::sync::watch;
 
 use crate::exec::{OomWatch, command_env, exit_status, spawn};
@@ -154,42 +151,6 @@ impl ProcessControl for Control {
     }
 }
 
-/// stdin: `shutdown()` flushes, then closes the pipe.
-struct Stdin(Option<tokio::fs::File>);
-
-impl AsyncWrite for Stdin {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.0.as_mut() {
-            Some(f) => Pin::new(f).poll_write(cx, buf),
-            None => Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into())),
-        }
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.0.as_mut() {
-            Some(f) => Pin::new(f).poll_flush(cx),
-            None => Poll::Ready(Ok(())),
-        }
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        if let Some(f) = self.0.as_mut() {
-            match Pin::new(f).poll_flush(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(r) => {
-                    self.0 = None;
-                    return Poll::Ready(r);
-                }
-            }
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
 fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let meta = require_meta(state, id)?;
     let env = command_env(&meta, &spec.env);
@@ -201,7 +162,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
         .stdin
         .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));
     Ok(LiveProcess {
-        stdin: Box::pin(Stdin(stdin)),
+        stdin: Box::pin(ClosingStdin::new(stdin)),
         stdout: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
             spawned.stdout,
         ))),

@@ -12,20 +12,16 @@
 //! - `stdin.shutdown()` really closes the pipe (the child sees EOF).
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::host_exec::{exit_status_of, group_alive, kill_group};
 use corral_backend::{
-    BackendError, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl, ProcessSpec,
-    Result,
+    BackendError, ClosingStdin, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl,
+    ProcessSpec, Result,
 };
-use tokio::io::AsyncWrite;
-use tokio::process::ChildStdin;
 use tokio::sync::watch;
 
 use crate::exec::place;
@@ -130,42 +126,6 @@ impl ProcessControl for Control {
     }
 }
 
-/// A child's stdin whose `shutdown` closes the pipe (tokio's own is a no-op).
-struct ClosingStdin(Option<ChildStdin>);
-
-impl AsyncWrite for ClosingStdin {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.0.as_mut() {
-            Some(s) => Pin::new(s).poll_write(cx, buf),
-            None => Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into())),
-        }
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.0.as_mut() {
-            Some(s) => Pin::new(s).poll_flush(cx),
-            None => Poll::Ready(Ok(())),
-        }
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        if let Some(s) = self.0.as_mut() {
-            match Pin::new(s).poll_flush(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(r) => {
-                    self.0 = None;
-                    return Poll::Ready(r);
-                }
-            }
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
 /// `start_process` in sandbox `id`.
 pub(crate) async fn start(
     state: &State,
@@ -229,7 +189,7 @@ pub(crate) async fn start(
     let control = Arc::new(Control { pgid, status: rx });
     registry.add(id, &control);
     Ok(LiveProcess {
-        stdin: Box::pin(ClosingStdin(Some(stdin))),
+        stdin: Box::pin(ClosingStdin::new(Some(stdin))),
         stdout: Box::pin(stdout),
         stderr: Box::pin(stderr),
         control,

@@ -39,8 +39,8 @@ pub use exec::{
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
 pub use process::{
-    LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl, TerminalOps,
-    TerminalSpec,
+    ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
+    TerminalOps, TerminalSpec,
 };
 pub use sandbox::{
     CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Labels, Limits, Network,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -76,6 +77,53 @@ impl std::fmt::Debug for LiveProcess {
     }
 }
 
+/// A process's stdin for [`LiveProcess::stdin`]: `shutdown()` flushes, then
+/// drops the inner writer, closing the pipe so the process sees EOF (the
+/// `shutdown` of tokio's `ChildStdin` and `File` only flushes). Writing
+/// after that is `BrokenPipe`; flushing and shutting down again are no-ops.
+#[derive(Debug)]
+pub struct ClosingStdin<W>(Option<W>);
+
+impl<W> ClosingStdin<W> {
+    /// A stdin writing to `pipe`; `None` is one already closed.
+    pub fn new(pipe: Option<W>) -> Self {
+        ClosingStdin(pipe)
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for ClosingStdin<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.0.as_mut() {
+            Some(w) => Pin::new(w).poll_write(cx, buf),
+            None => Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into())),
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.0.as_mut() {
+            Some(w) => Pin::new(w).poll_flush(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Some(w) = self.0.as_mut() {
+            match Pin::new(w).poll_flush(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => {
+                    self.0 = None;
+                    return Poll::Ready(r);
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
 /// The optional `start_process` primitive.
 #[async_trait]
 pub trait ProcessOps: Send + Sync {
@@ -124,4 +172,31 @@ impl std::fmt::Debug for Terminal {
 pub trait TerminalOps: Send + Sync {
     /// Opens an interactive terminal in sandbox `id`.
     async fn open_terminal(&self, id: &str, spec: TerminalSpec) -> Result<Terminal>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn shutdown_closes_the_pipe_and_later_writes_break() {
+        let (writer, mut reader) = tokio::io::duplex(64);
+        let mut stdin = ClosingStdin::new(Some(writer));
+        stdin.write_all(b"input").await.unwrap();
+        stdin.shutdown().await.unwrap();
+        // The inner writer is gone: the reader sees the bytes, then EOF.
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, b"input");
+        let e = stdin.write_all(b"more").await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        stdin.flush().await.unwrap();
+        stdin.shutdown().await.unwrap();
+
+        let mut closed = ClosingStdin::<tokio::io::DuplexStream>::new(None);
+        let e = closed.write_all(b"x").await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        closed.shutdown().await.unwrap();
+    }
 }
