@@ -30,7 +30,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use super::transport::Transport;
 use crate::protocol::{CONTRACT_REVISION, Frame, REVISION_HEADER, Route, Stream};
 use crate::server::socket_config;
-use session::{Exit, Incoming, Outgoing, Session, State, failed, invalid, text};
+use session::{Exit, Fault, Incoming, Link, Outgoing, Session, State, failed, invalid, text};
 use streams::{Input, Output};
 
 type Incoming_ = SplitStream<WebSocketStream<TcpStream>>;
@@ -46,6 +46,11 @@ const RECONNECT_PAUSES: [Duration; 4] = [
 
 /// How long the server may take to answer `open` or `replay`.
 const ANSWER_BOUND: Duration = Duration::from_secs(60);
+
+/// How many gaps in a row, each at the same received offsets (no byte
+/// arrived in between), the client replays before it fails closed: a
+/// server that keeps skipping the same bytes is broken, not unlucky.
+const GAPS_WITHOUT_PROGRESS: u32 = 3;
 
 /// A process running behind a corral-wire server.
 pub(crate) struct WireProcess {
@@ -77,11 +82,9 @@ fn handshake_error(error: tungstenite::Error) -> SandboxError {
     }
 }
 
-/// Opens a socket and starts its writer; returns the sender the writer
-/// drains and the socket's incoming half.
-async fn connect(
-    transport: &Transport,
-) -> Result<(mpsc::UnboundedSender<Message>, Incoming_), SandboxError> {
+/// Opens a socket and starts its writer; returns the writer's link and
+/// the socket's incoming half.
+async fn connect(transport: &Transport) -> Result<(Link, Incoming_), SandboxError> {
     let authority = transport.endpoint.authority();
     let url = format!("ws://{authority}{}", Route::OpenProcess.path());
     let mut upgrade = url
@@ -101,7 +104,7 @@ async fn connect(
             .map_err(handshake_error)?;
     let (mut sink, incoming) = socket.split();
     let (out, mut outbox) = mpsc::unbounded_channel::<Message>();
-    tokio::spawn(async move {
+    let writer = tokio::spawn(async move {
         while let Some(message) = outbox.recv().await {
             let closing = matches!(message, Message::Close(_));
             if sink.send(message).await.is_err() || closing {
@@ -109,8 +112,9 @@ async fn connect(
             }
         }
         let _ = sink.close().await;
-    });
-    Ok((out, incoming))
+    })
+    .abort_handle();
+    Ok((Link { out, writer }, incoming))
 }
 
 /// The server's first answer on a socket: a control frame.
@@ -132,7 +136,7 @@ async fn reconnect(
     let mut last = failed(FailureReason::StreamClosed);
     for pause in RECONNECT_PAUSES {
         tokio::time::sleep(pause).await;
-        let (out, mut incoming) = match connect(transport).await {
+        let (link, mut incoming) = match connect(transport).await {
             Ok(c) => c,
             Err(e) => {
                 last = e;
@@ -140,14 +144,14 @@ async fn reconnect(
             }
         };
         let (stdout_offset, stderr_offset) = session.received();
-        let _ = out.send(text(&Frame::Replay {
+        let _ = link.out.send(text(&Frame::Replay {
             process_id: process_id.clone(),
             stdout_offset,
             stderr_offset,
         }));
         match answer(&mut incoming).await {
             Ok(Frame::Resumed { stdin_offset }) => {
-                session.switch(out);
+                session.switch(link);
                 if !session.resume(stdin_offset) {
                     return Err(invalid(
                         "resumed.stdin_offset",
@@ -172,36 +176,56 @@ async fn reconnect(
     Err(last)
 }
 
-/// Reads sockets until the session ends, replacing lost ones.
+/// Reads sockets until the session ends, replacing lost ones (and ones
+/// that showed a gap).
 async fn read(
     transport: Arc<Transport>,
     session: Arc<Session>,
     process_id: ProcessId,
     mut incoming: Incoming_,
 ) {
+    let mut gaps = (0u32, (u64::MAX, u64::MAX));
     loop {
-        match incoming.next().await {
+        let message = incoming.next().await;
+        match message {
             // The server closed the session: final.
             Some(Ok(Message::Close(_))) => {
                 session.fail(failed(FailureReason::StreamClosed));
                 return;
             }
-            Some(Err(_)) | None => {
-                session.lost();
-                match reconnect(&transport, &session, &process_id).await {
-                    Ok(next) => incoming = next,
-                    Err(e) => {
-                        session.fail(e);
+            Some(Ok(message)) => match session.receive(message) {
+                Ok(()) => continue,
+                Err(Fault::Gap) => {
+                    let at = session.received();
+                    gaps = if gaps.1 == at {
+                        (gaps.0 + 1, at)
+                    } else {
+                        (1, at)
+                    };
+                    if gaps.0 > GAPS_WITHOUT_PROGRESS {
+                        let error = invalid("data.offset", "the received offset", "a gap");
+                        session.fail(error);
+                        session.send(Message::Close(None));
                         return;
                     }
                 }
-            }
-            Some(Ok(message)) => {
-                if let Err(e) = session.receive(message) {
+                Err(Fault::Fail(e)) => {
                     session.fail(e);
                     session.send(Message::Close(None));
                     return;
                 }
+            },
+            Some(Err(_)) | None => {}
+        }
+        // The socket is lost, or let go after a gap: it is dropped without
+        // a `Close` (the server parks the session) and replaced.
+        session.lost();
+        drop(incoming);
+        match reconnect(&transport, &session, &process_id).await {
+            Ok(next) => incoming = next,
+            Err(e) => {
+                session.fail(e);
+                return;
             }
         }
     }
@@ -212,8 +236,8 @@ impl WireProcess {
         transport: &Arc<Transport>,
         request: OpenProcessRequest,
     ) -> Result<Self, SandboxError> {
-        let (out, mut incoming) = connect(transport).await?;
-        let _ = out.send(text(&Frame::Open { request }));
+        let (link, mut incoming) = connect(transport).await?;
+        let _ = link.out.send(text(&Frame::Open { request }));
         let (evidence, stdin_window, replay_window) = match answer(&mut incoming).await? {
             Frame::Opened {
                 evidence,
@@ -241,7 +265,7 @@ impl WireProcess {
             replay_window: replay_window.max(1),
             failure: None,
         };
-        let session = Arc::new(Session::new(state, out, exit_tx));
+        let session = Arc::new(Session::new(state, link, exit_tx));
         let reader = tokio::spawn(read(
             Arc::clone(transport),
             Arc::clone(&session),

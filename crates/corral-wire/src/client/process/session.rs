@@ -88,23 +88,44 @@ impl State {
 
 pub(super) type Exit = Option<Result<ProcessExit, SandboxError>>;
 
+/// Why a message from the server was not taken.
+pub(super) enum Fault {
+    /// A data frame (or a `half_close`) ahead of what was received: the
+    /// frames between were lost or are late on this socket. The socket is
+    /// abandoned and a `replay` resends from the received offsets.
+    Gap,
+    /// The session fails with this error.
+    Fail(SandboxError),
+}
+
+impl From<SandboxError> for Fault {
+    fn from(error: SandboxError) -> Self {
+        Self::Fail(error)
+    }
+}
+
+/// One socket's outgoing side: the queue its writer drains, and the
+/// writer, which is stopped (never asked to close) when the socket is let
+/// go, so that a socket the server may still believe alive does not end
+/// the session with a `Close`.
+pub(super) struct Link {
+    pub(super) out: mpsc::UnboundedSender<Message>,
+    pub(super) writer: tokio::task::AbortHandle,
+}
+
 pub(super) struct Session {
     pub(super) state: Mutex<State>,
-    out: Mutex<mpsc::UnboundedSender<Message>>,
+    link: Mutex<Link>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Option<SandboxError>>>>,
     pub(super) exit: watch::Sender<Exit>,
 }
 
 impl Session {
-    pub(super) fn new(
-        state: State,
-        out: mpsc::UnboundedSender<Message>,
-        exit: watch::Sender<Exit>,
-    ) -> Self {
+    pub(super) fn new(state: State, link: Link, exit: watch::Sender<Exit>) -> Self {
         Self {
             state: Mutex::new(state),
-            out: Mutex::new(out),
+            link: Mutex::new(link),
             next_id: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
             exit,
@@ -120,24 +141,35 @@ impl Session {
     /// acknowledgements, a half-close) is sent again after a `replay`.
     pub(super) fn send(&self, message: Message) {
         let _ = self
-            .out
+            .link
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .out
             .send(message);
     }
 
     /// Switches to a new socket. Requests sent on the old one are dropped
     /// (their callers see the loss) in the same step, so none waits for an
     /// answer that cannot come.
-    pub(super) fn switch(&self, out: mpsc::UnboundedSender<Message>) {
+    pub(super) fn switch(&self, link: Link) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         pending.clear();
-        *self.out.lock().unwrap_or_else(|p| p.into_inner()) = out;
+        let old = std::mem::replace(
+            &mut *self.link.lock().unwrap_or_else(|p| p.into_inner()),
+            link,
+        );
+        old.writer.abort();
     }
 
-    /// The socket was lost: writes wait, requests in flight fail.
+    /// The socket was lost, or is let go: its writer stops (without a
+    /// `Close`), writes wait, requests in flight fail.
     pub(super) fn lost(&self) {
         self.lock().stdin.resuming = true;
+        self.link
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .writer
+            .abort();
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -205,15 +237,22 @@ impl Session {
             .clear();
     }
 
-    /// Sends `frame` (built from a fresh id) and awaits its `settled`.
+    /// Sends `frame` (built from a fresh id) and awaits its `settled`;
+    /// `None` when the socket it went on was lost, or the session is over.
     pub(super) async fn request(
         &self,
         frame: impl FnOnce(u64) -> Frame,
     ) -> Option<Result<(), SandboxError>> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
+            // Under the lock `fail` clears after recording the failure: a
+            // request either sees the failure or is dropped by the clear,
+            // so none waits for an answer that cannot come.
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if self.lock().failure.is_some() {
+                return None;
+            }
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             pending.insert(id, tx);
             self.send(text(&frame(id)));
         }
@@ -225,38 +264,18 @@ impl Session {
     }
 
     /// Handles one message from the server.
-    pub(super) fn receive(&self, message: Message) -> Result<(), SandboxError> {
+    pub(super) fn receive(&self, message: Message) -> Result<(), Fault> {
         match message {
             Message::Binary(bytes) => {
                 let frame =
                     DataFrame::decode(&bytes).map_err(|e| invalid("data", "a data frame", e))?;
                 if frame.stream == Stream::Stdin {
-                    return Err(invalid("data.stream", "stdout or stderr", "stdin"));
+                    return Err(invalid("data.stream", "stdout or stderr", "stdin").into());
                 }
                 let mut st = self.lock();
                 let window = st.replay_window;
                 let s = st.stream(frame.stream);
-                let len = frame.payload.len() as u64;
-                if s.eof || frame.offset != s.received {
-                    return Err(invalid(
-                        "data.offset",
-                        &s.received.to_string(),
-                        frame.offset,
-                    ));
-                }
-                if s.received + len - s.acked > window {
-                    return Err(invalid(
-                        "data",
-                        &format!("at most {window} unacknowledged bytes"),
-                        s.received + len - s.acked,
-                    ));
-                }
-                s.received += len;
-                s.buf.extend(frame.payload);
-                if let Some(w) = s.waker.take() {
-                    w.wake();
-                }
-                Ok(())
+                take_data(s, frame, window)
             }
             Message::Text(t) => {
                 let frame: Frame =
@@ -267,7 +286,7 @@ impl Session {
         }
     }
 
-    fn control(&self, frame: Frame) -> Result<(), SandboxError> {
+    fn control(&self, frame: Frame) -> Result<(), Fault> {
         match frame {
             Frame::Credit { offset } => {
                 let mut st = self.lock();
@@ -288,12 +307,13 @@ impl Session {
             } => {
                 let mut st = self.lock();
                 let s = st.stream(stream);
+                if offset > s.received && !s.eof {
+                    return Err(Fault::Gap);
+                }
                 if offset != s.received {
-                    return Err(invalid(
-                        "half_close.offset",
-                        &s.received.to_string(),
-                        offset,
-                    ));
+                    return Err(
+                        invalid("half_close.offset", &s.received.to_string(), offset).into(),
+                    );
                 }
                 s.eof = true;
                 if let Some(w) = s.waker.take() {
@@ -319,15 +339,100 @@ impl Session {
                     let _ = tx.send(error);
                 }
             }
-            Frame::Error { error } => return Err(error),
+            Frame::Error { error } => return Err(error.into()),
             other => {
                 return Err(invalid(
                     "frame",
                     "credit, data, half_close, exit, settled or error",
                     serde_json::to_string(&other).unwrap_or_default(),
-                ));
+                )
+                .into());
             }
         }
         Ok(())
+    }
+}
+
+/// Takes one output data frame. The offsets decide: bytes already
+/// received (a duplicate, or the overlap of a resend) are discarded; a
+/// frame ahead of the received offset is a gap.
+fn take_data(s: &mut Incoming, frame: DataFrame, window: u64) -> Result<(), Fault> {
+    let end = frame.offset.saturating_add(frame.payload.len() as u64);
+    if end <= s.received {
+        return Ok(());
+    }
+    if s.eof {
+        return Err(invalid("data.offset", "nothing past the half-close", frame.offset).into());
+    }
+    if frame.offset > s.received {
+        return Err(Fault::Gap);
+    }
+    if end - s.acked > window {
+        return Err(invalid(
+            "data",
+            &format!("at most {window} unacknowledged bytes"),
+            end - s.acked,
+        )
+        .into());
+    }
+    let mut fresh = frame.payload;
+    fresh.drain(..usize::try_from(s.received - frame.offset).unwrap_or(0));
+    s.received = end;
+    s.buf.extend(fresh);
+    if let Some(w) = s.waker.take() {
+        w.wake();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(offset: u64, payload: &[u8]) -> DataFrame {
+        DataFrame {
+            stream: Stream::Stdout,
+            offset,
+            payload: payload.to_vec(),
+        }
+    }
+
+    // Contract spec, "openProcess": output delivers "ordered bytes ...
+    // nothing lost, nothing duplicated"; the offsets decide what a frame
+    // adds.
+    #[test]
+    fn duplicates_are_discarded_overlaps_trimmed_and_gaps_reported() {
+        let mut s = Incoming::default();
+        assert!(take_data(&mut s, frame(0, b"abcd"), 100).is_ok());
+        // A duplicate adds nothing.
+        assert!(take_data(&mut s, frame(0, b"abcd"), 100).is_ok());
+        assert!(take_data(&mut s, frame(2, b"cd"), 100).is_ok());
+        // An overlap adds only its new bytes.
+        assert!(take_data(&mut s, frame(2, b"cdef"), 100).is_ok());
+        assert_eq!(s.buf.iter().copied().collect::<Vec<u8>>(), b"abcdef");
+        assert_eq!(s.received, 6);
+        // A frame ahead of the received offset is a gap, and adds nothing.
+        assert!(matches!(
+            take_data(&mut s, frame(7, b"h"), 100),
+            Err(Fault::Gap)
+        ));
+        assert_eq!(s.received, 6);
+        // An offset at the end of the range does not overflow.
+        assert!(matches!(
+            take_data(&mut s, frame(u64::MAX, b"zz"), 100),
+            Err(Fault::Gap)
+        ));
+        // Past the window: refused.
+        assert!(matches!(
+            take_data(&mut s, frame(6, &[0; 200]), 100),
+            Err(Fault::Fail(SandboxError::SandboxProtocolInvalid { .. }))
+        ));
+        // After EOF, a duplicate is harmless and new bytes are refused.
+        s.eof = true;
+        assert!(take_data(&mut s, frame(4, b"ef"), 100).is_ok());
+        assert!(matches!(
+            take_data(&mut s, frame(6, b"g"), 100),
+            Err(Fault::Fail(SandboxError::SandboxProtocolInvalid { .. }))
+        ));
     }
 }
