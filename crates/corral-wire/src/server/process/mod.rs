@@ -88,7 +88,8 @@ enum Ended {
     /// The client closed it, broke the protocol, or the server stops: the
     /// process is destroyed.
     Finally,
-    /// It was lost: the session is parked for a `replay`.
+    /// It was lost, or showed a gap in stdin: the session is parked for a
+    /// `replay`.
     Lost,
     /// A `replay` on another socket took the session over.
     Superseded,
@@ -162,7 +163,14 @@ where
         let (generation, takeover) = live.generation();
         match read(&shared, &live, &mut incoming, &out, generation, takeover).await {
             Ended::Finally => finish(&shared, &live).await,
-            Ended::Lost => park(&shared, live, generation),
+            Ended::Lost => {
+                park(&shared, live, generation);
+                // Let the socket go without a `Close`: to a client that
+                // still reads it (after a gap), a `Close` would end the
+                // session; what was queued is resent by the `replay`.
+                writer.abort();
+                return;
+            }
             Ended::Superseded => {}
         }
     }
@@ -232,19 +240,20 @@ where
 {
     let mut stopping = shared.stopping.clone();
     loop {
+        // A takeover or a shutdown wins over a message read at the same
+        // time: the old socket's last words must not end the session.
         let message = tokio::select! {
-            m = incoming.next() => m,
+            biased;
             _ = stopping.wait_for(|s| *s) => return Ended::Finally,
             _ = takeover.wait_for(|g| *g != generation) => return Ended::Superseded,
+            m = incoming.next() => m,
         };
-        let violation = match message {
+        let verdict = match message {
             None | Some(Err(_)) => return Ended::Lost,
             Some(Ok(Message::Close(_))) => return Ended::Finally,
             Some(Ok(Message::Binary(bytes))) => match DataFrame::decode(&bytes) {
-                Ok(f) if f.stream == Stream::Stdin && live.stdin_open.load(Ordering::SeqCst) => {
-                    !stdin(live, f)
-                }
-                _ => true,
+                Ok(f) if f.stream == Stream::Stdin => stdin(live, f),
+                _ => Verdict::Violation,
             },
             Some(Ok(Message::Text(t))) => match serde_json::from_str::<Frame>(&t) {
                 Ok(Frame::Ack {
@@ -252,17 +261,12 @@ where
                     offset,
                 }) => {
                     live.ack(stream, offset);
-                    false
+                    Verdict::Taken
                 }
                 Ok(Frame::HalfClose {
                     stream: Stream::Stdin,
                     offset,
-                }) if offset == live.received.load(Ordering::SeqCst) => {
-                    if live.stdin_open.swap(false, Ordering::SeqCst) {
-                        let _ = live.stdin.send(Stdin::Close);
-                    }
-                    false
-                }
+                }) => half_close(live, offset),
                 Ok(Frame::Signal { id, signal }) => {
                     let process = Arc::clone(&live.process);
                     let out = out.clone();
@@ -270,7 +274,7 @@ where
                         let error = process.signal(signal).await.err();
                         let _ = out.send(text(&Frame::Settled { id, error }));
                     });
-                    false
+                    Verdict::Taken
                 }
                 Ok(Frame::Destroy { id }) => {
                     let process = Arc::clone(&live.process);
@@ -279,37 +283,73 @@ where
                         let error = process.destroy().await.err();
                         let _ = out.send(text(&Frame::Settled { id, error }));
                     });
-                    false
+                    Verdict::Taken
                 }
-                _ => true,
+                _ => Verdict::Violation,
             },
-            Some(Ok(_)) => false,
+            Some(Ok(_)) => Verdict::Taken,
         };
-        if violation {
-            live.send(text(&Frame::Error {
-                error: failed(FailureReason::PlatformRejected),
-            }));
-            return Ended::Finally;
+        match verdict {
+            Verdict::Taken => {}
+            Verdict::Gap => return Ended::Lost,
+            Verdict::Violation => {
+                live.send(text(&Frame::Error {
+                    error: failed(FailureReason::PlatformRejected),
+                }));
+                return Ended::Finally;
+            }
         }
     }
 }
 
-/// Takes one stdin data frame: in order, within the credit. Bytes the
-/// server already received (resent after a `resumed`) are skipped.
-fn stdin(live: &Live, frame: DataFrame) -> bool {
+/// What one stdin frame from the client amounts to.
+enum Verdict {
+    /// Taken (or already had: a duplicate).
+    Taken,
+    /// Ahead of what the server received: the frames between were lost or
+    /// are late on this socket; the socket is let go, and the client's
+    /// `replay` learns from `resumed` where to resend from.
+    Gap,
+    /// A protocol violation: the session ends.
+    Violation,
+}
+
+/// Takes stdin's `half_close`: at the received offset it closes the
+/// process's input (once; a duplicate is taken as is); ahead of it, a gap.
+fn half_close(live: &Live, offset: u64) -> Verdict {
     let received = live.received.load(Ordering::SeqCst);
-    let end = frame.offset + frame.payload.len() as u64;
-    if frame.offset > received || end > live.granted.load(Ordering::SeqCst) {
-        return false;
+    if offset > received {
+        return Verdict::Gap;
     }
+    if offset < received {
+        return Verdict::Violation;
+    }
+    if live.stdin_open.swap(false, Ordering::SeqCst) {
+        let _ = live.stdin.send(Stdin::Close);
+    }
+    Verdict::Taken
+}
+
+/// Takes one stdin data frame: in order, within the credit. The offsets
+/// decide: bytes the server already received (a duplicate, or stdin resent
+/// after a `resumed`) are skipped, and a frame ahead of them is a gap.
+fn stdin(live: &Live, frame: DataFrame) -> Verdict {
+    let received = live.received.load(Ordering::SeqCst);
+    let end = frame.offset.saturating_add(frame.payload.len() as u64);
     if end <= received {
-        return true;
+        return Verdict::Taken;
     }
-    // Bytes resent after a `resumed` that the server already has are cut
-    // off the front; the decoded payload is handed on without a copy.
+    if !live.stdin_open.load(Ordering::SeqCst) || end > live.granted.load(Ordering::SeqCst) {
+        return Verdict::Violation;
+    }
+    if frame.offset > received {
+        return Verdict::Gap;
+    }
+    // The bytes already received are cut off the front; the decoded
+    // payload is handed on without a copy.
     let mut fresh = frame.payload;
     fresh.drain(..usize::try_from(received - frame.offset).unwrap_or(0));
     live.received.store(end, Ordering::SeqCst);
     let _ = live.stdin.send(Stdin::Data(fresh));
-    true
+    Verdict::Taken
 }
