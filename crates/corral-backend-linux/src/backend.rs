@@ -289,12 +289,15 @@ impl LinuxBackend {
     }
 }
 
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| BackendError::new(ErrorCode::Provider, format!("linux backend task: {e}")))?
+/// Runs blocking host work off the async threads.
+pub(crate) async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<BackendError> + Send + 'static,
+{
+    corral_backend::task::blocking("linux backend task", f).await
 }
 
 #[async_trait]

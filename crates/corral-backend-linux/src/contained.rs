@@ -8,7 +8,7 @@ use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
 use corral_backend::contained::ContainedRoot;
-use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result};
+use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
@@ -75,15 +75,9 @@ impl ContainedReadOps for LinuxBackend {
             allowed_root.to_owned(),
             path.to_owned(),
         );
-        tokio::task::spawn_blocking(move || {
+        crate::backend::blocking(move || {
             read_contained(&state, &id, &allowed_root, &path, max_bytes)
         })
         .await
-        .map_err(|e| {
-            ContainedReadFailure::Backend(BackendError::new(
-                ErrorCode::Provider,
-                format!("linux backend task: {e}"),
-            ))
-        })?
     }
 }

@@ -43,6 +43,8 @@ const KILL_CONFIRM: Duration = Duration::from_secs(10);
 const SPAWN_REPLY: Duration = Duration::from_secs(30);
 /// Output chunks in flight between the reader threads and the sink.
 const CHANNEL_DEPTH: usize = 16;
+/// What a failed blocking task of `exec` is called.
+const EXEC_TASK: &str = "exec task";
 
 enum Event {
     Out(StreamKind, Vec<u8>),
@@ -321,12 +323,11 @@ pub async fn run(
     let cwd = req.cwd.clone().unwrap_or_else(|| WORKSPACE_DIR.to_string());
     let (state2, id) = (state.clone(), meta.id.clone());
     let with_stdin = req.stdin.is_some();
-    let (spawned, oom) = tokio::task::spawn_blocking(move || {
+    let (spawned, oom) = corral_backend::task::blocking(EXEC_TASK, move || {
         let oom = OomWatch::start(&state2, &id);
         spawn(&state2, &id, argv, env, cwd, with_stdin).map(|s| (s, oom))
     })
-    .await
-    .map_err(|e| BackendError::new(ErrorCode::Provider, format!("exec task: {e}")))??;
+    .await?;
 
     let (tx, mut rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
     let control_reader = spawned
@@ -418,11 +419,10 @@ pub async fn run(
         Ending::Exited(code, sig) => {
             // Only a `SIGKILL` needs the (blocking) counter read.
             let status = if OomWatch::may_be_oom(code, sig) {
-                tokio::task::spawn_blocking(move || oom.status(code, sig))
-                    .await
-                    .map_err(|e| {
-                        BackendError::new(ErrorCode::Provider, format!("exec task: {e}"))
-                    })?
+                corral_backend::task::blocking(EXEC_TASK, move || {
+                    Ok::<_, BackendError>(oom.status(code, sig))
+                })
+                .await?
             } else {
                 exit_status(code, sig)
             };

@@ -322,9 +322,7 @@ fn remove_tree(parent: &impl AsFd, name: &str) -> rustix::io::Result<()> {
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| BackendError::new(ErrorCode::Provider, format!("file task: {e}")))?
+    corral_backend::task::blocking("file task", f).await
 }
 
 #[async_trait]

@@ -179,8 +179,6 @@ impl ProcessOps for LinuxProcesses {
         spec.validate()?;
         let state = self.state.clone();
         let id = id.to_string();
-        tokio::task::spawn_blocking(move || start(&state, &id, spec))
-            .await
-            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("process task: {e}")))?
+        corral_backend::task::blocking("process task", move || start(&state, &id, spec)).await
     }
 }

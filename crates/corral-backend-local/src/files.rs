@@ -343,10 +343,9 @@ impl ContainedReadOps for crate::LocalBackend {
             allowed_root.to_owned(),
             path.to_owned(),
         );
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             Ok(contained_root(&state, &id)?.read_under(&allowed_root, &path, max_bytes)?)
         })
         .await
-        .map_err(|e| ContainedReadFailure::Backend(crate::join_error(&e)))?
     }
 }

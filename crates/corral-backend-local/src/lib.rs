@@ -179,22 +179,13 @@ impl LocalBackend {
 }
 
 /// Runs blocking file-system work off the async threads.
-pub(crate) async fn blocking<T, F>(f: F) -> Result<T>
+pub(crate) async fn blocking<T, E, F>(f: F) -> Result<T, E>
 where
     T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
+    E: From<BackendError> + Send + 'static,
+    F: FnOnce() -> Result<T, E> + Send + 'static,
 {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| join_error(&e))?
-}
-
-/// A blocking task that panicked or was cancelled.
-pub(crate) fn join_error(e: &tokio::task::JoinError) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("a local backend task did not finish: {e}"),
-    )
+    corral_backend::task::blocking("a local backend task did not finish", f).await
 }
 
 #[async_trait]
