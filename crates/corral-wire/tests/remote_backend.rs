@@ -62,7 +62,11 @@ async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
         .unwrap();
     // What the remote wrote, the served backend holds.
     assert_eq!(
-        memory.files().read(&sb.id, "/workspace/b.txt").await.unwrap(),
+        memory
+            .files()
+            .read(&sb.id, "/workspace/b.txt")
+            .await
+            .unwrap(),
         b"beta"
     );
     let tree = remote
@@ -113,9 +117,7 @@ async fn a_client_that_vanishes_mid_run_leaves_nothing_running() {
     let memory = Arc::new(MemoryBackend::new());
     let (remote, server) = remote_over(Arc::clone(&memory), envelopes::memory()).await;
     let sb = remote.create(CreateRequest::default()).await.unwrap();
-    let request = ExecRequest::new(Command::shell(
-        "sleep 1; echo late > /workspace/late.txt",
-    ));
+    let request = ExecRequest::new(Command::shell("sleep 1; echo late > /workspace/late.txt"));
     let mut sink = CollectedOutput::default();
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),
