@@ -10,6 +10,8 @@
 //! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows) |
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
+//! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
+//! | `stream` | `openProcess` stdout of 128 MiB in process | the same over the wire, with MiB/s and the 500 MB/s target met or missed (linux backend where available, else local) |
 //!
 //! Each row is a [`Measure`]: set up once, warm-up iterations (not
 //! recorded), timed iterations, teardown that releases everything (bench
@@ -34,6 +36,8 @@ mod read;
 mod report;
 mod runner;
 pub mod stats;
+mod wire;
+mod wire_bed;
 
 pub use backend::{
     BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener,
@@ -50,6 +54,11 @@ pub use read::{READ_BYTES, ReadMeasure, ReadWay};
 pub use report::{Report, time_text};
 pub use runner::{Outcome, Row, RunOptions, fill_ratios, run_measures, select};
 pub use stats::Summary;
+pub use wire::{
+    STREAM_BYTES, STREAM_TARGET_MB_PER_S, StreamMeasure, UNARY_FILE_BYTES, UnaryMeasure,
+    target_verdict, wire_measures,
+};
+pub use wire_bed::{BedBackend, Way};
 
 use corral_backend::Command;
 
@@ -110,6 +119,8 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     }
     v.push(Box::new(ReadMeasure::new(ReadWay::Std)));
     v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));
+    // The network hop: corral-wire over loopback beside the same calls in process.
+    v.extend(wire_measures());
     v
 }
 

@@ -23,11 +23,21 @@ pub enum Group {
     Read,
     /// Host memory held per idle sandbox (no floor).
     Footprint,
+    /// One cheap unary contract call (floor: the call in process).
+    Unary,
+    /// `openProcess` stdout read to its end (floor: the same in process).
+    Stream,
 }
 
 impl Group {
     /// Every group, in table order.
-    pub const ALL: [Group; 3] = [Group::Start, Group::Read, Group::Footprint];
+    pub const ALL: [Group; 5] = [
+        Group::Start,
+        Group::Read,
+        Group::Footprint,
+        Group::Unary,
+        Group::Stream,
+    ];
 
     /// The stable snake_case name.
     pub const fn as_str(self) -> &'static str {
@@ -35,6 +45,8 @@ impl Group {
             Group::Start => "start",
             Group::Read => "read",
             Group::Footprint => "footprint",
+            Group::Unary => "unary",
+            Group::Stream => "stream",
         }
     }
 }
