@@ -12,12 +12,11 @@
 //! - `stdin.shutdown()` really closes the pipe (the child sees EOF).
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use corral_backend::host_exec::{exit_status_of, group_alive, kill_group};
+use corral_backend::host_exec::{exit_status_of, kill_group, spawn_group, wait_group_gone};
 use corral_backend::{
     BackendError, ClosingStdin, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl,
     ProcessSpec, Result,
@@ -116,12 +115,7 @@ impl ProcessControl for Control {
                 ),
             ));
         }
-        for _ in 0..200 {
-            if !group_alive(self.pgid) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_group_gone(self.pgid).await;
         Ok(())
     }
 }
@@ -144,31 +138,7 @@ pub(crate) async fn start(
         crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
     };
     let argv = placement.argv(spec.command.to_argv());
-    let Some((program, args)) = argv.split_first() else {
-        return Err(BackendError::invalid("command: argv is empty"));
-    };
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .current_dir(&placement.cwd)
-        .env_clear()
-        .envs(&placement.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => BackendError::new(
-                ErrorCode::NotFound,
-                format!("command not found: {program:?}"),
-            ),
-            std::io::ErrorKind::PermissionDenied => BackendError::new(
-                ErrorCode::InvalidInput,
-                format!("command is not executable: {program:?}"),
-            ),
-            _ => BackendError::from_io(format!("starting {program:?}"), &e),
-        })?;
+    let mut child = spawn_group(&argv, &placement.cwd, &placement.env, true)?;
     let pgid = child.id().unwrap_or(0);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -93,19 +93,26 @@ enum Ending {
     Aborted,
 }
 
-/// Runs `cmd` to completion as described in the module documentation.
-pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutcome> {
-    let Some((program, args)) = cmd.argv.split_first() else {
+/// Starts `argv` in `cwd` with exactly `env` (nothing inherited) as the
+/// leader of a new process group, stdout and stderr piped, stdin piped when
+/// `piped_stdin` (else `/dev/null`), killed when the child is dropped. An
+/// empty argv or a program that is not executable is `invalid_input`, a
+/// program that does not exist `not_found`.
+pub fn spawn_group(
+    argv: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    piped_stdin: bool,
+) -> Result<tokio::process::Child> {
+    let Some((program, args)) = argv.split_first() else {
         return Err(BackendError::invalid("command: argv is empty"));
     };
-    let started_at_ms = now_ms();
-    let mut command = tokio::process::Command::new(program);
-    command
+    tokio::process::Command::new(program)
         .args(args)
-        .current_dir(&cmd.cwd)
+        .current_dir(cwd)
         .env_clear()
-        .envs(&cmd.env)
-        .stdin(if cmd.stdin.is_some() {
+        .envs(env)
+        .stdin(if piped_stdin {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -113,8 +120,15 @@ pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutc
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|e| spawn_error(program, &e))?;
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| spawn_error(program, &e))
+}
+
+/// Runs `cmd` to completion as described in the module documentation.
+pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutcome> {
+    let started_at_ms = now_ms();
+    let mut child = spawn_group(&cmd.argv, &cmd.cwd, &cmd.env, cmd.stdin.is_some())?;
     let pgid = child.id().unwrap_or(0);
     let _guard = GroupGuard(pgid);
 
@@ -249,10 +263,10 @@ async fn drain<R1, R2>(
     }
 }
 
-/// Waits (bounded) until no process of the group exists any more. Members
-/// reparented elsewhere are reaped by their new parent; the wait only
-/// observes.
-async fn wait_group_gone(pgid: u32) {
+/// Waits (bounded, about a second) until no process of group `pgid` exists
+/// any more. Members reparented elsewhere are reaped by their new parent;
+/// the wait only observes.
+pub async fn wait_group_gone(pgid: u32) {
     if pgid == 0 {
         return;
     }
@@ -272,5 +286,43 @@ impl Drop for GroupGuard {
         if self.0 != 0 {
             let _ = kill_group(self.0, 9);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn(argv: &[&str]) -> Result<tokio::process::Child> {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let env = BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]);
+        spawn_group(&argv, Path::new("/"), &env, false)
+    }
+
+    #[tokio::test]
+    async fn spawn_refusals_are_named_and_coded() {
+        assert_eq!(spawn(&[]).unwrap_err().code, ErrorCode::InvalidInput);
+        let missing = spawn(&["/nonexistent/program"]).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::NotFound);
+        assert!(missing.message.contains("command not found"), "{missing}");
+        // A directory is never executable.
+        let not_exec = spawn(&["/"]).unwrap_err();
+        assert_eq!(not_exec.code, ErrorCode::InvalidInput, "{not_exec}");
+    }
+
+    #[tokio::test]
+    async fn a_spawned_leader_heads_its_own_group() {
+        let mut child = spawn(&["sh", "-c", "exit 3"]).unwrap();
+        let pgid = child.id().unwrap();
+        assert_eq!(
+            rustix::process::getpgid(rustix::process::Pid::from_raw(pgid as i32)).ok(),
+            rustix::process::Pid::from_raw(pgid as i32),
+            "the leader's group is its own pid"
+        );
+        assert!(child.stdin.is_none(), "stdin is /dev/null unless piped");
+        let status = child.wait().await.unwrap();
+        assert_eq!(exit_status_of(status), ExitStatus::Code(3));
+        wait_group_gone(pgid).await;
+        assert!(!group_alive(pgid));
     }
 }
