@@ -5,6 +5,7 @@
 
 use corral_contract::*;
 use schemars::{JsonSchema, Schema, schema_for};
+use serde_json::Value;
 
 use crate::protocol::{
     Frame, HandoffReply, HandoffTicket, InstanceBody, SnapshotBody, TransactionReply,
@@ -12,7 +13,58 @@ use crate::protocol::{
 };
 
 fn named<T: JsonSchema>(name: &'static str) -> (&'static str, Schema) {
-    (name, schema_for!(T))
+    let mut schema = schema_for!(T);
+    if let Some(map) = schema.as_object_mut() {
+        unlink_members(map);
+    }
+    (name, schema)
+}
+
+/// Rewrites the Rust doc links the descriptions carry from the doc
+/// comments (``[`super::HANDOFF_WINDOW_SECONDS`]``) as plain names
+/// (`` `HANDOFF_WINDOW_SECONDS` ``): a reader of the schema has no Rust
+/// modules to follow.
+fn unlink(value: &mut Value) {
+    match value {
+        Value::Object(map) => unlink_members(map),
+        Value::Array(items) => items.iter_mut().for_each(unlink),
+        _ => {}
+    }
+}
+
+fn unlink_members(map: &mut serde_json::Map<String, Value>) {
+    for (key, member) in map.iter_mut() {
+        match member {
+            Value::String(text) if key == "description" => *text = plain_links(text),
+            other => unlink(other),
+        }
+    }
+}
+
+fn plain_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[`") {
+        let Some(len) = rest[start + 2..].find("`]") else {
+            break;
+        };
+        let path = &rest[start + 2..start + 2 + len];
+        // Module paths go (`super::`, `crate::`); a type's own path stays
+        // (`EnforcementAxis::CpuLimit`).
+        let segments: Vec<&str> = path.split("::").collect();
+        let first = segments
+            .iter()
+            .position(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))
+            .unwrap_or(segments.len().saturating_sub(1));
+        let name = segments[first..].join("::");
+        out.push_str(&rest[..start]);
+        out.push('`');
+        out.push_str(&name);
+        out.push('`');
+        rest = &rest[start + 2 + len + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Every schema, by the file stem it is written under.
@@ -54,4 +106,26 @@ pub(super) fn schemas() -> Vec<(&'static str, Schema)> {
         named::<SandboxError>("SandboxError"),
         named::<Frame>("Frame"),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_links_become_plain_names() {
+        assert_eq!(
+            plain_links("or [`super::HANDOFF_WINDOW_SECONDS`] pass, see [`Frame`]."),
+            "or `HANDOFF_WINDOW_SECONDS` pass, see `Frame`."
+        );
+        assert_eq!(
+            plain_links("See [`EnforcementAxis::CpuLimit`] and [`crate::identity_mismatches`]."),
+            "See `EnforcementAxis::CpuLimit` and `identity_mismatches`."
+        );
+        assert_eq!(plain_links("a [`dangling"), "a [`dangling");
+        for (name, schema) in schemas() {
+            let text = serde_json::to_string(schema.as_value()).unwrap();
+            assert!(!text.contains("[`"), "{name} keeps a doc link");
+        }
+    }
 }
