@@ -106,10 +106,7 @@ impl ByteSource for Output {
         let failure = st.failure.clone();
         let s = st.stream(self.1);
         if !s.buf.is_empty() {
-            let n = buf.len().min(s.buf.len());
-            for (slot, byte) in buf.iter_mut().zip(s.buf.drain(..n)) {
-                *slot = byte;
-            }
+            let n = take_front(&mut s.buf, buf);
             s.consumed += n as u64;
             if s.buf.is_empty() || s.consumed - s.acked >= half {
                 s.acked = s.consumed;
@@ -129,5 +126,43 @@ impl ByteSource for Output {
         }
         s.waker = Some(cx.waker().clone());
         Poll::Pending
+    }
+}
+
+/// Moves as many bytes as fit from the front of `from` into `to` (two
+/// slice copies at most: a byte-by-byte drain was the client's costliest
+/// step on a fast stream); returns how many.
+fn take_front(from: &mut std::collections::VecDeque<u8>, to: &mut [u8]) -> usize {
+    let n = to.len().min(from.len());
+    let (front, back) = from.as_slices();
+    let first = n.min(front.len());
+    to[..first].copy_from_slice(&front[..first]);
+    to[first..n].copy_from_slice(&back[..n - first]);
+    from.drain(..n);
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_front;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn take_front_copies_across_the_ring_seam_in_order() {
+        // A ring whose contents wrap: front and back slices both non-empty.
+        let mut ring: VecDeque<u8> = VecDeque::with_capacity(8);
+        ring.extend([0, 0, 0, 0, 0, 1, 2, 3]);
+        ring.drain(..5);
+        ring.extend([4, 5, 6, 7]);
+        let (front, back) = ring.as_slices();
+        assert!(!front.is_empty() && !back.is_empty(), "the test wraps");
+        let mut out = [0u8; 5];
+        assert_eq!(take_front(&mut ring, &mut out), 5);
+        assert_eq!(out, [1, 2, 3, 4, 5]);
+        let mut rest = [9u8; 4];
+        assert_eq!(take_front(&mut ring, &mut rest), 2);
+        assert_eq!(rest, [6, 7, 9, 9]);
+        assert!(ring.is_empty());
+        assert_eq!(take_front(&mut ring, &mut rest), 0);
     }
 }
