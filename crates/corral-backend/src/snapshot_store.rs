@@ -1,4 +1,4 @@
-//! Helpers for backends that keep snapshots as files of a host directory:
+//! What backends share that keep snapshots as files of a host directory:
 //! a compressed archive whose `sha256:<hex>` digest verifies it, and a JSON
 //! record ([`SnapshotInfo`], or a record holding one) written last.
 //!
