@@ -40,7 +40,8 @@ pub enum Commands {
         cmd: crate::commands::evidence::EvidenceCommand,
     },
     /// Measure sandbox start, exec and read costs side by side with their
-    /// peers (fork+exec, unshare, bwrap, docker), as medians and ratios.
+    /// peers (fork+exec, unshare, bwrap, docker), and the wire's costs
+    /// beside in-process calls, as medians and ratios.
     Bench(BenchArgs),
     /// Reclaim what crashed corral processes left: sandboxes whose PID 1 or
     /// creator is gone, their mounts, cgroups, network links and processes.

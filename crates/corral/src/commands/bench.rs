@@ -1,6 +1,8 @@
 //! `corral bench`: sandbox start, exec and read costs measured side by side
-//! with fork+exec, `unshare`, `bwrap` and docker, printed as a table of
-//! medians (p10, p90) and ratios to each group's floor.
+//! with fork+exec, `unshare`, `bwrap` and docker, and the cost of the wire
+//! (a unary call and `openProcess` stdout over loopback beside the same
+//! calls in process), printed as a table of medians (p10, p90) and ratios
+//! to each group's floor.
 //!
 //! `--iterations N` sets the timed iterations of every row (the idle
 //! footprint keeps its 200 sandboxes); `--only NAME` (repeatable) keeps the
