@@ -27,7 +27,7 @@ pub struct LoopbackServer {
 
 impl LoopbackServer {
     /// Starts two servers, each on a free loopback port: the allowed and
-    /// the denied destination of a [`curl_fixture`].
+    /// the denied destination of a curl egress fixture.
     pub fn pair() -> std::io::Result<[Self; 2]> {
         Ok([Self::start()?, Self::start()?])
     }
