@@ -1,15 +1,16 @@
 //! A lost `openProcess` socket is replaced: through a proxy that cuts
-//! every connection mid-stream, the client reconnects with `replay`, the
+//! every connection mid-stream (`fault_proxy`), the client reconnects with `replay`, the
 //! server resends what was not acknowledged, the client resends the stdin
 //! the server did not get, and the output arrives whole, in order, once.
 //! A `replay` for a session the server does not hold fails closed.
 
 mod common;
+mod fault_proxy;
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::{provision_active, provision_request, read_to_end, serve, token, write_all};
 use corral_backend_memory::MemoryBackend;
@@ -17,60 +18,8 @@ use corral_contract::*;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_runtime::runtime::Runtime;
 use corral_wire::WireProvider;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::AbortHandle;
-
-/// A TCP proxy on loopback whose connections can all be cut at once.
-struct CuttingProxy {
-    addr: SocketAddr,
-    accepted: Arc<std::sync::atomic::AtomicUsize>,
-    live: Arc<Mutex<Vec<AbortHandle>>>,
-    accept: AbortHandle,
-}
-
-impl CuttingProxy {
-    async fn to(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let live: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
-        let handles = Arc::clone(&live);
-        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let count = Arc::clone(&accepted);
-        let accept = tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Ok(mut server) = TcpStream::connect(upstream).await else {
-                    continue;
-                };
-                let task = tokio::spawn(async move {
-                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                });
-                handles.lock().unwrap().push(task.abort_handle());
-            }
-        })
-        .abort_handle();
-        Self {
-            addr,
-            accepted,
-            live,
-            accept,
-        }
-    }
-
-    /// Drops every connection in flight (both ends see a reset or EOF).
-    fn cut(&self) {
-        for task in self.live.lock().unwrap().drain(..) {
-            task.abort();
-        }
-    }
-}
-
-impl Drop for CuttingProxy {
-    fn drop(&mut self) {
-        self.cut();
-        self.accept.abort();
-    }
-}
+use fault_proxy::{FaultProxy, Plan};
+use tokio::net::TcpStream;
 
 async fn read_exactly(source: &mut Pin<Box<dyn ByteSource>>, n: usize) -> Vec<u8> {
     let mut out = vec![0u8; n];
@@ -93,8 +42,8 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
     let adapter =
         ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
     let server = serve(adapter).await;
-    let proxy = CuttingProxy::to(server.addr()).await;
-    let client = WireProvider::connect(&format!("http://{}", proxy.addr), token())
+    let proxy = FaultProxy::to(server.addr(), Plan::new()).await;
+    let client = WireProvider::connect(&proxy.endpoint(), token())
         .await
         .unwrap();
     let runtime = Runtime::new(client).unwrap();
@@ -104,8 +53,6 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
         RetentionMode::EphemeralZdr,
     );
     let instance = provision_active(&runtime, request).await;
-    let connections = || proxy.accepted.load(std::sync::atomic::Ordering::SeqCst);
-    let before = connections();
     let mut live = runtime
         .open_process(OpenProcessRequest {
             instance_id: instance.instance_id.clone(),
@@ -129,6 +76,8 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
     // Writing and reading go on across the cut.
     let reader = tokio::spawn(async move { read_to_end(&mut output).await });
     write_all(&mut input, &rest[..200_000]).await;
+    // The second cut falls on the socket that replaced the first.
+    proxy.await_sockets(2).await;
     proxy.cut();
     write_all(&mut input, &rest[200_000..]).await;
     poll_fn(|cx| input.as_mut().poll_close(cx)).await.unwrap();
@@ -144,7 +93,7 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
         live.wait().await.unwrap(),
         ProcessExit::Code(ExitCode::SUCCESS)
     );
-    let opened = connections() - before;
+    let opened = proxy.sockets();
     assert!(
         opened >= 3,
         "one socket opened the process and one replaced each cut: {opened}"
