@@ -2,13 +2,11 @@
 //! walked through descriptors that never follow a symlink, shared by every
 //! backend that lists a host directory.
 
-use std::io::Read;
-
 use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType};
-use sha2::{Digest, Sha256};
 
 use crate::error::{BackendError, Result};
+use crate::snapshot_store::digest_of;
 use crate::tree::{TreeEntry, TreeEntryKind, TreeListing};
 use crate::walk::{self, Step, Visit};
 
@@ -28,24 +26,8 @@ fn hash_file(v: &Visit<'_>) -> std::io::Result<Option<(u64, String)>> {
     let Some(mut file) = v.open_file()? else {
         return Ok(None);
     };
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut size = 0u64;
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                size += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Some((
-        size,
-        format!("sha256:{}", hex::encode(hasher.finalize())),
-    )))
+    let (sha256, size) = digest_of(&mut file, None)?;
+    Ok(Some((size, sha256)))
 }
 
 /// What entry `v` is as a leaf; `None` for a plain directory (walked into).

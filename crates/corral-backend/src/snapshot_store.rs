@@ -78,7 +78,7 @@ impl<W: Write> Write for Hashing<W> {
 /// copying it to `out` if given.
 pub fn digest_of(r: &mut impl Read, mut out: Option<&mut File>) -> std::io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
+    let mut buf = vec![0u8; 64 * 1024];
     let mut count = 0u64;
     loop {
         let n = match r.read(&mut buf) {
