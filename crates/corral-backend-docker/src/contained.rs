@@ -10,11 +10,15 @@ use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
 use corral_backend::contained::ContainedRoot;
+use corral_backend::task::blocking;
 use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result};
 use rustix::fs::{Mode, OFlags};
 
 use crate::DockerBackend;
 use crate::lifecycle;
+
+/// What a failed blocking task of this backend is called in its error.
+pub(crate) const TASK: &str = "docker backend task";
 
 /// A descriptor of running sandbox `id`'s merged root on this host.
 pub(crate) async fn open_root(backend: &DockerBackend, id: &str) -> Result<OwnedFd> {
@@ -32,21 +36,21 @@ pub(crate) async fn open_root(backend: &DockerBackend, id: &str) -> Result<Owned
             ));
         }
     };
-    tokio::task::spawn_blocking(move || {
+    let id = id.to_owned();
+    blocking(TASK, move || {
         rustix::fs::open(
             merged.as_str(),
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
+        .map_err(|e| {
+            BackendError::new(
+                ErrorCode::Unavailable,
+                format!("opening {id}'s merged root on this host: {e}"),
+            )
+        })
     })
     .await
-    .map_err(|e| BackendError::new(ErrorCode::Provider, format!("docker backend task: {e}")))?
-    .map_err(|e| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!("opening {id}'s merged root on this host: {e}"),
-        )
-    })
 }
 
 #[async_trait]
@@ -60,17 +64,11 @@ impl ContainedReadOps for DockerBackend {
     ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
         let root = open_root(self, id).await?;
         let (allowed_root, path) = (allowed_root.to_owned(), path.to_owned());
-        tokio::task::spawn_blocking(move || {
+        blocking(TASK, move || {
             ContainedRoot::from_dir_fd(root)
                 .read_under(&allowed_root, &path, max_bytes)
                 .map_err(ContainedReadFailure::from)
         })
         .await
-        .map_err(|e| {
-            ContainedReadFailure::Backend(BackendError::new(
-                ErrorCode::Provider,
-                format!("docker backend task: {e}"),
-            ))
-        })?
     }
 }

@@ -6,6 +6,7 @@
 use std::os::fd::{AsFd, OwnedFd};
 
 use async_trait::async_trait;
+use corral_backend::task::blocking;
 use corral_backend::{BackendError, ErrorCode, Result, TreeListOps, TreeListing, path};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -56,10 +57,9 @@ impl TreeListOps for DockerBackend {
         path::normalize("root", root)?;
         let fd = crate::contained::open_root(self, id).await?;
         let root = root.to_owned();
-        tokio::task::spawn_blocking(move || list_under(fd, &root, max_entries))
-            .await
-            .map_err(|e| {
-                BackendError::new(ErrorCode::Provider, format!("docker backend task: {e}"))
-            })?
+        blocking(crate::contained::TASK, move || {
+            list_under(fd, &root, max_entries)
+        })
+        .await
     }
 }
