@@ -3,20 +3,15 @@
 
 mod common;
 
-use common::{assert_fails_nothing_and_names_every_skip, planned_skips, with_outcome};
+use common::{
+    assert_fails_nothing_and_names_every_skip, linux_target_or_skip, planned_skips, with_outcome,
+};
 use corral_conformance::Outcome;
-use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_linux_backend_fails_nothing_and_names_every_skip() {
-    let test = "the_linux_backend_fails_nothing_and_names_every_skip";
-    let target = match LinuxTarget::new() {
-        Ok(t) => t,
-        Err(LinuxTargetError::Unavailable(reason)) => {
-            println!("SKIP {test}: {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(target) = linux_target_or_skip("the contract suite on linux") else {
+        return;
     };
     let report = assert_fails_nothing_and_names_every_skip(&target).await;
     assert_eq!(

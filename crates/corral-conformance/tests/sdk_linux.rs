@@ -5,19 +5,13 @@
 
 mod common;
 
-use common::assert_passes_with_only_declared_skips;
+use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
 use corral_conformance::sdk::SdkTarget;
-use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_linux_backend_passes_with_only_its_declared_skips() {
-    let target = match LinuxTarget::new() {
-        Ok(t) => t,
-        Err(LinuxTargetError::Unavailable(reason)) => {
-            eprintln!("skip: the SDK suite on linux: {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(target) = linux_target_or_skip("the SDK suite on linux") else {
+        return;
     };
     let declared = SdkTarget::options(&target);
     assert!(declared.live, "linux runs only live");

@@ -9,10 +9,10 @@ mod common;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use common::assert_passes_with_only_declared_skips;
+use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
 use corral_backend::Backend;
 use corral_conformance::sdk::{Relayed, SdkTarget};
-use corral_conformance::targets::{LinuxTarget, LinuxTargetError, MemoryTarget};
+use corral_conformance::targets::MemoryTarget;
 use corral_contract::SandboxProviderCapabilities;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};
@@ -59,13 +59,8 @@ async fn the_remote_backend_over_memory_passes_with_only_the_declared_skips() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_remote_backend_over_linux_passes_with_only_the_declared_skips() {
-    let linux = match LinuxTarget::new() {
-        Ok(t) => t,
-        Err(LinuxTargetError::Unavailable(reason)) => {
-            eprintln!("skip: the SDK suite on remote (linux): {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(linux) = linux_target_or_skip("the SDK suite on remote (linux)") else {
+        return;
     };
     let backend = Arc::clone(linux.backend());
     let envelope = envelopes::linux_for(&backend.capabilities());

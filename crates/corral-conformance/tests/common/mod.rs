@@ -3,8 +3,22 @@
 
 use corral_backend::Labels;
 use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};
+use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
 use corral_conformance::{ConformanceTarget, Outcome, Report, run, run_cases};
 use corral_contract::ConformanceCase;
+
+/// A linux target, or `None` after printing why `test` is skipped where
+/// this host cannot make linux sandboxes. Any other error fails the test.
+pub fn linux_target_or_skip(test: &str) -> Option<LinuxTarget> {
+    match LinuxTarget::new() {
+        Ok(t) => Some(t),
+        Err(LinuxTargetError::Unavailable(reason)) => {
+            eprintln!("skip: {test}: {reason}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
 
 /// Runs one case against `target` and returns its report.
 pub async fn run_one<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> Report {
