@@ -91,8 +91,8 @@ fn payload(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Echoes `bytes` through `cat` behind the rig's proxy: what came back,
-/// the exit, and how many sockets the session took.
+/// Echoes `bytes` through `cat` behind the rig's proxy: what came back
+/// and the exit.
 async fn echo(rig: &Rig, instance: &SandboxInstance, bytes: &[u8]) -> (Vec<u8>, ProcessExit) {
     let mut live = rig.open(instance, &["cat"]).await;
     let mut input = live.take_input().unwrap();
@@ -130,6 +130,23 @@ fn assert_all_fired(proxy: &FaultProxy, plan_len: usize) {
     );
 }
 
+/// Echoes [`LONG`] bytes through a rig injecting `plan`, checks they came
+/// back whole with a clean exit and that every rule fired, tears the rig
+/// down, and answers how many sockets the session took.
+async fn echo_long_through(plan: Plan, context: &str) -> usize {
+    let rules = plan.frames.len();
+    let rig = Rig::new(plan).await;
+    let instance = rig.active().await;
+    let sent = payload(LONG);
+    let (echoed, exit) = echo(&rig, &instance, &sent).await;
+    assert_lossless(&echoed, &sent, context);
+    assert_eq!(exit, SUCCESS, "{context}: exit");
+    assert_all_fired(&rig.proxy, rules);
+    let sockets = rig.proxy.sockets();
+    rig.finish(instance).await;
+    sockets
+}
+
 // Contract spec, "openProcess": "stdout is lossless only inside a declared
 // replay window"; output delivers "ordered bytes with a real EOF, nothing
 // lost, nothing duplicated". Frames dropped with their connection (in
@@ -143,16 +160,8 @@ async fn stdout_is_lossless_through_dropped_frames_and_cuts() {
         .frame(Dir::Down, Pick::Control("credit"), 6, FrameFault::Drop)
         .frame(Dir::Down, Pick::Data(Stream::Stdout), 20, FrameFault::Cut)
         .frame(Dir::Up, Pick::Any, 40, FrameFault::Cut);
-    let rules = plan.frames.len();
-    let rig = Rig::new(plan).await;
-    let instance = rig.active().await;
-    let sent = payload(LONG);
-    let (echoed, exit) = echo(&rig, &instance, &sent).await;
-    assert_lossless(&echoed, &sent, "drops and cuts");
-    assert_eq!(exit, SUCCESS);
-    assert_all_fired(&rig.proxy, rules);
-    assert!(rig.proxy.sockets() >= 2, "each cut cost a new socket");
-    rig.finish(instance).await;
+    let sockets = echo_long_through(plan, "drops and cuts").await;
+    assert!(sockets >= 2, "each cut cost a new socket");
 }
 
 // Contract spec, "openProcess": output delivers ordered bytes, nothing lost,
@@ -168,16 +177,8 @@ async fn stdout_is_lossless_through_delayed_frames() {
         .frame(Dir::Up, Pick::Control("half_close"), 0, pause)
         .frame(Dir::Down, Pick::Control("half_close"), 0, pause)
         .frame(Dir::Down, Pick::Control("exit"), 0, pause);
-    let rules = plan.frames.len();
-    let rig = Rig::new(plan).await;
-    let instance = rig.active().await;
-    let sent = payload(LONG);
-    let (echoed, exit) = echo(&rig, &instance, &sent).await;
-    assert_lossless(&echoed, &sent, "delays");
-    assert_eq!(exit, SUCCESS);
-    assert_all_fired(&rig.proxy, rules);
-    assert_eq!(rig.proxy.sockets(), 1, "a delay costs no socket");
-    rig.finish(instance).await;
+    let sockets = echo_long_through(plan, "delays").await;
+    assert_eq!(sockets, 1, "a delay costs no socket");
 }
 
 // Contract spec, "openProcess": nothing duplicated. The offsets decide: a
@@ -198,16 +199,8 @@ async fn stdout_is_lossless_through_duplicated_frames() {
         .frame(Dir::Down, Pick::Control("exit"), 0, twice)
         .frame(Dir::Up, Pick::Control("destroy"), 0, twice)
         .frame(Dir::Down, Pick::Control("settled"), 0, twice);
-    let rules = plan.frames.len();
-    let rig = Rig::new(plan).await;
-    let instance = rig.active().await;
-    let sent = payload(LONG);
-    let (echoed, exit) = echo(&rig, &instance, &sent).await;
-    assert_lossless(&echoed, &sent, "duplicates");
-    assert_eq!(exit, SUCCESS);
-    assert_all_fired(&rig.proxy, rules);
-    assert_eq!(rig.proxy.sockets(), 1, "a duplicate costs no socket");
-    rig.finish(instance).await;
+    let sockets = echo_long_through(plan, "duplicates").await;
+    assert_eq!(sockets, 1, "a duplicate costs no socket");
 }
 
 // Contract spec, "openProcess": ordered bytes, nothing lost. Frames of
@@ -223,18 +216,10 @@ async fn stdout_is_lossless_through_reordered_and_lost_frames() {
         .frame(Dir::Up, Pick::Control("ack"), 0, FrameFault::Swap)
         .frame(Dir::Down, Pick::Data(Stream::Stdout), 12, FrameFault::Lose)
         .frame(Dir::Up, Pick::Data(Stream::Stdin), 14, FrameFault::Lose);
-    let rules = plan.frames.len();
-    let rig = Rig::new(plan).await;
-    let instance = rig.active().await;
-    let sent = payload(LONG);
-    let (echoed, exit) = echo(&rig, &instance, &sent).await;
-    assert_lossless(&echoed, &sent, "reorders and losses");
-    assert_eq!(exit, SUCCESS);
-    assert_all_fired(&rig.proxy, rules);
+    let sockets = echo_long_through(plan, "reorders and losses").await;
     // A lost data frame shows at the next one of its stream, which is
     // ahead of what the receiver has: that socket is let go and replayed.
-    assert!(rig.proxy.sockets() >= 2, "a gap cost a new socket");
-    rig.finish(instance).await;
+    assert!(sockets >= 2, "a gap cost a new socket");
 }
 
 // Contract spec, "openProcess": nothing lost, nothing duplicated, under
