@@ -2,19 +2,19 @@
 //! the optional members it forwards, a client that vanishes mid-run, and
 //! a server that serves the contract only.
 
-mod remote_support;
+mod common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{remote_over, token};
 use corral_backend::{
     Backend, BatchFile, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, Labels,
 };
 use corral_backend_memory::MemoryBackend;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_wire::{RemoteBackend, WireServer};
-use remote_support::{remote_over, token};
 
 // SDK spec, "Rules an adapter must follow": declare what you implement —
 // the remote backend declares what its server's backend declares, less

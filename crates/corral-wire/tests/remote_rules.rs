@@ -5,7 +5,7 @@
 //! abort settles, whole and ranged reads, fail-closed creates, idempotent
 //! destroy, and only declared members.
 
-mod remote_support;
+mod common;
 
 use std::sync::Arc;
 
@@ -14,6 +14,6 @@ use corral_runtime::adapter::envelopes;
 
 corral_backend::backend_rules!(|| {
     let (remote, server) =
-        remote_support::remote_over_blocking(Arc::new(MemoryBackend::new()), envelopes::memory());
+        common::remote_over_blocking(Arc::new(MemoryBackend::new()), envelopes::memory());
     corral_backend::rules::Subject::new(Arc::new(remote)).with_guard(server)
 });

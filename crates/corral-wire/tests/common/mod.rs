@@ -1,20 +1,23 @@
 //! A conformance target whose provider is a `WireProvider` talking to a
 //! server on this machine's loopback that hosts another target's
-//! provider; the requests, the runtime-over-the-wire setup and the stream
-//! helpers the other wire tests share.
+//! provider; the requests, the runtime-over-the-wire setup, a
+//! `RemoteBackend` over a served backend, and the stream helpers the
+//! other wire tests share.
 
 #![allow(dead_code)]
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use corral_backend::BackendError;
+use corral_backend::{Backend, BackendError};
 use corral_conformance::{ConformanceTarget, EgressFixture, Inventory};
 use corral_contract::*;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::runtime::Runtime;
-use corral_wire::{RunningServer, Token, WireProvider, WireServer};
+use corral_wire::{RemoteBackend, RunningServer, Token, WireProvider, WireServer};
 
 /// The token every test server admits.
 pub fn token() -> Token {
@@ -41,6 +44,37 @@ pub async fn runtime_over<P: SandboxProvider + 'static>(
         .await
         .unwrap();
     (Runtime::new(client).unwrap(), server)
+}
+
+/// `backend` served with `envelope` (contract and primitives), and a
+/// remote backend over it.
+pub async fn remote_over<B: Backend + 'static>(
+    backend: Arc<B>,
+    envelope: SandboxProviderCapabilities,
+) -> (RemoteBackend, RunningServer) {
+    let adapter = ContractAdapter::new(Arc::clone(&backend), envelope).unwrap();
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let server = WireServer::bind(addr, adapter, token())
+        .await
+        .unwrap()
+        .serving_backend(backend)
+        .spawn()
+        .unwrap();
+    let remote = RemoteBackend::connect(&server.endpoint(), token())
+        .await
+        .unwrap();
+    (remote, server)
+}
+
+/// [`remote_over`] from a synchronous set-up inside a multi-thread runtime
+/// (the backend-rule suite's subject is made synchronously).
+pub fn remote_over_blocking<B: Backend + 'static>(
+    backend: Arc<B>,
+    envelope: SandboxProviderCapabilities,
+) -> (RemoteBackend, RunningServer) {
+    tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(remote_over(backend, envelope))
+    })
 }
 
 /// Provisions `request` and activates the instance.
