@@ -16,7 +16,8 @@ pub(super) fn instance_id() -> Result<InstanceId, InvalidValue> {
     InstanceId::new("inst-1")
 }
 
-fn path(text: &str) -> Result<SandboxPath, InvalidValue> {
+/// A sandbox path from `text`.
+pub(super) fn path(text: &str) -> Result<SandboxPath, InvalidValue> {
     SandboxPath::new(text)
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use super::KitError;
-use super::examples;
+use super::examples::{self, path};
 use crate::protocol::{HandoffId, HandoffReply, Route, TransactionReply};
 
 /// The reply body of one route and the schema (file stem under `schemas/`)
@@ -64,16 +64,8 @@ pub(super) fn instance(state: InstanceState) -> Result<SandboxInstance, InvalidV
     ))
 }
 
-fn sha256(bytes: &[u8]) -> Result<corral_contract::Digest, InvalidValue> {
-    let hex: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    corral_contract::Digest::new(format!("sha256:{hex}"))
-}
-
-fn path(text: &str) -> Result<SandboxPath, InvalidValue> {
-    SandboxPath::new(text)
+fn sha256(bytes: &[u8]) -> corral_contract::Digest {
+    corral_contract::Digest::from_sha256_bytes(Sha256::digest(bytes).into())
 }
 
 /// The content of `/workspace/app/hello.txt` in every example.
@@ -146,7 +138,7 @@ pub(super) fn of(route: Route) -> Result<Option<ExampleResult>, KitError> {
                 entries: vec![ListDirEntry {
                     path: path("/workspace/app/hello.txt")?,
                     size: file_size()?,
-                    sha256: sha256(HELLO)?,
+                    sha256: sha256(HELLO),
                 }],
             },
         )?,
@@ -157,7 +149,7 @@ pub(super) fn of(route: Route) -> Result<Option<ExampleResult>, KitError> {
                     ProjectEntry::File {
                         path: path("/workspace/app/hello.txt")?,
                         size: file_size()?,
-                        sha256: sha256(HELLO)?,
+                        sha256: sha256(HELLO),
                     },
                     ProjectEntry::Symlink {
                         path: path("/workspace/app/latest")?,
