@@ -99,10 +99,7 @@ impl Measure for UnaryMeasure {
     }
 
     fn role(&self) -> Role {
-        match self.way {
-            Way::InProcess => Role::Floor,
-            Way::Loopback => Role::Compared,
-        }
+        self.way.role()
     }
 
     fn default_iterations(&self) -> u32 {
@@ -229,10 +226,7 @@ impl Measure for StreamMeasure {
     }
 
     fn role(&self) -> Role {
-        match self.way {
-            Way::InProcess => Role::Floor,
-            Way::Loopback => Role::Compared,
-        }
+        self.way.role()
     }
 
     fn default_iterations(&self) -> u32 {

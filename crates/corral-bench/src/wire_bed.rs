@@ -17,6 +17,7 @@ use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_wire::{RunningServer, Token, WireProvider, WireServer};
 
 use crate::error::BenchError;
+use crate::measure::Role;
 
 /// How a row reaches its provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +35,15 @@ impl Way {
         match self {
             Way::InProcess => "in-process",
             Way::Loopback => "wire",
+        }
+    }
+
+    /// A row's part in its group: in process is the floor the wire rows
+    /// are compared with.
+    pub const fn role(self) -> Role {
+        match self {
+            Way::InProcess => Role::Floor,
+            Way::Loopback => Role::Compared,
         }
     }
 }
