@@ -63,7 +63,7 @@ use corral_contract::{
 };
 
 use super::ContractAdapter;
-use super::errors::{Subject, failed, on};
+use super::errors::{Subject, absent, failed, on};
 use super::provision::random_id;
 use super::record::InstanceRecord;
 use journal::{Body, Journal, JournalFile, Prior, Store, digest};
@@ -148,12 +148,8 @@ pub(crate) async fn begin<B: Backend + 'static>(
     adapter: &ContractAdapter<B>,
     request: ActiveWriteRequest,
 ) -> Result<Box<dyn ActiveWriteTransaction>, SandboxError> {
-    let absent = || {
-        OP.absent_refusal()
-            .unwrap_or_else(|| failed(OP, FailureReason::PlatformRejected))
-    };
     if !adapter.envelope.active_mount_write || adapter.backend.batch_write_ops().is_none() {
-        return Err(absent());
+        return Err(absent(OP));
     }
     let located = adapter.locate(OP, &request.instance_id).await?;
     OP.check_state(located.record.state)?;
