@@ -4,17 +4,16 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{remote_over, token};
+use common::{remote_over, serve, token};
 use corral_backend::{
     Backend, BatchFile, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, Labels,
 };
 use corral_backend_memory::MemoryBackend;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
-use corral_wire::{RemoteBackend, WireServer};
+use corral_wire::RemoteBackend;
 
 // SDK spec, "Rules an adapter must follow": declare what you implement —
 // the remote backend declares what its server's backend declares, less
@@ -37,6 +36,9 @@ async fn it_declares_the_served_backends_members_less_what_the_wire_does_not_car
     server.shut_down().await;
 }
 
+// SDK spec, the backend members: "`pause`, `resume`, `snapshot`,
+// `terminal` | Optional. Must match `capabilities`." — each optional member
+// the remote declares is there and reaches the served backend.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
     let memory = Arc::new(MemoryBackend::new());
@@ -136,16 +138,14 @@ async fn a_client_that_vanishes_mid_run_leaves_nothing_running() {
     server.shut_down().await;
 }
 
+// SDK spec, "Rules an adapter must follow": "Translate errors. Map the
+// service's failures to `SandboxError` codes" — a server without the
+// backend routes is `unsupported`, naming the server and the route.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_serves_the_contract_only_is_unsupported() {
     let adapter =
         ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory()).unwrap();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let server = WireServer::bind(addr, adapter, token())
-        .await
-        .unwrap()
-        .spawn()
-        .unwrap();
+    let server = serve(adapter).await;
     let refused = RemoteBackend::connect(&server.endpoint(), token())
         .await
         .unwrap_err();
@@ -155,6 +155,8 @@ async fn a_server_that_serves_the_contract_only_is_unsupported() {
     server.shut_down().await;
 }
 
+// SDK spec, "Rules an adapter must follow": "Translate errors." — an
+// endpoint that is not `http://HOST:PORT` is `invalid_input`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_endpoint_is_invalid_input_in_one_line() {
     let refused = RemoteBackend::connect("ftp://somewhere", token())
