@@ -113,13 +113,7 @@ async fn run_case<T: ConformanceTarget>(
             duration_ms: 0,
         };
     }
-    let start = Instant::now();
-    let result = attempt(target, case).await;
-    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let (outcome, reason) = match result {
-        Ok(()) => (Outcome::Passed, None),
-        Err(f) => (Outcome::Failed, Some(f.into_reason())),
-    };
+    let (outcome, reason, duration_ms) = timed(attempt(target, case)).await;
     CaseReport {
         name: case,
         required,
@@ -135,6 +129,21 @@ async fn inventory<T: ConformanceTarget>(target: &T) -> Result<Option<Inventory>
         None => Ok(None),
         Some(Ok(i)) => Ok(Some(i)),
         Some(Err(e)) => Err(Failure::step("reading the backend's inventory", e)),
+    }
+}
+
+/// Runs a case's `attempt` and reads what a report line needs from it: the
+/// outcome, the reason where it failed, and how long it ran in
+/// milliseconds. Every suite times its cases with this.
+pub(crate) async fn timed(
+    attempt: impl Future<Output = Result<(), Failure>>,
+) -> (Outcome, Option<String>, u64) {
+    let start = Instant::now();
+    let result = attempt.await;
+    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match result {
+        Ok(()) => (Outcome::Passed, None, duration_ms),
+        Err(f) => (Outcome::Failed, Some(f.into_reason()), duration_ms),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Running the SDK suite: the `live` rule, skips, per-case bounds, cleanup.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use crate::failure::Failure;
 use crate::report::Outcome;
@@ -11,7 +11,7 @@ use crate::sdk::options::{Check, SdkConformanceOptions};
 use crate::sdk::report::{SdkCaseReport, SdkReport};
 use crate::sdk::scope::SdkScope;
 use crate::sdk::target::{SdkTarget, python_http_server};
-use crate::suite::{bounded, bounded_cleanup, stamp};
+use crate::suite::{bounded, bounded_cleanup, stamp, timed};
 use corral_backend::Backend;
 
 /// The command serving `/workspace` over HTTP on a port.
@@ -143,13 +143,7 @@ impl SuiteRun<'_> {
                 duration_ms: 0,
             };
         }
-        let start = Instant::now();
-        let result = self.attempt(case).await;
-        let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (outcome, reason) = match result {
-            Ok(()) => (Outcome::Passed, None),
-            Err(f) => (Outcome::Failed, Some(f.into_reason())),
-        };
+        let (outcome, reason, duration_ms) = timed(self.attempt(case)).await;
         SdkCaseReport {
             name: case,
             outcome,
