@@ -22,13 +22,17 @@
 //! working directory mapped). So `start` first creates the record with file
 //! calls; the first start on a handle then runs `pwd -P` in
 //! `/.corral/procs` to learn that path *as commands see it* (the handle
-//! keeps it), and every path goes into the wrapper script in that form. It then runs, in the caller's working
-//! directory and environment:
+//! keeps it), and every path goes into the wrapper script in that form.
+//! It then runs, in the caller's working directory and environment:
 //!
 //! ```text
 //! setsid sh -c 'echo $$ > DIR/pid; sh -c JOB corral-proc ARGV… &'
-//! JOB = "$@" > DIR/stdout 2> DIR/stderr < /dev/null; echo $? > DIR/exit
+//! JOB = "$@" > DIR/stdout 2> DIR/stderr < /dev/null; c=$?;
+//!       rm -f ACTIVITY; echo $c > DIR/exit
 //! ```
+//!
+//! (`ACTIVITY` is the process's activity record, removed before the `exit`
+//! record appears.)
 //!
 //! `setsid` runs in the foreground and makes a new session (and process
 //! group) before the exec's shell exits, so the backend's kill of the

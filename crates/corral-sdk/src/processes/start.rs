@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use corral_backend::{Command, ErrorCode, now_ms};
 
-use super::PROCS_DIR;
 use super::{
-    ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, activity_name,
+    PROCS_DIR, ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, activity_name,
     activity_path, check_name, dir_of,
 };
 use crate::error::Result;
