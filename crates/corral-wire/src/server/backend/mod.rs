@@ -54,9 +54,10 @@ fn bytes(result: Result<Vec<u8>, BackendError>) -> Reply {
     }))
 }
 
-/// `unsupported` for a member the served backend does not declare.
-fn undeclared(backend: &dyn Backend, member: &str) -> BackendError {
-    BackendError::unsupported(backend.name(), format!("{member} is not declared"))
+/// `unsupported` for a route whose member the served backend does not
+/// declare.
+fn undeclared(backend: &dyn Backend, route: BackendRoute) -> BackendError {
+    BackendError::unsupported(backend.name(), format!("{} is not declared", route.name()))
 }
 
 pub(crate) async fn call(
@@ -122,7 +123,7 @@ async fn dispatch(
             let r: RangeBody = decode(body)?;
             bytes(match b.files().ranged() {
                 Some(ranged) => ranged.read_range(&r.id, &r.path, r.offset, r.len).await,
-                None => Err(undeclared(b, "read_range")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::PreviewUrl => {
@@ -135,42 +136,42 @@ async fn dispatch(
             reply(match b.pause_ops() {
                 Some(ops) if route == BackendRoute::Pause => ops.pause(&id).await,
                 Some(ops) => ops.resume(&id).await,
-                None => Err(undeclared(b, route.name())),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::Snapshot => {
             let s: SnapshotOf = decode(body)?;
             reply(match b.snapshot_ops() {
                 Some(ops) => ops.snapshot(&s.id, &s.labels).await,
-                None => Err(undeclared(b, "snapshot")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::DeleteSnapshot => {
             let s: SnapshotRef = decode(body)?;
             reply(match b.snapshot_ops() {
                 Some(ops) => ops.delete_snapshot(&s.snapshot_id).await,
-                None => Err(undeclared(b, "delete_snapshot")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::ListSnapshots => {
             let l: LabelsBody = decode(body)?;
             reply(match b.snapshot_ops() {
                 Some(ops) => ops.list_snapshots(&l.labels).await,
-                None => Err(undeclared(b, "list_snapshots")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::CloneSnapshot => {
             let s: SnapshotRef = decode(body)?;
             reply(match b.snapshot_clone_ops() {
                 Some(ops) => ops.clone_snapshot(&s.snapshot_id, &s.labels).await,
-                None => Err(undeclared(b, "clone_snapshot")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::Usage => {
             let id = decode::<SandboxRef>(body)?.id;
             reply(match b.usage_ops() {
                 Some(ops) => ops.usage(&id).await,
-                None => Err(undeclared(b, "usage")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::ListTree => {
@@ -178,7 +179,7 @@ async fn dispatch(
             let max = usize::try_from(t.max_entries).unwrap_or(usize::MAX);
             reply(match b.tree_list_ops() {
                 Some(ops) => ops.list_tree(&t.id, &t.root, max).await,
-                None => Err(undeclared(b, "list_tree")),
+                None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::WriteBatch => {
@@ -194,7 +195,7 @@ async fn dispatch(
                 .collect();
             reply(match b.batch_write_ops() {
                 Some(ops) => ops.write_batch(&w.id, files).await,
-                None => Err(undeclared(b, "write_batch")),
+                None => Err(undeclared(b, route)),
             })
         }
     })
