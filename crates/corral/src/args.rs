@@ -180,7 +180,7 @@ pub struct RmArgs {
 }
 
 /// `corral conformance`.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ConformanceArgs {
     /// The backend to hold to the suite: `memory`, `minimal` (contract
     /// suite only), `local`, `linux`, `docker`, or (SDK suite only)

@@ -16,7 +16,7 @@
 //! the signer's public key and an ed25519 signature), which `corral
 //! evidence verify` checks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use corral_conformance::{
     ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, run,
@@ -32,25 +32,6 @@ use crate::error::{CliError, CliResult, EXIT_FAILURE};
 /// The name remote targets go by in reports (the evidence names the
 /// provider's address).
 const TARGET_NAME: &str = "remote";
-
-/// What `corral conformance --provider` was asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct WireRun {
-    /// `http://HOST:PORT`.
-    pub provider: String,
-    /// The bearer token's file.
-    pub token_file: Option<PathBuf>,
-    /// The suite named with `--suite` (only `contract` runs over the wire).
-    pub suite: Option<String>,
-    /// Where to write the report or the evidence (`-` is stdout).
-    pub json: Option<PathBuf>,
-    /// The secret key to sign the evidence with.
-    pub sign: Option<PathBuf>,
-    /// A destination the remote sandbox can reach.
-    pub egress_allowed: Option<String>,
-    /// A destination the remote sandbox must not reach.
-    pub egress_denied: Option<String>,
-}
 
 /// A `WireProvider` as a conformance target.
 struct RemoteTarget {
@@ -78,7 +59,7 @@ impl ConformanceTarget for RemoteTarget {
 /// given, otherwise against the backend; the flags that only make sense
 /// with a provider are refused without one.
 pub async fn dispatch(a: ConformanceArgs) -> CliResult {
-    let Some(provider) = a.provider else {
+    let Some(provider) = a.provider.clone() else {
         let stray = [
             ("--token-file", a.token_file.is_some()),
             ("--sign", a.sign.is_some()),
@@ -92,20 +73,13 @@ pub async fn dispatch(a: ConformanceArgs) -> CliResult {
         }
         return crate::commands::conformance::conformance(a.backend, a.suite, a.json).await;
     };
-    conformance_wire(WireRun {
-        provider,
-        token_file: a.token_file,
-        suite: a.suite,
-        json: a.json,
-        sign: a.sign,
-        egress_allowed: a.egress_allowed,
-        egress_denied: a.egress_denied,
-    })
-    .await
+    conformance_wire(&provider, a).await
 }
 
-/// Runs `corral conformance --provider`.
-pub async fn conformance_wire(args: WireRun) -> CliResult {
+/// Runs `corral conformance --provider`: the contract suite against
+/// `provider` (`http://HOST:PORT`), with the rest of `args` (`--backend`
+/// is not read).
+pub async fn conformance_wire(provider: &str, args: ConformanceArgs) -> CliResult {
     if let Some(suite) = args.suite.as_deref()
         && suite != Suite::Contract.as_str()
     {
@@ -114,7 +88,7 @@ pub async fn conformance_wire(args: WireRun) -> CliResult {
         )));
     }
     let endpoint =
-        Endpoint::parse(&args.provider).map_err(|e| CliError::usage(format!("--provider: {e}")))?;
+        Endpoint::parse(provider).map_err(|e| CliError::usage(format!("--provider: {e}")))?;
     let token = read_token(args.token_file.as_deref())?;
     let key = match &args.sign {
         Some(path) => {
@@ -216,11 +190,8 @@ fn connect_error(endpoint: &Endpoint, e: WireError) -> CliError {
 mod tests {
     use super::*;
 
-    fn wire(provider: &str) -> WireRun {
-        WireRun {
-            provider: provider.into(),
-            ..WireRun::default()
-        }
+    fn wire(provider: &str) -> (&str, ConformanceArgs) {
+        (provider, ConformanceArgs::default())
     }
 
     #[tokio::test]
@@ -239,29 +210,38 @@ mod tests {
                 "--provider needs --token-file FILE (the bearer token the server admits)",
             ),
             (
-                WireRun {
-                    token_file: Some(empty.clone()),
-                    ..wire("http://127.0.0.1:9")
-                },
+                (
+                    "http://127.0.0.1:9",
+                    ConformanceArgs {
+                        token_file: Some(empty.clone()),
+                        ..ConformanceArgs::default()
+                    },
+                ),
                 &format!("--token-file {} is empty", empty.display()),
             ),
             (
-                WireRun {
-                    suite: Some("sdk".into()),
-                    ..wire("http://127.0.0.1:9")
-                },
+                (
+                    "http://127.0.0.1:9",
+                    ConformanceArgs {
+                        suite: Some("sdk".into()),
+                        ..ConformanceArgs::default()
+                    },
+                ),
                 "--provider runs the contract suite only, not \"sdk\"; the SDK suite runs with --backend",
             ),
         ];
-        for (args, message) in cases {
-            let e = conformance_wire(args).await.unwrap_err();
+        for ((provider, args), message) in cases {
+            let e = conformance_wire(provider, args).await.unwrap_err();
             assert_eq!(e.message, message);
             assert_eq!(e.exit, crate::error::EXIT_USAGE);
         }
-        let e = conformance_wire(WireRun {
-            token_file: Some(missing.clone()),
-            ..wire("http://127.0.0.1:9")
-        })
+        let e = conformance_wire(
+            "http://127.0.0.1:9",
+            ConformanceArgs {
+                token_file: Some(missing.clone()),
+                ..ConformanceArgs::default()
+            },
+        )
         .await
         .unwrap_err();
         assert!(
