@@ -230,7 +230,8 @@ pub fn host_ports(dir: &Path) -> BTreeMap<u16, u16> {
 }
 
 /// The URL of `port` of live sandbox `meta`: `not_found` for a port not
-/// declared at create (as every backend answers), `unavailable` when its forwarder is gone.
+/// declared at create (as every backend answers), `unavailable` when its
+/// forwarder is gone.
 pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
     let record = read_record(&state.sandbox_dir(&meta.id));
     let declared = || {
@@ -242,7 +243,7 @@ pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
     };
     let Some(host) = record.as_ref().and_then(|r| r.ports.get(&port)) else {
         return Err(BackendError::new(
-            corral_backend::ErrorCode::NotFound,
+            ErrorCode::NotFound,
             format!(
                 "sandbox {}: port {port} was not declared at create (declared: {})",
                 meta.id,
