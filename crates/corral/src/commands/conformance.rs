@@ -33,6 +33,26 @@ struct Evidence {
     succeeded: bool,
 }
 
+impl Evidence {
+    /// A contract suite's report as the command shows it.
+    fn of_contract(report: &corral_conformance::Report) -> Self {
+        Self {
+            table: report.table(),
+            json: report.to_json(),
+            succeeded: report.succeeded(),
+        }
+    }
+
+    /// An SDK suite's report as the command shows it.
+    fn of_sdk(report: &corral_conformance::sdk::SdkReport) -> Self {
+        Self {
+            table: report.table(),
+            json: report.to_json(),
+            succeeded: report.succeeded(),
+        }
+    }
+}
+
 /// Runs `corral conformance`.
 pub async fn conformance(
     backend: Option<String>,
@@ -46,22 +66,10 @@ pub async fn conformance(
             targets::NAMES.join(", ")
         )));
     };
-    if let Some(endpoint) = name.strip_prefix(crate::backends::REMOTE_PREFIX) {
-        return remote_sdk(endpoint, suite, json.as_deref()).await;
-    }
-    if suite == Suite::Sdk && name == "minimal" {
-        return Err(CliError::usage(
-            "the minimal target narrows a contract provider and has no backend for the SDK \
-             suite; run --suite sdk with memory, local or linux",
-        ));
-    }
-    let target = targets::by_name(name).map_err(|e| match e {
-        TargetError::Unknown { .. } => CliError::usage(e.to_string()),
-        TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
-            CliError::failure("unavailable", e.to_string())
-        }
-    })?;
-    let evidence = run(&target, suite, name).await?;
+    let evidence = match name.strip_prefix(crate::backends::REMOTE_PREFIX) {
+        Some(endpoint) => remote_sdk(endpoint, suite).await?,
+        None => builtin(name, suite).await?,
+    };
     emit(&evidence.table, json.as_deref(), || {
         evidence
             .json
@@ -72,7 +80,7 @@ pub async fn conformance(
 
 /// The SDK suite on a remote backend, held to what the backend it serves
 /// declares (the contract suite over the wire is `--provider`).
-async fn remote_sdk(endpoint: &str, suite: Suite, json: Option<&Path>) -> CliResult {
+async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> {
     if suite != Suite::Sdk {
         return Err(CliError::usage(format!(
             "a remote backend runs the SDK suite (--suite sdk); the contract suite over the wire \
@@ -88,12 +96,24 @@ async fn remote_sdk(endpoint: &str, suite: Suite, json: Option<&Path>) -> CliRes
             corral_conformance::sdk::SdkTarget::name(&target)
         ))
     })?;
-    emit(&report.table(), json, || {
-        report
-            .to_json()
-            .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
+    Ok(Evidence::of_sdk(&report))
+}
+
+/// `suite` on the built-in target called `name`.
+async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
+    if suite == Suite::Sdk && name == "minimal" {
+        return Err(CliError::usage(
+            "the minimal target narrows a contract provider and has no backend for the SDK \
+             suite; run --suite sdk with memory, local or linux",
+        ));
+    }
+    let target = targets::by_name(name).map_err(|e| match e {
+        TargetError::Unknown { .. } => CliError::usage(e.to_string()),
+        TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
+            CliError::failure("unavailable", e.to_string())
+        }
     })?;
-    Ok(if report.succeeded() { 0 } else { EXIT_FAILURE })
+    run(&target, suite, name).await
 }
 
 /// Prints a run's `table` and, with `--json PATH`, writes the `json` text
@@ -132,11 +152,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
                 .run()
                 .await
                 .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
-            Ok(Evidence {
-                table: report.table(),
-                json: report.to_json(),
-                succeeded: report.succeeded(),
-            })
+            Ok(Evidence::of_contract(&report))
         }
         Suite::Sdk => {
             let report = target
@@ -146,11 +162,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
                     CliError::usage(format!("the {name} target cannot run the SDK suite"))
                 })?
                 .map_err(|e| CliError::usage(format!("target {name}: {e}")))?;
-            Ok(Evidence {
-                table: report.table(),
-                json: report.to_json(),
-                succeeded: report.succeeded(),
-            })
+            Ok(Evidence::of_sdk(&report))
         }
     }
 }
