@@ -13,6 +13,17 @@ use sandbox_support::{abort_on, all, eventually, records, timeout_after};
 /// One chunk a callback saw.
 type Chunk = (StreamKind, Vec<u8>);
 
+/// Options whose abort token is cancelled `ms` milliseconds from now.
+fn abort_after(ms: u64) -> RunOptions {
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        trigger.cancel();
+    });
+    abort_on(token)
+}
+
 async fn sandbox(t: &sandbox_support::Target) -> Sandbox {
     Sandbox::create(t.backend.clone(), CreateOptions::default())
         .await
@@ -110,13 +121,7 @@ async fn timeout_and_abort_are_errors() {
         assert_eq!(err.code, ErrorCode::Timeout, "{err}");
         assert_eq!(err.operation, "run");
 
-        let token = CancellationToken::new();
-        let t2 = token.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            t2.cancel();
-        });
-        let err = s.run_with("sleep 30", abort_on(token)).await.unwrap_err();
+        let err = s.run_with("sleep 30", abort_after(200)).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Aborted, "{err}");
         s.destroy().await.unwrap();
     }
@@ -138,16 +143,10 @@ async fn timeout_and_abort_kill_the_whole_process_group() {
             .await
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::Timeout, "{err}");
-        let token = CancellationToken::new();
-        let trigger = token.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            trigger.cancel();
-        });
         let err = s
             .run_with(
                 "(sleep 1; echo late > late-abort.txt) & sleep 30",
-                abort_on(token),
+                abort_after(200),
             )
             .await
             .unwrap_err();
