@@ -90,6 +90,9 @@ fn re_indenting_the_file_keeps_it_valid() {
     Evidence::verify(&compact, &key.public()).unwrap();
 }
 
+// Contract, "Conformance": "A case whose tokens you do not declare is a
+// recorded skip, never a silent pass — it shows up in the evidence by
+// name." Evidence whose skip was turned into a pass does not verify.
 #[test]
 fn a_changed_case_outcome_is_refused() {
     let (key, text) = signed();

@@ -66,6 +66,10 @@ pub fn with_outcome(report: &Report, outcome: Outcome) -> Vec<ConformanceCase> {
 }
 
 /// Requires every skip to name exactly the tokens the envelope lacks.
+///
+/// Contract, "Conformance": "A case whose tokens you do not declare is a
+/// recorded skip, never a silent pass — it shows up in the evidence by
+/// name."; and a case whose tokens are declared runs.
 pub fn assert_skips_name_their_missing_tokens(report: &Report) {
     for c in &report.cases {
         let missing = c.name.missing_tokens(&report.tokens);
