@@ -139,6 +139,20 @@ impl LinuxBackend {
     /// what [`DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
     /// is refused with `invalid_input`).
     pub fn open(state_dir: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::all())
+    }
+
+    /// Opens the backend as [`Self::open`] does, but without the isolation
+    /// layers `without` — for measuring what each costs (the bench's
+    /// `linux without <layer>` rows), never for running untrusted code.
+    pub fn open_measuring(
+        state_dir: impl AsRef<Path>,
+        without: &[crate::layers::Layer],
+    ) -> Result<Self> {
+        Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::without(without))
+    }
+
+    fn open_with_layers(state_dir: &Path, layers: crate::layers::Layers) -> Result<Self> {
         let default_timeout = match std::env::var(DEFAULT_TIMEOUT_ENV) {
             Ok(text) if !text.trim().is_empty() => parse_default_timeout(&text)?,
             Ok(_) | Err(std::env::VarError::NotPresent) => DEFAULT_EXEC_TIMEOUT,
@@ -149,12 +163,13 @@ impl LinuxBackend {
             }
         };
         let cgroups = crate::cgroup::Cgroups::detect().ok();
-        let state = State::open(state_dir.as_ref(), cgroups).map_err(|e| {
+        let mut state = State::open(state_dir, cgroups).map_err(|e| {
             BackendError::new(
                 ErrorCode::Unavailable,
                 format!("the linux backend cannot use its state directory: {e}"),
             )
         })?;
+        state.layers = layers;
         let state = Arc::new(state);
         let backend = LinuxBackend {
             files: Arc::new(LinuxFiles {

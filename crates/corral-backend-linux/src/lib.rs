@@ -33,6 +33,7 @@ pub mod gc;
 mod hooks;
 pub mod images;
 pub mod init;
+pub mod layers;
 mod listing;
 pub mod network;
 mod pause;

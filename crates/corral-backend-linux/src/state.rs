@@ -40,6 +40,8 @@ pub struct State {
     pub images: Option<crate::images::ImageStore>,
     /// Inits started ahead of demand, each in its own cgroup.
     pub pool: std::sync::Arc<crate::spawn::pool::Pool>,
+    /// The isolation layers applied (all of them, unless opened for measuring).
+    pub layers: crate::layers::Layers,
 }
 
 impl State {
@@ -53,6 +55,7 @@ impl State {
             pool: std::sync::Arc::new(crate::spawn::pool::Pool::new(cgroups.clone())),
             cgroups,
             images: None,
+            layers: crate::layers::Layers::all(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
