@@ -170,6 +170,9 @@ impl LinuxBackend {
             )
         })?;
         state.layers = layers;
+        state
+            .pool
+            .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
         let state = Arc::new(state);
         let backend = LinuxBackend {
             files: Arc::new(LinuxFiles {

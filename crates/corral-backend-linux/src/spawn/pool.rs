@@ -72,6 +72,8 @@ struct Inner {
     refilling: AtomicBool,
     /// Creates so far: the pool fills from the second on.
     takes: AtomicU64,
+    /// Whether inits start with descriptor hygiene (see [`super::start`]).
+    hygiene: AtomicBool,
 }
 
 impl Drop for Inner {
@@ -95,8 +97,16 @@ impl Pool {
                 waiting: Mutex::new(Vec::new()),
                 refilling: AtomicBool::new(false),
                 takes: AtomicU64::new(0),
+                hygiene: AtomicBool::new(true),
             }),
         }
+    }
+
+    /// Whether the inits started from now on get descriptor hygiene: on
+    /// unless a backend is opened for measuring without
+    /// [`crate::layers::Layer::DescriptorHygiene`]; set before the first create.
+    pub fn set_descriptor_hygiene(&self, on: bool) {
+        self.inner.hygiene.store(on, Ordering::Release);
     }
 
     /// A waiting init, or one started now when none waits; the pool is
@@ -117,7 +127,7 @@ impl Pool {
         }
         match taken {
             Some(warm) => Ok(warm),
-            None => make(self.inner.cgroups.as_ref(), &binary()?),
+            None => make(self.inner.cgroups.as_ref(), &binary()?, self.hygiene()),
         }
     }
 
@@ -128,6 +138,10 @@ impl Pool {
         } else {
             warm.discard();
         }
+    }
+
+    fn hygiene(&self) -> bool {
+        self.inner.hygiene.load(Ordering::Acquire)
     }
 
     /// How many inits wait now.
@@ -171,7 +185,12 @@ fn refill_loop(weak: &Weak<Inner>) {
         let batch = if missing == 0 {
             Vec::new()
         } else {
-            make_batch(inner.cgroups.as_ref(), &binary, missing)
+            make_batch(
+                inner.cgroups.as_ref(),
+                &binary,
+                missing,
+                inner.hygiene.load(Ordering::Acquire),
+            )
         };
         if batch.is_empty() {
             inner.refilling.store(false, Ordering::Release);
@@ -204,14 +223,14 @@ fn new_id() -> Result<String> {
     ))
 }
 
-/// Starts one init in a new cgroup (blocking).
-pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
-    join(unjoined(cgroups, binary)?)
+/// Starts one init in a new cgroup (blocking); `hygiene` as in [`start`].
+pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path, hygiene: bool) -> Result<Warm> {
+    join(unjoined(cgroups, binary, hygiene)?)
 }
 
 /// Makes a new cgroup and starts one init, not yet moved into it; on
 /// failure nothing is left.
-fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
+fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path, hygiene: bool) -> Result<Warm> {
     let id = new_id()?;
     let cgroup = match cgroups {
         Some(c) => Some(
@@ -220,7 +239,7 @@ fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm>
         ),
         None => None,
     };
-    match start(binary) {
+    match start(binary, hygiene) {
         Ok(started) => Ok(Warm {
             id,
             cgroup,
@@ -256,9 +275,14 @@ fn join(warm: Warm) -> Result<Warm> {
 
 /// Starts up to `n` inits: every cgroup and process first, then the moves
 /// back to back (they share a grace period). Returns those that made it.
-fn make_batch(cgroups: Option<&Cgroups>, binary: &std::path::Path, n: usize) -> Vec<Warm> {
+fn make_batch(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    n: usize,
+    hygiene: bool,
+) -> Vec<Warm> {
     let started: Vec<Warm> = (0..n)
-        .map_while(|_| unjoined(cgroups, binary).ok())
+        .map_while(|_| unjoined(cgroups, binary, hygiene).ok())
         .collect();
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }
