@@ -71,6 +71,15 @@ fn seal(binary: &Path) -> io::Result<SealedInit> {
     // for an executable one; kernels before 6.3 know no such flag.
     let memfd = match rustix::fs::memfd_create(MEMFD_NAME, flags | MemfdFlags::EXEC) {
         Err(rustix::io::Errno::INVAL) => rustix::fs::memfd_create(MEMFD_NAME, flags)?,
+        // `vm.memfd_noexec = 2` forbids executable memfds: the init is not
+        // started from its writable host path instead.
+        Err(e @ (rustix::io::Errno::ACCESS | rustix::io::Errno::PERM)) => {
+            return Err(io::Error::other(format!(
+                "a sealed copy of {} needs an executable memfd, which this host \
+                 refuses (vm.memfd_noexec): {e}",
+                binary.display()
+            )));
+        }
         other => other?,
     };
     let mut file = File::from(memfd);
