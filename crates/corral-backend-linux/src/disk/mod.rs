@@ -10,9 +10,11 @@
 //! filling the disk would OOM-kill the sandbox instead.)
 //!
 //! Where it cannot be made — no `/dev/loop-control`, a refused ioctl, no
-//! `mkfs.ext4`, a size ext4 refuses — the layer is a tmpfs of the disk
-//! limit, as before; which one a sandbox got is recorded in its
-//! `meta.json` (`disk_layer`, and `disk_fallback` with the reason).
+//! `mkfs.ext4`, a size ext4 refuses — or would not help (the state
+//! directory is itself on a tmpfs, so the image would be memory), the
+//! layer is a tmpfs of the disk limit, as before; which one a sandbox got
+//! is recorded in its `meta.json` (`disk_layer`, and `disk_fallback` with
+//! the reason).
 //!
 //! Teardown is the mount's detach (`destroy`, or `gc` for a crashed
 //! sandbox): the loop device unbinds itself when the mount lets go of it,
@@ -47,6 +49,9 @@ pub enum DiskLayer {
 /// A step of making the ext4 layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ext4Step {
+    /// Checking where the image would live: on a tmpfs or ramfs the image
+    /// itself would be memory, and a tmpfs layer costs less.
+    CheckingHost,
     /// Making the image file (running `mkfs.ext4` or copying its template).
     MakingImage,
     /// Binding a loop device to it.
@@ -58,6 +63,7 @@ pub enum Ext4Step {
 impl fmt::Display for Ext4Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Ext4Step::CheckingHost => "placing the disk image",
             Ext4Step::MakingImage => "making the disk image",
             Ext4Step::AttachingLoop => "attaching a loop device",
             Ext4Step::Mounting => "mounting the disk image",
@@ -127,6 +133,11 @@ pub fn mount_writable_layer(state: &State, id: &str, size_bytes: u64) -> io::Res
 /// it at the sandbox's `fs/`.
 fn mount_ext4(state: &State, id: &str, size_bytes: u64) -> Result<(), Ext4Unavailable> {
     let fail = |step| move |error| Ext4Unavailable { step, error };
+    if on_memory(&state.sandbox_dir(id)).map_err(fail(Ext4Step::CheckingHost))? {
+        return Err(fail(Ext4Step::CheckingHost)(io::Error::other(
+            "the state directory is on a memory file system, where the image would be memory too",
+        )));
+    }
     let file = image::make(&templates_dir(state), &image_path(state, id), size_bytes)
         .map_err(fail(Ext4Step::MakingImage))?;
     let device = loopdev::attach(&file).map_err(fail(Ext4Step::AttachingLoop))?;
@@ -145,6 +156,18 @@ fn mount_ext4(state: &State, id: &str, size_bytes: u64) -> Result<(), Ext4Unavai
     Ok(())
 }
 
+/// Whether `dir` is on a file system whose files are memory (tmpfs,
+/// ramfs).
+fn on_memory(dir: &Path) -> io::Result<bool> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let fs = rustix::fs::statfs(dir)?;
+    // `f_type`'s integer type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    let kind = fs.f_type as i64;
+    Ok(kind == TMPFS_MAGIC || kind == RAMFS_MAGIC)
+}
+
 /// The root directory of a fresh writable layer at `fs`, as the sandbox
 /// root's parent needs it: mode 0755, and none of ext4's `lost+found`
 /// (the layer never outlives its sandbox, so it is never checked).
@@ -155,4 +178,22 @@ pub fn prepare_layer_root(fs: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
     }
     std::fs::set_permissions(fs, std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_file_systems_are_told_from_others() {
+        assert!(!on_memory(Path::new("/proc")).unwrap(), "/proc is procfs");
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let shm_is_tmpfs = mountinfo.lines().any(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            f.get(4) == Some(&"/dev/shm") && l.contains(" - tmpfs ")
+        });
+        if shm_is_tmpfs {
+            assert!(on_memory(Path::new("/dev/shm")).unwrap());
+        }
+    }
 }
