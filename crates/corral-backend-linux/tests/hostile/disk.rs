@@ -281,3 +281,49 @@ async fn gc_detaches_the_ext4_layer_of_a_crashed_sandbox() {
     assert!(own.is_file(), "gc removed a live process's template");
     h.still_answers().await;
 }
+
+/// Issue item 11, the fallback: a state directory on a tmpfs (where an
+/// image would be memory too) gives the tmpfs layer, says so and why in
+/// the record, and the disk limit still holds (`ENOSPC` at 16 MiB).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_directory_on_tmpfs_falls_back_to_a_recorded_tmpfs_layer() {
+    let test = "a_state_directory_on_tmpfs_falls_back_to_a_recorded_tmpfs_layer";
+    // Sets up the init binary and checks the host, as every test does.
+    let Some((_b, _dir)) = super::common::backend(test) else {
+        return;
+    };
+    let mem = tempfile::tempdir().unwrap();
+    if let Err(e) = rustix::mount::mount(
+        "corral-test",
+        mem.path(),
+        "tmpfs",
+        rustix::mount::MountFlags::empty(),
+        Some(c"size=67108864"),
+    ) {
+        println!("SKIP {test}: mounting a tmpfs for the state directory: {e}");
+        return;
+    }
+    let b = corral_backend_linux::LinuxBackend::open(mem.path()).unwrap();
+    let made = async {
+        let id = b.create(sized(16 * MIB, 1 << 30)).await.unwrap().id;
+        let path = mem
+            .path()
+            .join("linux/sandboxes")
+            .join(&id)
+            .join("meta.json");
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let (code, _, err) =
+            super::common::run(&b, &id, "dd if=/dev/zero of=/workspace/big bs=1M count=32").await;
+        (record, code, err)
+    }
+    .await;
+    let _ = b.destroy_all();
+    let _ = rustix::mount::unmount(mem.path(), rustix::mount::UnmountFlags::DETACH);
+    let (record, code, err) = made;
+    assert_eq!(record["disk_layer"], "tmpfs", "{record}");
+    let why = record["disk_fallback"].as_str().unwrap_or_default();
+    assert!(why.contains("memory file system"), "{record}");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("No space left"), "{err}");
+}
