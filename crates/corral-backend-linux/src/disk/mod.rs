@@ -3,7 +3,7 @@
 //!
 //! It is an ext4 file system in a sparse image file of the sandbox's disk
 //! limit (`<sandbox>/disk.ext4`, see [`image`]), bound to a loop device
-//! ([`loopdev`]) and mounted `nosuid,nodev` at the sandbox's `fs/`. Its
+//! (`loopdev`) and mounted `nosuid,nodev` at the sandbox's `fs/`. Its
 //! pages are page cache, charged to the sandbox's memory cgroup but
 //! reclaimable: a full disk is `ENOSPC`, with the memory limit untouched.
 //! (A tmpfs of the same size would hold every byte written in memory, so
