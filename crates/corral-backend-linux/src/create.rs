@@ -146,10 +146,10 @@ fn allocate(
     let fs = state.fs_dir(id);
     std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
     let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
-    rootfs::mount_sandbox_tmpfs(&fs, disk_bytes).map_err(|e| {
+    let layer = crate::disk::mount_writable_layer(state, id, disk_bytes).map_err(|e| {
         BackendError::new(
             ErrorCode::Unavailable,
-            format!("mounting the sandbox tmpfs: {e}"),
+            format!("mounting the sandbox's writable layer: {e}"),
         )
     })?;
     let host_dirs: Vec<HostDir> = match &image.root {
@@ -221,6 +221,8 @@ fn allocate(
         init_pid,
         init_start,
         disk_bytes,
+        disk_layer: layer.layer,
+        disk_fallback: layer.fallback.map(|why| why.to_string()),
         image: image.digest.clone(),
         expires_at_ms,
     };

@@ -1,7 +1,8 @@
 //! `destroy` and rollback: stop PID 1 (which takes its whole pid namespace
-//! with it), detach the sandbox's tmpfs, remove its directory. Idempotent;
-//! never follows a symlink; never signals a pid whose start time differs
-//! from the recorded one.
+//! with it), detach the sandbox's writable layer (an ext4 layer's loop
+//! device then unbinds itself), remove its directory (and the disk image
+//! in it). Idempotent; never follows a symlink; never signals a pid whose
+//! start time differs from the recorded one.
 
 use std::time::{Duration, Instant};
 

@@ -243,7 +243,8 @@ pub fn mount_proc() -> Result<(), StepError> {
     Ok(())
 }
 
-/// Host side: mounts the per-sandbox tmpfs of `size_bytes` at `dir`.
+/// Host side: mounts the per-sandbox tmpfs of `size_bytes` at `dir`: the
+/// writable layer where the ext4 one cannot be made ([`crate::disk`]).
 pub fn mount_sandbox_tmpfs(dir: &Path, size_bytes: u64) -> io::Result<()> {
     let data =
         std::ffi::CString::new(format!("mode=755,size={size_bytes}")).map_err(io::Error::other)?;

@@ -21,6 +21,8 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 
 mod common;
+#[path = "hostile/disk.rs"]
+mod disk;
 use common::StateDir;
 
 #[path = "hostile/fds.rs"]
