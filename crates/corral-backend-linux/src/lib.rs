@@ -27,6 +27,7 @@ pub mod cgroup;
 mod contained;
 mod create;
 mod destroy;
+pub mod etc;
 mod exec;
 mod files;
 pub mod gc;
