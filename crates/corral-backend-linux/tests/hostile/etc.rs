@@ -397,3 +397,43 @@ async fn issue_10_removal_never_runs_through_a_bind() {
         "mounts left: {left:?}"
     );
 }
+
+/// Issue item 2 (`/home/user` on a restore): a snapshot whose `/home` the
+/// workload made a symlink to a host path makes nothing on the host: the
+/// link resolves inside the sandbox (where it dangles, and is kept), and a
+/// `/home` linked to `/` gets its `user` inside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_2_a_restored_home_symlink_never_leads_the_host_side_out() {
+    let test = "issue_2_a_restored_home_symlink_never_leads_the_host_side_out";
+    let Some(h) = Host::new(test).await else {
+        return;
+    };
+    let Some(ops) = h.backend.snapshot_ops() else {
+        println!("SKIP {test}: this backend has no snapshots");
+        return;
+    };
+    let target = tempfile::tempdir().unwrap();
+    let shown = target.path().display().to_string();
+    for (link, made_inside) in [(shown.as_str(), false), ("/", true)] {
+        let id = h.sandbox(CreateRequest::default()).await;
+        let plant = format!("rm -rf /home && ln -s {link} /home");
+        assert_eq!(h.sh(&id, &plant).await.0, 0);
+        let snap = ops.snapshot(&id, &Default::default()).await.unwrap();
+        let restored = h
+            .sandbox(CreateRequest {
+                snapshot: Some(snap.id.clone()),
+                ..CreateRequest::default()
+            })
+            .await;
+        assert!(
+            !target.path().join("user").exists(),
+            "the host side made {shown}/user"
+        );
+        let (_, out, _) = h
+            .sh(&restored, "readlink /home; test -d /home/user && echo made")
+            .await;
+        assert_eq!(out.ends_with("made\n"), made_inside, "{link}: {out}");
+        ops.delete_snapshot(&snap.id).await.unwrap();
+    }
+    h.still_answers().await;
+}
