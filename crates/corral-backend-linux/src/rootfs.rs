@@ -287,9 +287,10 @@ fn mask(path: &Path) -> Result<(), StepError> {
         step(format!("masking {shown}"), mount_bind("/dev/null", path))?;
         step(
             format!("making the mask of {shown} read-only"),
+            // Not `nodev`: the mask is the null device, which reads empty.
             mount_remount(
                 path,
-                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NOEXEC,
                 "",
             ),
         )

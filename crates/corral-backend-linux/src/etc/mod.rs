@@ -6,7 +6,7 @@
 //!   `root` and an unprivileged `user` (1000:1000, home `/home/user`, which
 //!   is made and owned by that user);
 //! - its names (`names.rs`): `hostname`, `hosts`, `resolv.conf`,
-//!   `nsswitch.conf`;
+//!   `nsswitch.conf`, and `mtab` (a link to the sandbox's own mount table);
 //! - what programs need from the host ([`FROM_HOST`]): small files copied
 //!   (`ld.so.cache`, `os-release`, `services`, …) and directories bound
 //!   read-only (`ssl/certs`, `alternatives`, …), nothing else — never
@@ -115,6 +115,8 @@ pub fn make(root: &Path, hostname: &str) -> Result<(), EtcError> {
     at.dir("etc")?;
     identity::write(&at)?;
     names::write(&at, hostname)?;
+    // The mount table is the sandbox's own, never a copy of the host's.
+    at.symlink("etc/mtab", Path::new("/proc/self/mounts"))?;
     let binds = from_host::write(&at, Path::new("/etc"))?;
     crate::rootfs::bind_read_only(&etc, &etc).map_err(EtcRoot::err("etc"))?;
     for (source, rel) in binds {

@@ -5,6 +5,7 @@
 
 use corral_backend::{Backend, CreateRequest, ErrorCode};
 use corral_backend_linux::LinuxBackend;
+use corral_backend_linux::etc::FROM_HOST;
 use corral_backend_linux::layers::Layer;
 
 use super::Host;
@@ -83,6 +84,33 @@ async fn issue_2_host_etc_secrets_are_not_visible() {
         );
         println!("{path}: absent inside (present on the host: {on_host})");
     }
+    // Nothing but the curated names and the FROM_HOST list shows at all.
+    let made = [
+        "passwd",
+        "group",
+        "hostname",
+        "hosts",
+        "resolv.conf",
+        "nsswitch.conf",
+        "mtab",
+    ];
+    let allowed = |dir: &str, name: &str| {
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        (dir.is_empty() && made.contains(&name))
+            || FROM_HOST
+                .iter()
+                .any(|e| e.path == path || e.path.starts_with(&format!("{path}/")))
+    };
+    for dir in ["", "ssl", "pki", "pki/tls"] {
+        let (_, out, _) = h.sh(&id, &format!("ls -A /etc/{dir} 2>/dev/null")).await;
+        for name in out.lines() {
+            assert!(allowed(dir, name), "/etc/{dir}/{name} is visible inside");
+        }
+    }
     // The control: the old behaviour binds the host's /etc and shows it.
     let dir = tempfile::tempdir().unwrap();
     let without = LinuxBackend::open_measuring(dir.path(), &[Layer::CuratedEtc]).unwrap();
@@ -125,6 +153,8 @@ async fn issue_2_passwd_and_group_hold_root_and_user_only() {
         let (code, _, err) = h.sh(&id, &format!("test -s {file}")).await;
         assert_eq!(code, 0, "{file} is there: {err}");
     }
+    let (_, mtab, _) = h.sh(&id, "readlink /etc/mtab").await;
+    assert_eq!(mtab, "/proc/self/mounts\n");
     let (_, hosts, _) = h.sh(&id, "cat /etc/hosts").await;
     assert!(
         hosts.contains(&id) && hosts.contains("localhost"),
@@ -187,8 +217,9 @@ async fn issue_2_masked_proc_paths_read_empty_or_fail() {
         }
     }
     assert!(proven > 0, "none of the masked paths exists on this host");
-    let (_, cmdline, _) = h.sh(&id, "cat /proc/cmdline | wc -c").await;
-    assert_eq!(cmdline.trim(), "0");
+    // The boot command line reads empty (not merely refused), as runc's does.
+    let (code, cmdline, err) = h.sh(&id, "wc -c < /proc/cmdline").await;
+    assert_eq!((code, cmdline.trim()), (0, "0"), "{err}");
     for (what, script) in [
         ("sysrq-trigger", "echo h > /proc/sysrq-trigger"),
         ("kernel tunable", "echo 1 > /proc/sys/kernel/sysrq"),
