@@ -19,22 +19,25 @@ struct HostMarker {
 }
 
 impl HostMarker {
-    fn docker_key() -> HostMarker {
+    /// The marker, or `None` when this process may not write the host's
+    /// `/etc` (not root).
+    fn docker_key() -> Option<HostMarker> {
         let path = "/etc/docker/key.json";
         let dir = std::path::Path::new("/etc/docker");
-        let made_dir = !dir.exists();
-        if made_dir {
-            std::fs::create_dir(dir).unwrap();
-        }
-        let made_file = !std::path::Path::new(path).exists();
-        if made_file {
-            std::fs::write(path, "{\"d\":\"host-secret-key\"}\n").unwrap();
-        }
-        HostMarker {
+        let mut marker = HostMarker {
             path,
-            made_file,
-            made_dir,
+            made_file: false,
+            made_dir: !dir.exists(),
+        };
+        if marker.made_dir && std::fs::create_dir(dir).is_err() {
+            marker.made_dir = false;
+            return None;
         }
+        if !std::path::Path::new(path).exists() {
+            std::fs::write(path, "{\"d\":\"host-secret-key\"}\n").ok()?;
+            marker.made_file = true;
+        }
+        Some(marker)
     }
 }
 
@@ -70,7 +73,7 @@ async fn issue_2_host_etc_secrets_are_not_visible() {
     let Some(h) = Host::new(test).await else {
         return;
     };
-    let _marker = HostMarker::docker_key();
+    let marker = HostMarker::docker_key();
     let id = h.sandbox(CreateRequest::default()).await;
     for path in SECRETS {
         let on_host = std::path::Path::new(path).exists();
@@ -112,6 +115,10 @@ async fn issue_2_host_etc_secrets_are_not_visible() {
         }
     }
     // The control: the old behaviour binds the host's /etc and shows it.
+    if marker.is_none() {
+        println!("SKIP {test} (control): the host's /etc is not writable here");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let without = LinuxBackend::open_measuring(dir.path(), &[Layer::CuratedEtc]).unwrap();
     let old = without.create(CreateRequest::default()).await.unwrap().id;
