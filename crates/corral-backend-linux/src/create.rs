@@ -181,13 +181,16 @@ fn allocate(
     if let Some(restore) = restore {
         crate::snapshot::apply(restore, &state.root_dir(id))?;
     }
+    bind_image(state, id, &host_dirs)?;
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
     let cfg = InitConfig {
         root: state.root_dir(id).to_string_lossy().into_owned(),
         hostname: id.to_string(),
-        host_dirs,
+        // Bound by the host already (`bind_image`): the init's mount
+        // namespace is a copy of the host's, binds included.
+        host_dirs: Vec::new(),
         lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
     };
     let expires_at_ms = req
@@ -233,6 +236,29 @@ fn allocate(
     corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
         .map_err(|e| state_error("writing the record", &e))?;
     Ok(meta.info())
+}
+
+/// Binds the `host` image's directories `host_dirs` read-only onto the
+/// root of sandbox `id` in the host's mount namespace, where the file
+/// primitives see them too; with the curated `/etc` layer on (always, but
+/// when measuring), `/etc` is made for the sandbox instead of bound.
+fn bind_image(state: &State, id: &str, host_dirs: &[HostDir]) -> Result<()> {
+    let root = state.root_dir(id);
+    let curated = state.layers.on(crate::layers::Layer::CuratedEtc) && !host_dirs.is_empty();
+    let bound: Vec<HostDir> = host_dirs
+        .iter()
+        .filter(|d| !(curated && d.path == "/etc"))
+        .cloned()
+        .collect();
+    let unavailable = |e: &dyn std::fmt::Display| {
+        BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
+    };
+    rootfs::bind_host_dirs(&root, &bound)
+        .map_err(|e| unavailable(&format_args!("{}: {}", e.step, e.error)))?;
+    if curated {
+        crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+    }
+    Ok(())
 }
 
 /// The cgroup limits of a request: what it asks for, else the safe

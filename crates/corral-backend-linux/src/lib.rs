@@ -29,6 +29,7 @@ mod contained;
 mod create;
 mod destroy;
 pub mod disk;
+pub mod etc;
 mod exec;
 mod files;
 pub mod gc;

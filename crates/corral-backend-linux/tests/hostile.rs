@@ -27,6 +27,8 @@ use common::StateDir;
 
 #[path = "hostile/fds.rs"]
 mod fds;
+#[path = "hostile/etc.rs"]
+mod etc;
 
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.
