@@ -25,10 +25,10 @@ mod common;
 mod disk;
 use common::StateDir;
 
-#[path = "hostile/fds.rs"]
-mod fds;
 #[path = "hostile/etc.rs"]
 mod etc;
+#[path = "hostile/fds.rs"]
+mod fds;
 
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.
