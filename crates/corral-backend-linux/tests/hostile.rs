@@ -21,6 +21,8 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 
 mod common;
+#[path = "hostile/network.rs"]
+mod network;
 use common::StateDir;
 
 /// A backend on a private state directory and a neighbour sandbox; every
