@@ -23,6 +23,8 @@ use corral_backend_linux::LinuxBackend;
 mod common;
 #[path = "hostile/disk.rs"]
 mod disk;
+#[path = "hostile/network.rs"]
+mod network;
 use common::StateDir;
 
 #[path = "hostile/etc.rs"]

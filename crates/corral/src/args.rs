@@ -98,6 +98,9 @@ pub struct RunArgs {
     /// A label for the sandbox, `K=V` (repeatable).
     #[arg(long = "label", value_name = "K=V")]
     pub labels: Vec<String>,
+    /// The image to run on (`host` by default; see `corral image`).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -115,6 +118,9 @@ pub struct CreateArgs {
     /// An environment variable every command gets, `K=V` (repeatable).
     #[arg(long = "env", short = 'e', value_name = "K=V")]
     pub env: Vec<String>,
+    /// The image to run on (`host` by default; see `corral image`).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
     /// A unique key: refused if a sandbox with this key exists.
     #[arg(long)]
     pub key: Option<String>,

@@ -13,3 +13,5 @@ mod disk;
 mod etc;
 #[path = "hostile/fds.rs"]
 mod fds;
+#[path = "hostile/network.rs"]
+mod network;
