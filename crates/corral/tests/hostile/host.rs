@@ -6,6 +6,8 @@ use std::process::{Command, Output, Stdio};
 
 #[path = "host_reads.rs"]
 mod host_reads;
+#[path = "serve_flood.rs"]
+mod serve_flood;
 
 /// The `corral` binary on a private state directory.
 pub struct Cli {
