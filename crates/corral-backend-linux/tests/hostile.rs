@@ -31,6 +31,8 @@ use common::StateDir;
 mod etc;
 #[path = "hostile/fds.rs"]
 mod fds;
+#[path = "hostile/host.rs"]
+mod host;
 
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.

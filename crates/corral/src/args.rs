@@ -271,4 +271,14 @@ pub struct ServeArgs {
     /// visible ASCII bytes).
     #[arg(long, value_name = "FILE")]
     pub token_file: std::path::PathBuf,
+    /// Connections served at once (more wait in the kernel's backlog).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Connections served at once from one peer address (more are closed).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_per_peer: usize,
+    /// Seconds a connection may take to send a request's head (an idle
+    /// connection is closed after them).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub head_deadline: u64,
 }
