@@ -102,6 +102,7 @@ impl LinuxBackend {
             pids: false,
             idle_timeout: false,
             timeout: true,
+            bound_to_creator: true,
         },
     };
 

@@ -189,6 +189,7 @@ fn allocate(
         hostname: id.to_string(),
         host_dirs,
         lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
+        bound_to_creator: req.bound_to_creator,
     };
     let expires_at_ms = req
         .timeout

@@ -9,6 +9,7 @@
 //! that already waits in its own cgroup, or starts one itself when none is
 //! ready.
 
+pub mod oom;
 pub mod pool;
 
 use std::io;
@@ -81,6 +82,7 @@ pub fn start(binary: &Path) -> io::Result<Started> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
+    oom::protect_init(child.id());
     Ok(Started {
         child,
         startup: ours,
@@ -120,12 +122,15 @@ pub fn commit(started: &mut Started) -> io::Result<()> {
 }
 
 /// Reaps a committed init in the background when it exits, so it never
-/// lingers as a zombie of this process.
+/// lingers as a zombie of this process. The startup socket stays open until
+/// then: a sandbox bound to its creator ends when it closes, which is when
+/// this process ends.
 pub fn reap_in_background(started: Started) {
-    let Started { mut child, .. } = started;
+    let Started { mut child, startup } = started;
     let _ = std::thread::Builder::new()
         .name("corral-init-reaper".into())
         .spawn(move || {
             let _ = child.wait();
+            drop(startup);
         });
 }

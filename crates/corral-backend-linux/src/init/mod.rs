@@ -22,6 +22,8 @@
 //! inside the sandbox and must name no host path.
 
 mod child;
+mod creator;
+mod limits;
 mod serve;
 mod sys;
 
@@ -99,6 +101,9 @@ fn unshare_early() -> Result<(), (&'static str, std::io::Error)> {
 }
 
 fn outer(startup: OwnedFd) -> i32 {
+    if let Err(e) = limits::apply() {
+        return fail(&startup, "setrlimit(RLIMIT_NOFILE)", e);
+    }
     let early = unshare_early();
     let (go, listener) = match receive::<Go>(&startup) {
         // The host closed the socket: it no longer needs this init.
@@ -156,6 +161,9 @@ fn outer(startup: OwnedFd) -> i32 {
     // Until the record is written the sandbox lives only as long as its
     // creator: anything but the commit ends it.
     let committed = ready && matches!(receive::<Commit>(&startup), Ok(Some(_)));
+    if committed && cfg.bound_to_creator {
+        creator::watch(&startup, child);
+    }
     drop(startup);
     if !committed && let Some(pid) = rustix::process::Pid::from_raw(child) {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
