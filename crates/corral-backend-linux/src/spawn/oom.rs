@@ -9,27 +9,32 @@
 //! raises every workload it starts to [`WORKLOAD_SCORE_ADJ`] (raising needs
 //! no privilege), so the OOM killer prefers them.
 
-use std::sync::Once;
+use std::sync::OnceLock;
 
 /// The `oom_score_adj` of both init stages: never chosen by the OOM killer.
 pub const INIT_SCORE_ADJ: i32 = -1000;
 /// The `oom_score_adj` of every workload process: chosen first.
 pub const WORKLOAD_SCORE_ADJ: i32 = 1000;
 
-static WARNED: Once = Once::new();
+/// Why inits could not be shielded, from the first refusal on.
+static UNSHIELDED: OnceLock<String> = OnceLock::new();
 
 /// Writes [`INIT_SCORE_ADJ`] for host process `pid` (a just-started outer
-/// init). A host that may not lower it (no `CAP_SYS_RESOURCE`) says so on
-/// stderr once per process and goes on: the sandbox still works, its init
-/// is only as exposed as any process.
+/// init). A host that may not lower it (no `CAP_SYS_RESOURCE`) goes on —
+/// the sandbox still works, its init is only as exposed as any process —
+/// and records why once, for [`shield_failure`] to tell (never on stderr,
+/// which belongs to the program using the backend).
 pub fn protect_init(pid: u32) {
     let path = format!("/proc/{pid}/oom_score_adj");
     if let Err(e) = std::fs::write(&path, INIT_SCORE_ADJ.to_string()) {
-        WARNED.call_once(|| {
-            eprintln!(
-                "corral: sandbox inits are not shielded from the OOM killer on this host \
-                 (writing oom_score_adj {INIT_SCORE_ADJ}: {e}; it needs CAP_SYS_RESOURCE)"
-            );
-        });
+        let _ = UNSHIELDED.set(format!(
+            "sandbox inits are not shielded from the OOM killer on this host (writing \
+             oom_score_adj {INIT_SCORE_ADJ}: {e}; it needs CAP_SYS_RESOURCE)"
+        ));
     }
+}
+
+/// Why this process could not shield an init it started, once it failed to.
+pub fn shield_failure() -> Option<&'static str> {
+    UNSHIELDED.get().map(String::as_str)
 }
