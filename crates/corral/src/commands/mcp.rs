@@ -100,6 +100,7 @@ impl McpServer {
                 options
                     .labels
                     .insert(corral_backend::CORRAL_LABEL.to_string(), LABEL_VALUE.into());
+                super::creator::label(&mut options.labels);
                 let sb = Sandbox::create(self.backend.clone(), options).await?;
                 eprintln!("corral mcp: sandbox {} created", sb.id());
                 Ok(sb)

@@ -19,6 +19,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels.insert(CORRAL_LABEL.into(), "run".into());
+    super::creator::label(&mut labels);
     let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
     let bound_to_creator = backend.capabilities().enforces.bound_to_creator;

@@ -1,5 +1,6 @@
 //! Issue 12, items 6 and 15 and the signal-name bug, through the real
-//! `corral` binary on the linux backend and a private state directory.
+//! `corral` binary on a private state directory (the linux backend, and
+//! the local one for the label-based reclaim).
 //!
 //! | attack                                             | expected refusal                          |
 //! |----------------------------------------------------|-------------------------------------------|
@@ -7,6 +8,7 @@
 //! | `kill -9` of `corral run`, a `setsid`'d workload   | nothing of the sandbox runs within 5 s    |
 //! | `kill -9` of `corral mcp` holding a sandbox        | nothing of the sandbox runs within 5 s    |
 //! | `sh -c 'kill -PROF $$'`                            | exit 155 (128 + 27), not 128              |
+//! | `kill -9` of `corral run` on local (no binding)    | plain `corral gc` reclaims it by label    |
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -306,4 +308,101 @@ async fn a_killed_corral_mcp_leaves_no_sandbox_running() {
         .await
         .unwrap();
     assert_eq!(left, Vec::<u32>::new(), "left running after kill -9");
+}
+
+/// The live host processes whose environment marks them as local sandbox
+/// `id`'s (`CORRAL_SANDBOX=<id>`).
+fn local_processes_of(id: &str) -> Vec<u32> {
+    let marker = format!("CORRAL_SANDBOX={id}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+                && running(*pid)
+        })
+        .collect()
+}
+
+/// Issue item 15: where the backend cannot bind a sandbox to its creator
+/// (local here; docker the same way), plain `corral gc` reclaims the
+/// sandbox of a `kill -9`'d `corral run` by its `corral.creator` label —
+/// `setsid`'d workload included — and spares one whose creator lives.
+#[test]
+fn plain_gc_reclaims_a_local_sandbox_whose_creator_was_killed() {
+    let state = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_corral"));
+        c.args(args)
+            .env("CORRAL_STATE_DIR", state.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    };
+    let ids = || -> Vec<String> {
+        let out = cmd(&["ls", "--backend", "local", "--json"])
+            .stdout(Stdio::piped())
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut killed = cmd(&["run", "--backend", "local", "--", "sh", "-c", WORKLOAD])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (id, procs) = loop {
+        let found = ids()
+            .into_iter()
+            .map(|id| {
+                let procs = local_processes_of(&id);
+                (id, procs)
+            })
+            .find(|(_, procs)| {
+                procs
+                    .iter()
+                    .filter(|p| comm(**p).as_deref() == Some("sleep"))
+                    .count()
+                    >= 2
+            });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "no workload after 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut alive = cmd(&["run", "--backend", "local", "--", "sleep", "1000"])
+        .spawn()
+        .unwrap();
+    signal(killed.id(), "KILL");
+    killed.wait().unwrap();
+    // The second run's sandbox exists once it is listed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ids().len() < 2 {
+        assert!(Instant::now() < deadline, "the second run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let gc = cmd(&["gc"]).status().unwrap();
+    assert!(gc.success(), "corral gc");
+    let left = ids();
+    assert!(
+        !left.contains(&id),
+        "the killed run's sandbox was reclaimed"
+    );
+    assert_eq!(left.len(), 1, "the live run's sandbox is spared: {left:?}");
+    assert_eq!(left_after(&procs), Vec::<u32>::new(), "left running");
+    signal(alive.id(), "TERM");
+    alive.wait().unwrap();
+    assert_eq!(
+        ids(),
+        Vec::<String>::new(),
+        "the live run destroyed its own"
+    );
 }
