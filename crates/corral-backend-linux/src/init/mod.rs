@@ -122,6 +122,10 @@ fn outer(startup: OwnedFd) -> i32 {
     if let Err((step, e)) = early {
         return fail(&startup, step, e);
     }
+    let host_mounts = cfg
+        .bound_to_creator
+        .then(creator::HostMounts::open)
+        .flatten();
     let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
     // SAFETY: single-threaded, as above.
     if let Err(e) = unsafe { rustix::thread::unshare_unsafe(flags) } {
@@ -145,6 +149,8 @@ fn outer(startup: OwnedFd) -> i32 {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
             drop(ready_r);
+            // The host's mount namespace is the outer stage's alone.
+            drop(host_mounts);
             let deadline = cfg
                 .lifetime_ms
                 .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
@@ -161,8 +167,16 @@ fn outer(startup: OwnedFd) -> i32 {
     // Until the record is written the sandbox lives only as long as its
     // creator: anything but the commit ends it.
     let committed = ready && matches!(receive::<Commit>(&startup), Ok(Some(_)));
-    if committed && cfg.bound_to_creator {
-        creator::watch(&startup, child);
+    if committed
+        && cfg.bound_to_creator
+        && creator::watch(&startup, child) == creator::Watched::CreatorGone
+    {
+        drop(startup);
+        let code = wait_for(child);
+        if let Some(host) = host_mounts {
+            host.reclaim(Path::new(&cfg.root));
+        }
+        return code;
     }
     drop(startup);
     if !committed && let Some(pid) = rustix::process::Pid::from_raw(child) {
