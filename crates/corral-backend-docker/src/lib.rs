@@ -128,6 +128,7 @@ impl Backend for DockerBackend {
                 pids: true,
                 idle_timeout: false,
                 timeout: false,
+                bound_to_creator: false,
             },
         }
     }

@@ -102,6 +102,7 @@ impl LinuxBackend {
             pids: false,
             idle_timeout: false,
             timeout: true,
+            bound_to_creator: true,
         },
     };
 
@@ -470,6 +471,7 @@ impl Backend for LinuxBackend {
                 "image": m.image,
                 "hostname": m.id,
                 "previews": crate::preview::host_ports(&state.sandbox_dir(&m.id)),
+                "init_oom_shield": crate::spawn::oom::shield_failure().unwrap_or("on"),
             }))
         })
         .await

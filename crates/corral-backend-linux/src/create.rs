@@ -192,6 +192,7 @@ fn allocate(
         // namespace is a copy of the host's, binds included.
         host_dirs: Vec::new(),
         lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
+        bound_to_creator: req.bound_to_creator,
     };
     let expires_at_ms = req
         .timeout

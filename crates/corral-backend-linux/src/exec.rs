@@ -15,9 +15,11 @@
 //!
 //! A request without a `timeout` runs under the backend's default
 //! wall-clock limit ([`crate::DEFAULT_EXEC_TIMEOUT`] unless changed), so a
-//! careless caller never leaves a command running forever. A command that
-//! died by `SIGKILL` while the sandbox cgroup's `oom_kill` counter rose is
-//! reported as [`ExitStatus::OomKilled`], not as a bare signal.
+//! careless caller never leaves a command running forever. A command during
+//! whose run the sandbox cgroup's `oom_kill` counter rose is reported as
+//! [`ExitStatus::OomKilled`], whichever of its processes the kernel killed:
+//! a script that goes on after its child was killed, and exits 0 or 137,
+//! was still cut short by the memory limit.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -142,12 +144,16 @@ pub fn request_spawn(
         }
         _ => (String::new(), String::new()),
     };
-    let mut control = state.connect_control(id).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!("sandbox {id}: its init does not answer: {e}"),
-        )
-    })?;
+    let mut control =
+        state
+            .connect_control(id)
+            .map_err(|e| match crate::state::read_meta(state, id) {
+                Ok(Some(meta)) if !meta.init_alive() => meta.dead_error(),
+                _ => BackendError::new(
+                    ErrorCode::Unavailable,
+                    format!("sandbox {id}: its init does not answer: {e}"),
+                ),
+            })?;
     protocol::send_with_fds(control.as_fd(), req, fds).map_err(|e| io_err("spawn", e))?;
     // PID 1 answers a spawn at once (fork, exec); a silent one is hung.
     control
@@ -219,9 +225,11 @@ pub fn exit_status(code: Option<i32>, sig: Option<i32>) -> ExitStatus {
 /// so a victim can in principle be reaped a moment before).
 const OOM_SETTLE: Duration = Duration::from_millis(50);
 
-/// Tells an out-of-memory kill from any other `SIGKILL`: the sandbox
-/// cgroup's `oom_kill` counter, read when the command starts, compared
-/// with its value when the command died by `SIGKILL`.
+/// Tells a run the OOM killer cut short: the sandbox cgroup's `oom_kill`
+/// counter, read when the command starts, compared with its value when the
+/// command ended, however it ended (the victim may be any process of the
+/// run, not only its leader). The counter is the sandbox's: a kill in
+/// another command running at the same time counts for this one too.
 #[derive(Debug, Clone)]
 pub struct OomWatch {
     state: State,
@@ -239,28 +247,37 @@ impl OomWatch {
         }
     }
 
-    /// Whether an exit could be an out-of-memory kill at all (a `SIGKILL`);
-    /// any other exit needs no counter read.
-    fn may_be_oom(code: Option<i32>, sig: Option<i32>) -> bool {
+    /// Whether the leader itself died by `SIGKILL`: the one exit whose
+    /// counter bump may lag the reap by a moment.
+    fn leader_killed(code: Option<i32>, sig: Option<i32>) -> bool {
         code.is_none() && sig == Some(libc::SIGKILL)
     }
 
-    /// The exit as `ExitStatus`: [`ExitStatus::OomKilled`] for a `SIGKILL`
-    /// while the counter rose, else as [`exit_status`] says (blocking).
-    pub fn status(&self, code: Option<i32>, sig: Option<i32>) -> ExitStatus {
-        let plain = exit_status(code, sig);
-        let Some(before) = self.before.filter(|_| Self::may_be_oom(code, sig)) else {
-            return plain;
-        };
-        for attempt in 0..2 {
-            if oom_kills(&self.state, &self.id).is_some_and(|now| now > before) {
-                return ExitStatus::OomKilled;
+    /// How many processes the OOM killer took since the start (blocking;
+    /// `None` without a cgroup counter).
+    pub fn kills_since_start(&self, code: Option<i32>, sig: Option<i32>) -> Option<u64> {
+        let before = self.before?;
+        let attempts = if Self::leader_killed(code, sig) { 2 } else { 1 };
+        let mut kills = 0;
+        for attempt in 0..attempts {
+            kills = oom_kills(&self.state, &self.id)?.saturating_sub(before);
+            if kills > 0 {
+                break;
             }
-            if attempt == 0 {
+            if attempt + 1 < attempts {
                 std::thread::sleep(OOM_SETTLE);
             }
         }
-        plain
+        Some(kills)
+    }
+
+    /// The exit as `ExitStatus`: [`ExitStatus::OomKilled`] when the counter
+    /// rose during the run, else as [`exit_status`] says (blocking).
+    pub fn status(&self, code: Option<i32>, sig: Option<i32>) -> ExitStatus {
+        match self.kills_since_start(code, sig) {
+            Some(n) if n > 0 => ExitStatus::OomKilled,
+            _ => exit_status(code, sig),
+        }
     }
 }
 
@@ -417,15 +434,10 @@ pub async fn run(
     let finished_at_ms = now_ms().max(started_at_ms);
     match ending {
         Ending::Exited(code, sig) => {
-            // Only a `SIGKILL` needs the (blocking) counter read.
-            let status = if OomWatch::may_be_oom(code, sig) {
-                corral_backend::task::blocking(EXEC_TASK, move || {
-                    Ok::<_, BackendError>(oom.status(code, sig))
-                })
-                .await?
-            } else {
-                exit_status(code, sig)
-            };
+            let status = corral_backend::task::blocking(EXEC_TASK, move || {
+                Ok::<_, BackendError>(oom.status(code, sig))
+            })
+            .await?;
             Ok(ExecOutcome {
                 status,
                 started_at_ms,

@@ -6,9 +6,9 @@
 //! closed them. `wait` settles once, from PID 1's `Exited` (sent only when
 //! nothing of the group is left) and is re-readable; `signal` and `kill`
 //! go to the whole process group. Dropping every handle closes the control
-//! connection, and PID 1 then kills the group. A `SIGKILL` while the
-//! sandbox cgroup's OOM-kill counter rose is reported as
-//! `ExitStatus::OomKilled`.
+//! connection, and PID 1 then kills the group. An exit while the sandbox
+//! cgroup's OOM-kill counter rose since the start (whichever process of the
+//! group the kernel killed) is reported as `ExitStatus::OomKilled`.
 
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -54,8 +54,8 @@ impl Control {
         Self::watch_with(conn, pid, None)
     }
 
-    /// As [`Self::watch`], reporting a `SIGKILL` that `oom` attributes to
-    /// the memory limit as [`ExitStatus::OomKilled`].
+    /// As [`Self::watch`], reporting an exit that `oom` attributes to the
+    /// memory limit as [`ExitStatus::OomKilled`].
     pub(crate) fn watch_with(conn: UnixStream, pid: u32, oom: Option<OomWatch>) -> Result<Self> {
         let clone = |s: &UnixStream| {
             s.try_clone()

@@ -42,6 +42,10 @@ pub struct InitConfig {
     /// when it ends.
     #[serde(default)]
     pub lifetime_ms: Option<u64>,
+    /// Whether the sandbox ends when its creator does: the outer init keeps
+    /// watching the startup socket after the commit ([`crate::init`]).
+    #[serde(default)]
+    pub bound_to_creator: bool,
 }
 
 /// One top-level directory of the `host` image.

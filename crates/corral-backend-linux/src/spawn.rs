@@ -16,6 +16,7 @@
 //! leaked file) still crosses `execve`, so the init closes everything above
 //! stderr before it does anything else (`crate::init`).
 
+pub mod oom;
 pub mod pool;
 pub mod sealed;
 
@@ -108,6 +109,7 @@ pub fn start(binary: &Path, hygiene: bool) -> io::Result<Started> {
         .stderr(Stdio::null())
         .spawn()?;
     drop(copy);
+    oom::protect_init(child.id());
     Ok(Started {
         child,
         startup: ours,
@@ -147,12 +149,15 @@ pub fn commit(started: &mut Started) -> io::Result<()> {
 }
 
 /// Reaps a committed init in the background when it exits, so it never
-/// lingers as a zombie of this process.
+/// lingers as a zombie of this process. The startup socket stays open until
+/// then: a sandbox bound to its creator ends when it closes, which is when
+/// this process ends.
 pub fn reap_in_background(started: Started) {
-    let Started { mut child, .. } = started;
+    let Started { mut child, startup } = started;
     let _ = std::thread::Builder::new()
         .name("corral-init-reaper".into())
         .spawn(move || {
             let _ = child.wait();
+            drop(startup);
         });
 }

@@ -167,6 +167,23 @@ impl SandboxRecord for Meta {
 }
 
 impl Meta {
+    /// Whether its PID 1 still runs (the pid with the recorded start time:
+    /// a reused pid is another process).
+    pub fn init_alive(&self) -> bool {
+        process_start(self.init_pid) == Some(self.init_start)
+    }
+
+    /// The refusal of an operation on this sandbox once its PID 1 is gone.
+    pub fn dead_error(&self) -> BackendError {
+        BackendError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "sandbox {}: it is dead (its init, host pid {}, is gone); `gc` reclaims it",
+                self.id, self.init_pid
+            ),
+        )
+    }
+
     /// The record as the `Backend` trait reports it.
     pub fn info(&self) -> SandboxInfo {
         SandboxInfo {
@@ -232,10 +249,14 @@ pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
     records(state).read(id)
 }
 
-/// The record of sandbox `id` as reported, with its paused status.
+/// The record of sandbox `id` as reported: [`SandboxStatus::Dead`] when
+/// its PID 1 is gone (killed from outside or by the OOM killer; `gc`
+/// reclaims it), else paused or running.
 pub fn info_of(state: &State, meta: &Meta) -> SandboxInfo {
     let mut info = meta.info();
-    if crate::pause::is_paused(state, &meta.id) {
+    if !meta.init_alive() {
+        info.status = SandboxStatus::Dead;
+    } else if crate::pause::is_paused(state, &meta.id) {
         info.status = SandboxStatus::Paused;
     }
     info

@@ -33,6 +33,8 @@ mod etc;
 mod fds;
 #[path = "hostile/host.rs"]
 mod host;
+#[path = "hostile/lifetime.rs"]
+mod lifetime;
 
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.

@@ -159,6 +159,7 @@ impl LocalBackend {
             pids: false,
             idle_timeout: false,
             timeout: false,
+            bound_to_creator: false,
         },
     };
 

@@ -61,6 +61,9 @@ pub struct Enforcement {
     pub idle_timeout: bool,
     /// `timeout` (the sandbox's lifetime).
     pub timeout: bool,
+    /// `bound_to_creator`: the sandbox dies with the process that created it.
+    #[serde(default)]
+    pub bound_to_creator: bool,
 }
 
 impl Enforcement {
@@ -74,6 +77,7 @@ impl Enforcement {
         pids: true,
         idle_timeout: true,
         timeout: true,
+        bound_to_creator: true,
     };
 }
 
@@ -110,6 +114,9 @@ pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest
     }
     if req.timeout.is_some() && !e.timeout {
         return refuse("a sandbox timeout");
+    }
+    if req.bound_to_creator && !e.bound_to_creator {
+        return refuse("a lifetime bound to its creator (bound_to_creator)");
     }
     if !req.ports.is_empty() && !caps.previews {
         return refuse("publish ports (previews)");

@@ -115,6 +115,11 @@ pub struct CreateRequest {
     pub key: Option<String>,
     /// The image to start from, where the backend has images (`None` = its default).
     pub image: Option<String>,
+    /// End the sandbox when the process that created it ends, however it
+    /// ends (`kill -9` included): for ephemeral sandboxes such as `corral
+    /// run`'s. Declared by [`crate::Enforcement::bound_to_creator`].
+    #[serde(default)]
+    pub bound_to_creator: bool,
 }
 
 impl CreateRequest {
@@ -203,6 +208,9 @@ pub enum SandboxStatus {
     Running,
     /// Paused: its processes are frozen until `resume`.
     Paused,
+    /// Dead: its init is gone (killed from outside, or by the OOM killer),
+    /// so no command can run; `gc` reclaims what it still holds.
+    Dead,
 }
 
 /// What a backend knows of one sandbox.

@@ -1,36 +1,15 @@
 //! Signal names, as results and control requests carry them.
+//!
+//! The table is the contract's [`SignalName`] (the standard signals 1–31):
+//! one vocabulary for every backend, so a signal the contract names is
+//! never reported as a bare number.
 
-const NAMES: &[(&str, i32)] = &[
-    ("SIGHUP", 1),
-    ("SIGINT", 2),
-    ("SIGQUIT", 3),
-    ("SIGILL", 4),
-    ("SIGTRAP", 5),
-    ("SIGABRT", 6),
-    ("SIGBUS", 7),
-    ("SIGFPE", 8),
-    ("SIGKILL", 9),
-    ("SIGUSR1", 10),
-    ("SIGSEGV", 11),
-    ("SIGUSR2", 12),
-    ("SIGPIPE", 13),
-    ("SIGALRM", 14),
-    ("SIGTERM", 15),
-    ("SIGCHLD", 17),
-    ("SIGCONT", 18),
-    ("SIGSTOP", 19),
-    ("SIGTSTP", 20),
-    ("SIGXCPU", 24),
-    ("SIGXFSZ", 25),
-    ("SIGSYS", 31),
-];
+use corral_contract::SignalName;
 
 /// The conventional name of Linux signal `n` (`SIG<n>` where it has none).
 pub fn name_of(n: i32) -> String {
-    NAMES
-        .iter()
-        .find(|(_, v)| *v == n)
-        .map(|(s, _)| (*s).to_string())
+    SignalName::from_number(n)
+        .map(|s| s.as_str().to_string())
         .unwrap_or_else(|| format!("SIG{n}"))
 }
 
@@ -41,7 +20,7 @@ pub fn number_of(name: &str) -> Option<i32> {
     } else {
         format!("SIG{name}")
     };
-    NAMES.iter().find(|(s, _)| *s == full).map(|(_, v)| *v)
+    SignalName::parse(&full).ok().map(SignalName::number)
 }
 
 /// The control signals a caller may send to a live process.
@@ -79,5 +58,16 @@ mod tests {
         assert_eq!(number_of("SIGKILL"), Some(9));
         assert_eq!(number_of("TERM"), Some(15));
         assert_eq!(name_of(64), "SIG64");
+    }
+
+    #[test]
+    fn every_standard_signal_has_its_name() {
+        assert_eq!(name_of(27), "SIGPROF");
+        assert_eq!(number_of("SIGPROF"), Some(27));
+        for n in 1..=31 {
+            let name = name_of(n);
+            assert!(!name.starts_with("SIG") || name != format!("SIG{n}"), "{n}");
+            assert_eq!(number_of(&name), Some(n), "{name}");
+        }
     }
 }

@@ -47,6 +47,9 @@ pub struct CreateOptions {
     pub key: Option<String>,
     /// The image to start from, where the backend has images.
     pub image: Option<String>,
+    /// End the sandbox with the process that created it, however that
+    /// process ends (backends that declare `enforces.bound_to_creator`).
+    pub bound_to_creator: bool,
 }
 
 pub(crate) struct Inner {
@@ -99,6 +102,7 @@ impl Sandbox {
             timeout: options.timeout,
             key: options.key,
             image: options.image,
+            bound_to_creator: options.bound_to_creator,
         };
         let info = backend.create(req).await.map_err(|e| {
             SandboxError::new(e.code, &provider, "create", redactor.redact(&e.message))

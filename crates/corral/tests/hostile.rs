@@ -16,5 +16,7 @@ mod etc;
 mod fds;
 #[path = "hostile/host.rs"]
 mod host;
+#[path = "hostile/lifetime.rs"]
+mod lifetime;
 #[path = "hostile/network.rs"]
 mod network;

@@ -121,6 +121,7 @@ fn child(
 ) -> Failure {
     let sys = |e: Errno| (SpawnFailure::System, e.raw_os_error());
     reset_signals_in_child();
+    super::limits::expose_to_oom_killer();
     if let Err(e) = rustix::process::setsid() {
         return sys(e);
     }

@@ -22,6 +22,8 @@
 //! inside the sandbox and must name no host path.
 
 mod child;
+mod creator;
+mod limits;
 mod serve;
 mod sys;
 
@@ -127,6 +129,9 @@ fn unshare_early() -> Result<(), (&'static str, std::io::Error)> {
 }
 
 fn outer(startup: OwnedFd) -> i32 {
+    if let Err(e) = limits::apply() {
+        return fail(&startup, "setrlimit(RLIMIT_NOFILE)", e);
+    }
     let early = unshare_early();
     let (go, listener) = match receive::<Go>(&startup) {
         // The host closed the socket: it no longer needs this init.
@@ -145,6 +150,10 @@ fn outer(startup: OwnedFd) -> i32 {
     if let Err((step, e)) = early {
         return fail(&startup, step, e);
     }
+    let host_mounts = cfg
+        .bound_to_creator
+        .then(creator::HostMounts::open)
+        .flatten();
     let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
     // SAFETY: single-threaded, as above.
     if let Err(e) = unsafe { rustix::thread::unshare_unsafe(flags) } {
@@ -168,6 +177,8 @@ fn outer(startup: OwnedFd) -> i32 {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
             drop(ready_r);
+            // The host's mount namespace is the outer stage's alone.
+            drop(host_mounts);
             let deadline = cfg
                 .lifetime_ms
                 .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
@@ -184,6 +195,17 @@ fn outer(startup: OwnedFd) -> i32 {
     // Until the record is written the sandbox lives only as long as its
     // creator: anything but the commit ends it.
     let committed = ready && matches!(receive::<Commit>(&startup), Ok(Some(_)));
+    if committed
+        && cfg.bound_to_creator
+        && creator::watch(&startup, child) == creator::Watched::CreatorGone
+    {
+        drop(startup);
+        let code = wait_for(child);
+        if let Some(host) = host_mounts {
+            host.reclaim(Path::new(&cfg.root));
+        }
+        return code;
+    }
     drop(startup);
     if !committed && let Some(pid) = rustix::process::Pid::from_raw(child) {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);

@@ -4,6 +4,11 @@
 //! processes, key claims); for the local backend half-created sandboxes.
 //! Live sandboxes are never touched.
 //!
+//! On linux, local and (where it answers) docker it then destroys the
+//! sandboxes whose `corral.creator` label names a process that is gone
+//! ([`super::creator`]): a `corral run` or `corral mcp` killed with
+//! `kill -9` leaves nothing a plain `corral gc` does not reclaim.
+//!
 //! With `--idle DURATION` it then also destroys the sandboxes carrying the
 //! `corral` label (any value) idle for at least that long
 //! ([`corral_sdk::gc`]: idleness from the newest of creation and the last
@@ -42,6 +47,8 @@ enum LinuxOutcome {
 struct Report {
     linux: LinuxOutcome,
     local: LocalReport,
+    /// The sandboxes whose creator is gone, one report per backend swept.
+    creators: Vec<super::creator::CreatorSweep>,
     /// The idle sweep, one report per backend, with `--idle`.
     #[serde(skip_serializing_if = "Option::is_none")]
     idle: Option<Vec<corral_sdk::GcReport>>,
@@ -70,6 +77,20 @@ pub async fn gc(args: GcArgs) -> CliResult {
     let local = LocalReport {
         sandboxes: local_backend.sweep_incomplete(LOCAL_MIN_AGE).await?,
     };
+    let mut swept: Vec<Arc<dyn Backend>> = vec![Arc::new(local_backend.clone())];
+    swept.extend(
+        linux_backend
+            .clone()
+            .map(|l| Arc::new(l) as Arc<dyn Backend>),
+    );
+    // Docker is swept only where its daemon answers.
+    if let Ok(docker) = crate::backends::open(Some("docker")).await {
+        swept.push(docker);
+    }
+    let mut creators = Vec::new();
+    for backend in &swept {
+        creators.push(super::creator::sweep(backend).await);
+    }
     let idle = match idle {
         None => None,
         Some(idle) => {
@@ -90,7 +111,12 @@ pub async fn gc(args: GcArgs) -> CliResult {
             Some(reports)
         }
     };
-    let report = Report { linux, local, idle };
+    let report = Report {
+        linux,
+        local,
+        creators,
+        idle,
+    };
     if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure("io", format!("encoding JSON: {e}")))?;
@@ -107,6 +133,14 @@ pub async fn gc(args: GcArgs) -> CliResult {
                 "gc could not reclaim {} sandbox(es), first {}; run it again",
                 r.errors.len(),
                 r.errors[0]
+            ),
+        ));
+    }
+    if let Some(failure) = report.creators.iter().flat_map(|c| c.failed.iter()).next() {
+        return Err(CliError::failure(
+            "io",
+            format!(
+                "gc could not reclaim a sandbox whose creator is gone: {failure}; run it again"
             ),
         ));
     }
@@ -193,6 +227,14 @@ fn human(report: &Report) -> String {
         report.local.sandboxes.len(),
         ids(&report.local.sandboxes)
     );
+    for c in report.creators.iter().filter(|c| !c.removed.is_empty()) {
+        text.push_str(&format!(
+            "{}: reclaimed {} sandbox(es) whose creator is gone{}\n",
+            c.backend,
+            c.removed.len(),
+            ids(&c.removed)
+        ));
+    }
     for r in report.idle.iter().flatten() {
         text.push_str(&idle_line(r));
     }
@@ -250,6 +292,7 @@ mod tests {
             local: LocalReport {
                 sandboxes: Vec::new(),
             },
+            creators: Vec::new(),
             idle: None,
         };
         let text = human(&report);
@@ -267,6 +310,7 @@ mod tests {
             local: LocalReport {
                 sandboxes: vec!["loc-1".into()],
             },
+            creators: Vec::new(),
             idle: None,
         };
         assert_eq!(

@@ -3,8 +3,10 @@
 //!
 //! One session is one sandbox. It is created on the first `tools/call`
 //! (listing tools costs nothing) and destroyed when the session ends —
-//! the client closes stdin, the transport fails, or the process gets
-//! SIGINT or SIGTERM. stdout carries nothing but protocol messages;
+//! the client closes stdin, the transport fails, or the process gets one
+//! of the ending signals (`super::ending_signals`). Where the backend
+//! can, the sandbox is also bound to this process (`bound_to_creator`),
+//! so a `kill -9` leaves nothing running. stdout carries nothing but protocol messages;
 //! diagnostics (the sandbox's id, a failed destroy) go to stderr.
 //!
 //! A tool call answers with the dispatcher's JSON object (see
@@ -33,18 +35,21 @@ use crate::error::{CliError, CliResult};
 
 mod lines;
 
+use super::ending_signals;
+
 /// The label value marking sandboxes of MCP sessions (`corral=mcp`).
 const LABEL_VALUE: &str = "mcp";
 
 /// Runs `corral mcp`.
 pub async fn mcp(args: McpArgs) -> CliResult {
+    let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
     let server = McpServer {
         backend,
         sandbox: Arc::new(OnceCell::new()),
     };
     let sandbox = server.sandbox.clone();
-    let served = serve(server).await;
+    let served = serve(server, ending).await;
     let destroyed = match sandbox.get() {
         Some(sb) => sb.destroy().await.map(|()| {
             eprintln!("corral mcp: sandbox {} destroyed", sb.id());
@@ -59,38 +64,28 @@ pub async fn mcp(args: McpArgs) -> CliResult {
 }
 
 /// Serves one session on stdio, framed by [`lines`] (a line that is not a
-/// JSON-RPC message gets its error reply); every reply reaches stdout
-/// before this returns.
-async fn serve(server: McpServer) -> Result<(), CliError> {
+/// JSON-RPC message gets its error reply), until it ends or a termination
+/// signal arrives; every reply reaches stdout before this returns.
+async fn serve(server: McpServer, ending: ending_signals::Ending) -> Result<(), CliError> {
     let (framed, stdout) = lines::stdio();
-    let served = serve_on(server, framed).await;
+    let served = serve_on(server, framed, ending).await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdout).await;
     served
 }
 
-/// Serves one session until it ends or a termination signal arrives.
-async fn serve_on(server: McpServer, transport: lines::Framed) -> Result<(), CliError> {
+/// Serves one session on `transport` until it ends or a termination signal
+/// arrives.
+async fn serve_on(
+    server: McpServer,
+    transport: lines::Framed,
+    ending: ending_signals::Ending,
+) -> Result<(), CliError> {
     let running = server
         .serve(transport)
         .await
         .map_err(|e| CliError::failure("io", format!("the MCP session did not start: {e}")))?;
     let stop = running.cancellation_token();
-    let signals = async {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
-        }
-    };
+    let signals = ending.wait();
     tokio::select! {
         ended = running.waiting() => {
             ended.map_err(|e| CliError::failure("io", format!("the MCP session failed: {e}")))?;
@@ -115,10 +110,14 @@ impl McpServer {
     async fn sandbox(&self) -> Result<&Sandbox, corral_sdk::SandboxError> {
         self.sandbox
             .get_or_try_init(|| async {
-                let mut options = CreateOptions::default();
+                let mut options = CreateOptions {
+                    bound_to_creator: self.backend.capabilities().enforces.bound_to_creator,
+                    ..CreateOptions::default()
+                };
                 options
                     .labels
                     .insert(corral_backend::CORRAL_LABEL.to_string(), LABEL_VALUE.into());
+                super::creator::label(&mut options.labels);
                 let sb = Sandbox::create(self.backend.clone(), options).await?;
                 eprintln!("corral mcp: sandbox {} created", sb.id());
                 Ok(sb)

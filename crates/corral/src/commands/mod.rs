@@ -5,6 +5,8 @@ pub mod conformance;
 pub mod conformance_wire;
 pub mod cp;
 pub mod create;
+pub mod creator;
+pub mod ending_signals;
 pub mod evidence;
 pub mod exec;
 pub mod gc;

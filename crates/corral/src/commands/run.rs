@@ -1,28 +1,44 @@
 //! `corral run`: create, run with live output, always destroy.
+//!
+//! The sandbox is bound to this process where the backend can enforce it
+//! (`bound_to_creator`): a `kill -9` of `corral run` then leaves nothing
+//! running. The catchable ending signals ([`super::ending_signals`]) are
+//! caught from before the create on, so each ends in a destroy.
 
 use corral_backend::{CORRAL_LABEL, CreateRequest};
 
 use crate::args::RunArgs;
 use crate::backends;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, EXIT_INTERRUPTED};
 use crate::kv;
 
-use super::shared;
+use super::{ending_signals, shared};
 
 /// Runs `corral run`.
 pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels.insert(CORRAL_LABEL.into(), "run".into());
+    super::creator::label(&mut labels);
+    let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
+    let bound_to_creator = backend.capabilities().enforces.bound_to_creator;
     let info = backend
         .create(CreateRequest {
             labels,
             image: args.image.clone(),
+            bound_to_creator,
             ..CreateRequest::default()
         })
         .await?;
-    let result = shared::exec_live(&*backend, &info.id, req).await;
+    let result = if ending.fired() {
+        Err(
+            CliError::failure("aborted", "interrupted before the command started")
+                .with_exit(EXIT_INTERRUPTED),
+        )
+    } else {
+        shared::exec_live(&*backend, &info.id, req).await
+    };
     let destroyed = backend.destroy(&info.id).await;
     match (result, destroyed) {
         (Ok(code), Ok(())) => Ok(code),

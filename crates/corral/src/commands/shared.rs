@@ -60,25 +60,14 @@ pub fn request(
     Ok(req)
 }
 
-/// Cancels `token` on Ctrl-C or SIGTERM and remembers that it did.
+/// Cancels `token` on any of [`super::ending_signals::CAUGHT`] and
+/// remembers that it did.
 pub fn cancel_on_signals(token: CancellationToken) -> Arc<AtomicBool> {
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
+    let ending = super::ending_signals::listen();
     tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term_recv = async {
-            match term.as_mut() {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term_recv => {}
-        }
+        ending.wait().await;
         flag.store(true, Ordering::SeqCst);
         token.cancel();
     });
@@ -94,7 +83,15 @@ pub async fn exec_live(backend: &dyn Backend, id: &str, mut req: ExecRequest) ->
     let interrupted = cancel_on_signals(token);
     let result = backend.exec(id, req, &mut LiveOutput).await;
     match result {
-        Ok(outcome) => Ok(outcome.status.shell_code()),
+        Ok(outcome) => {
+            if outcome.status == corral_backend::ExitStatus::OomKilled {
+                eprintln!(
+                    "corral: the command was killed: out of memory (the sandbox reached its \
+                     memory limit)"
+                );
+            }
+            Ok(outcome.status.shell_code())
+        }
         Err(_) if interrupted.load(Ordering::SeqCst) => Err(CliError::failure(
             "aborted",
             "interrupted; the command's process group was killed",
