@@ -170,6 +170,11 @@ impl LinuxBackend {
             )
         })?;
         state.layers = layers;
+        state.pool.set_user_namespace(
+            layers
+                .on(crate::layers::Layer::UserNamespace)
+                .then(|| crate::userns::ranges::dir(state.dir())),
+        );
         let state = Arc::new(state);
         let backend = LinuxBackend {
             files: Arc::new(LinuxFiles {

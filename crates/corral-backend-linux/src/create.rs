@@ -181,6 +181,12 @@ fn allocate(
     if let Some(restore) = restore {
         crate::snapshot::apply(restore, &state.root_dir(id))?;
     }
+    if state.layers.on(crate::layers::Layer::UserNamespace) {
+        let upper = fs.join("upper");
+        let upper = upper.is_dir().then_some(upper.as_path());
+        let root = state.root_dir(id);
+        crate::userns::sandbox::prepare(id, started, &root, upper, &host_dirs)?;
+    }
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;

@@ -61,6 +61,7 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
     }
     rootfs::unmount_all(&state.fs_dir(id))
         .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
+    crate::userns::ranges::release(&crate::userns::ranges::dir(state.dir()), id);
     match std::fs::remove_dir_all(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -303,6 +303,8 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         }
     }
     report.key_claims = stale_key_claims(state);
+    // Id ranges whose sandbox ended (their lock is free).
+    crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
     // Without `nft` no table was ever made: nothing to sweep.
     report.tables = crate::network::sweep_tables().unwrap_or_default();
     report.spared = live.into_iter().collect();

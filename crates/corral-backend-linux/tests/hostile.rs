@@ -23,6 +23,9 @@ use corral_backend_linux::LinuxBackend;
 mod common;
 use common::StateDir;
 
+#[path = "hostile/userns.rs"]
+mod userns;
+
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.
 struct Host {

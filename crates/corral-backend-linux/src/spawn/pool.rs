@@ -72,6 +72,9 @@ struct Inner {
     refilling: AtomicBool,
     /// Creates so far: the pool fills from the second on.
     takes: AtomicU64,
+    /// Where id ranges are claimed, when inits make a user namespace
+    /// (every backend's do; not only when measuring).
+    ranges: Mutex<Option<PathBuf>>,
 }
 
 impl Drop for Inner {
@@ -95,6 +98,7 @@ impl Pool {
                 waiting: Mutex::new(Vec::new()),
                 refilling: AtomicBool::new(false),
                 takes: AtomicU64::new(0),
+                ranges: Mutex::new(None),
             }),
         }
     }
@@ -117,8 +121,25 @@ impl Pool {
         }
         match taken {
             Some(warm) => Ok(warm),
-            None => make(self.inner.cgroups.as_ref(), &binary()?),
+            None => make(
+                self.inner.cgroups.as_ref(),
+                &binary()?,
+                self.ranges().as_deref(),
+            ),
         }
+    }
+
+    /// Makes the inits started from now on make a user namespace, each with
+    /// an id range claimed in `ranges` (`None`: no user namespace, for
+    /// measuring only).
+    pub fn set_user_namespace(&self, ranges: Option<PathBuf>) {
+        *lock_ranges(&self.inner) = ranges;
+    }
+
+    /// Where the inits this pool starts claim their id ranges (`None`: they
+    /// make no user namespace).
+    pub fn ranges(&self) -> Option<PathBuf> {
+        lock_ranges(&self.inner).clone()
     }
 
     /// Returns an init a create did not use (it still waits).
@@ -171,13 +192,25 @@ fn refill_loop(weak: &Weak<Inner>) {
         let batch = if missing == 0 {
             Vec::new()
         } else {
-            make_batch(inner.cgroups.as_ref(), &binary, missing)
+            make_batch(
+                inner.cgroups.as_ref(),
+                &binary,
+                missing,
+                lock_ranges(&inner).clone().as_deref(),
+            )
         };
         if batch.is_empty() {
             inner.refilling.store(false, Ordering::Release);
             return;
         }
         lock(&inner).extend(batch);
+    }
+}
+
+fn lock_ranges(inner: &Inner) -> std::sync::MutexGuard<'_, Option<PathBuf>> {
+    match inner.ranges.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 
@@ -205,14 +238,29 @@ fn new_id() -> Result<String> {
 }
 
 /// Starts one init in a new cgroup (blocking).
-pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
-    join(unjoined(cgroups, binary)?)
+pub fn make(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    ranges: Option<&std::path::Path>,
+) -> Result<Warm> {
+    join(unjoined(cgroups, binary, ranges)?)
 }
 
 /// Makes a new cgroup and starts one init, not yet moved into it; on
 /// failure nothing is left.
-fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm> {
+fn unjoined(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    ranges: Option<&std::path::Path>,
+) -> Result<Warm> {
     let id = new_id()?;
+    let claim = match ranges {
+        Some(dir) => Some(
+            crate::userns::ranges::claim(dir, &id)
+                .map_err(|e| unavailable(&id, format!("claiming an id range: {e}")))?,
+        ),
+        None => None,
+    };
     let cgroup = match cgroups {
         Some(c) => Some(
             c.create(&id, &CgroupLimits::safe_defaults())
@@ -220,7 +268,7 @@ fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path) -> Result<Warm>
         ),
         None => None,
     };
-    match start(binary) {
+    match start(binary, claim) {
         Ok(started) => Ok(Warm {
             id,
             cgroup,
@@ -256,9 +304,14 @@ fn join(warm: Warm) -> Result<Warm> {
 
 /// Starts up to `n` inits: every cgroup and process first, then the moves
 /// back to back (they share a grace period). Returns those that made it.
-fn make_batch(cgroups: Option<&Cgroups>, binary: &std::path::Path, n: usize) -> Vec<Warm> {
+fn make_batch(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    n: usize,
+    ranges: Option<&std::path::Path>,
+) -> Vec<Warm> {
     let started: Vec<Warm> = (0..n)
-        .map_while(|_| unjoined(cgroups, binary).ok())
+        .map_while(|_| unjoined(cgroups, binary, ranges).ok())
         .collect();
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }
