@@ -284,3 +284,28 @@ async fn host_usr_shows_root_as_owner_inside_where_idmapped_mounts_work() {
     assert_ne!(code, 0, "root inside cannot write the host's /usr");
     assert!(!std::path::Path::new("/usr/bin/corral-probe").exists());
 }
+
+/// The switch for measuring: a backend opened without
+/// `Layer::UserNamespace` (the bench's row only) runs sandboxes without a
+/// user namespace — and every backend opened normally has one (the other
+/// tests here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_layer_for_measuring_the_sandbox_has_no_user_namespace() {
+    let name = "without_the_layer_for_measuring_the_sandbox_has_no_user_namespace";
+    let Some((_, _normal)) = super::common::backend(name) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let b = corral_backend_linux::LinuxBackend::open_measuring(
+        dir.path(),
+        &[corral_backend_linux::layers::Layer::UserNamespace],
+    )
+    .unwrap();
+    let _cleanup = super::common::StateDir(b.clone(), Some(dir));
+    let id = b.create(CreateRequest::default()).await.unwrap().id;
+    let map = super::common::sh(&b, &id, "cat /proc/self/uid_map").await;
+    assert_eq!(
+        map.split_whitespace().collect::<Vec<_>>(),
+        ["0", "0", "4294967295"]
+    );
+}
