@@ -182,10 +182,12 @@ fn allocate(
         crate::snapshot::apply(restore, &state.root_dir(id))?;
     }
     if state.layers.on(crate::layers::Layer::UserNamespace) {
-        let upper = fs.join("upper");
-        let upper = upper.is_dir().then_some(upper.as_path());
+        let layers = match &image.root {
+            ImageRoot::Layers(layers) => layers.as_slice(),
+            ImageRoot::Host(_) => &[],
+        };
         let root = state.root_dir(id);
-        crate::userns::sandbox::prepare(id, started, &root, upper, &host_dirs)?;
+        crate::userns::sandbox::prepare(id, started, &root, layers, &host_dirs)?;
     }
     let listener = state
         .bind_control(id)

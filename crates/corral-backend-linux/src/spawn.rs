@@ -110,15 +110,10 @@ pub fn start(binary: &Path, claim: Option<RangeClaim>) -> io::Result<Started> {
     Ok(started)
 }
 
-/// With a user namespace: waits until the init made it, writes its id maps
-/// (sandbox root is `range`'s first host id) and keeps `root` (the
-/// sandbox's root directory) to send with the go-ahead. Returns the
-/// namespace, for idmapped mounts.
-pub fn map_user_namespace(
-    started: &mut Started,
-    range: IdRange,
-    root: std::fs::File,
-) -> io::Result<std::fs::File> {
+/// With a user namespace: waits until the init made it and writes its id
+/// maps (sandbox root is `range`'s first host id). Returns the namespace,
+/// for idmapped mounts.
+pub fn map_user_namespace(started: &mut Started, range: IdRange) -> io::Result<std::fs::File> {
     started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
     match protocol::read_frame::<Startup>(&mut started.startup)? {
         Some(Startup::Unshared {}) => {}
@@ -135,8 +130,13 @@ pub fn map_user_namespace(
     }
     let pid = started.child.id();
     crate::userns::map::write(pid, range)?;
-    started.root = Some(root);
     std::fs::File::open(format!("/proc/{pid}/ns/user"))
+}
+
+/// With a user namespace: keeps `root`, the sandbox's root directory (as
+/// finally mounted), to send with the go-ahead.
+pub fn give_root(started: &mut Started, root: std::fs::File) {
+    started.root = Some(root);
 }
 
 /// Sends the go-ahead (the configuration, the seccomp program and the

@@ -66,3 +66,46 @@ fn bind_idmapped(source: &Path, target: &Path, userns: &File) -> io::Result<()> 
     )?;
     Ok(())
 }
+
+/// A layered image's root again, on idmapped layers: detaches the overlay
+/// at `root`, binds each of `layers` (topmost first) read-only beneath
+/// `lower` (idmapped where the kernel allows), and mounts the overlay of
+/// those binds with the same `upper` (its work directory beside it). The
+/// image's files then show with their owners inside, and what root inside
+/// copies up lands in `upper` owned by the range. Returns whether every
+/// layer is idmapped.
+pub fn remount_overlay(
+    root: &Path,
+    layers: &[std::path::PathBuf],
+    lower: &Path,
+    upper: &Path,
+    userns: &File,
+) -> io::Result<bool> {
+    crate::rootfs::unmount_all(root)?;
+    std::fs::create_dir_all(lower)?;
+    let mut binds = Vec::with_capacity(layers.len());
+    let mut all = true;
+    for (i, layer) in layers.iter().enumerate() {
+        let target = lower.join(i.to_string());
+        std::fs::create_dir(&target)?;
+        all &= bind_read_only(layer, &target, userns)? == Bound::Idmapped;
+        binds.push(target);
+    }
+    let work = upper.with_file_name("work");
+    let list: Vec<String> = binds.iter().map(|b| b.display().to_string()).collect();
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        list.join(":"),
+        upper.display(),
+        work.display()
+    );
+    let data = std::ffi::CString::new(data).map_err(io::Error::other)?;
+    rustix::mount::mount(
+        "corral",
+        root,
+        "overlay",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(data.as_c_str()),
+    )?;
+    Ok(all)
+}

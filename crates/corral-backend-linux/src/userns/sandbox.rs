@@ -2,7 +2,7 @@
 //! range, give the writable root to it, map the init's namespace, and bind
 //! the `host` image's directories (idmapped where the kernel can).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use corral_backend::{BackendError, ErrorCode, Result};
 
@@ -23,13 +23,14 @@ pub struct Prepared {
 
 /// Sets up sandbox `id`'s user namespace around its waiting init
 /// `started`, before the go-ahead: `root` is the host directory behind the
-/// sandbox's `/`, `upper` the overlay's upper directory of a layered image
-/// (`None` for the `host` image, whose `host_dirs` are bound here).
+/// sandbox's `/` (for the `host` image, whose `host_dirs` are bound here),
+/// or the overlay of a layered image's `layers` (topmost first), mounted
+/// again on idmapped layers.
 pub fn prepare(
     id: &str,
     started: &mut Started,
     root: &Path,
-    upper: Option<&Path>,
+    layers: &[PathBuf],
     host_dirs: &[HostDir],
 ) -> Result<Prepared> {
     let failed = |what: &str, e: std::io::Error| {
@@ -41,11 +42,19 @@ pub fn prepare(
             std::io::Error::other("the init was started without an id range"),
         ));
     };
-    ownership::shift_tree(upper.unwrap_or(root), range)
+    let fs = root.parent().unwrap_or(root);
+    let upper = fs.join("upper");
+    let layered = !layers.is_empty();
+    ownership::shift_tree(if layered { &upper } else { root }, range)
         .map_err(|e| failed("giving the root to its id range", e))?;
-    let dir = std::fs::File::open(root).map_err(|e| failed("opening the root", e))?;
-    let userns = crate::spawn::map_user_namespace(started, range, dir)
+    let userns = crate::spawn::map_user_namespace(started, range)
         .map_err(|e| failed("mapping the user namespace", e))?;
+    if layered {
+        let idmapped = idmap::remount_overlay(root, layers, &fs.join("lower"), &upper, &userns)
+            .map_err(|e| failed("mounting the image on idmapped layers", e))?;
+        give_root(started, root)?;
+        return Ok(Prepared { range, idmapped });
+    }
     let mut idmapped = !host_dirs.is_empty();
     for d in host_dirs.iter().filter(|d| d.symlink.is_none()) {
         let target = root.join(d.path.trim_start_matches('/'));
@@ -53,5 +62,14 @@ pub fn prepare(
             .map_err(|e| failed(&format!("binding {}", d.path), e))?;
         idmapped &= bound == Bound::Idmapped;
     }
+    give_root(started, root)?;
     Ok(Prepared { range, idmapped })
+}
+
+/// Hands the init its root, opened as finally mounted.
+fn give_root(started: &mut Started, root: &Path) -> Result<()> {
+    let dir = std::fs::File::open(root)
+        .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("opening the root: {e}")))?;
+    crate::spawn::give_root(started, dir);
+    Ok(())
 }

@@ -309,3 +309,55 @@ async fn without_the_layer_for_measuring_the_sandbox_has_no_user_namespace() {
         ["0", "0", "4294967295"]
     );
 }
+
+/// Issue item 3: a layered image's files (owned by root in the image) show
+/// as owned by root inside — on the host, through the sandbox's root, they
+/// are owned by the range's first id — where the kernel has idmapped
+/// mounts for the image store's file system.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layered_images_files_belong_to_root_inside() {
+    use std::os::unix::fs::MetadataExt;
+    let name = "a_layered_images_files_belong_to_root_inside";
+    let Some(h) = Host::new(name).await else {
+        return;
+    };
+    let mut layer = tar::Builder::new(Vec::new());
+    let body = b"from the image\n";
+    let mut hdr = tar::Header::new_gnu();
+    hdr.set_size(body.len() as u64);
+    hdr.set_mode(0o644);
+    hdr.set_uid(0);
+    hdr.set_gid(0);
+    hdr.set_cksum();
+    layer.append_data(&mut hdr, "hello.txt", &body[..]).unwrap();
+    let src = tempfile::tempdir().unwrap();
+    super::common::one_layer_oci_layout(src.path(), "owned", &layer.into_inner().unwrap());
+    h.backend
+        .images()
+        .expect("the image store")
+        .import(src.path(), Some("owned"))
+        .unwrap();
+    let id = h
+        .sandbox(CreateRequest {
+            image: Some("owned".into()),
+            ..CreateRequest::default()
+        })
+        .await;
+    let map = std::fs::read_to_string(format!("/proc/{}/uid_map", record_pid(&h, &id))).unwrap();
+    let start = mapped_start(&map).expect("a mapped range");
+    let root = h._dir.path().join(format!("linux/sandboxes/{id}/fs/root"));
+    let owner = std::fs::metadata(root.join("hello.txt")).unwrap().uid() as u64;
+    if owner == 0 {
+        println!("SKIP {name}: the image store's file system takes no idmapped mounts");
+        return;
+    }
+    assert_eq!(
+        owner, start,
+        "the image's root-owned file, seen from the host"
+    );
+    assert_eq!(
+        std::fs::metadata(&root).unwrap().uid() as u64,
+        start,
+        "the image's /"
+    );
+}
