@@ -23,6 +23,8 @@ use corral_backend_linux::LinuxBackend;
 mod common;
 use common::StateDir;
 
+#[path = "hostile/rootless.rs"]
+mod rootless;
 #[path = "hostile/userns.rs"]
 mod userns;
 
