@@ -178,7 +178,8 @@ async fn on_the_host_every_sandbox_process_runs_under_the_mapped_uid() {
     h.still_answers().await;
 }
 
-/// Issue item 3: two sandboxes get disjoint id ranges.
+/// Issue item 3: two sandboxes get disjoint id ranges, and a destroyed
+/// sandbox's range is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sandboxes_get_disjoint_id_ranges() {
     let Some(h) = Host::new("two_sandboxes_get_disjoint_id_ranges").await else {
@@ -190,6 +191,14 @@ async fn two_sandboxes_get_disjoint_id_ranges() {
     let sa = start(h.sh(&a, "cat /proc/self/uid_map").await.1);
     let sb = start(h.sh(&b, "cat /proc/self/uid_map").await.1);
     assert!(sa.abs_diff(sb) >= 65536, "ranges {sa} and {sb} overlap");
+    // Destroyed, a sandbox's claim is gone (or already another's).
+    h.backend.destroy(&a).await.unwrap();
+    let claim = h
+        ._dir
+        .path()
+        .join(format!("linux/id-ranges/{}", (sa - FIRST_HOST_ID) / 65536));
+    let owner = std::fs::read_to_string(&claim).unwrap_or_default();
+    assert_ne!(owner, a, "{} still names {a}", claim.display());
 }
 
 /// Issue item 3: a sandbox that takes every inotify instance its user may
