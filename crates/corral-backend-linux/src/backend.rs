@@ -70,7 +70,7 @@ pub struct LinuxBackend {
 impl LinuxBackend {
     /// What this backend declares everywhere. It enforces `network: none`
     /// (every sandbox has a fresh network namespace with loopback only) and
-    /// the disk limit (the size of the sandbox's tmpfs) and the lifetime
+    /// the disk limit (the size of the sandbox's writable layer) and the lifetime
     /// `timeout` (PID 1 kills everything at the deadline, and the host tears
     /// the sandbox down the next time it looks at it). Memory, processes and
     /// CPU are added by [`Self::capabilities_here`] where cgroups are
@@ -170,6 +170,9 @@ impl LinuxBackend {
             )
         })?;
         state.layers = layers;
+        state
+            .pool
+            .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
         state.pool.set_user_namespace(
             layers
                 .on(crate::layers::Layer::UserNamespace)

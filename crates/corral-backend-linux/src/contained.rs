@@ -16,12 +16,8 @@ use crate::LinuxBackend;
 use crate::state::{State, require_meta};
 
 /// How every sandbox path is resolved from the host: inside the root, never
-/// through a `/proc` magic link, and never into another mount (the `host`
-/// image's read-only binds are mounted beneath the root in the host's
-/// namespace: the host's primitives stop at them, as at empty mount points).
-pub(crate) const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT
-    .union(ResolveFlags::NO_MAGICLINKS)
-    .union(ResolveFlags::NO_XDEV);
+/// through a `/proc` magic link.
+pub(crate) const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
 
 /// The sandbox root of live sandbox `id`, as an `O_PATH` descriptor.
 pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {

@@ -146,10 +146,10 @@ fn allocate(
     let fs = state.fs_dir(id);
     std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
     let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
-    rootfs::mount_sandbox_tmpfs(&fs, disk_bytes).map_err(|e| {
+    let layer = crate::disk::mount_writable_layer(state, id, disk_bytes).map_err(|e| {
         BackendError::new(
             ErrorCode::Unavailable,
-            format!("mounting the sandbox tmpfs: {e}"),
+            format!("mounting the sandbox's writable layer: {e}"),
         )
     })?;
     let host_dirs: Vec<HostDir> = match &image.root {
@@ -181,21 +181,16 @@ fn allocate(
     if let Some(restore) = restore {
         crate::snapshot::apply(restore, &state.root_dir(id))?;
     }
-    if state.layers.on(crate::layers::Layer::UserNamespace) {
-        let layers = match &image.root {
-            ImageRoot::Layers(layers) => layers.as_slice(),
-            ImageRoot::Host(_) => &[],
-        };
-        let root = state.root_dir(id);
-        crate::userns::sandbox::prepare(id, started, &root, layers, &host_dirs)?;
-    }
+    bind_image(state, id, started, &image.root, &host_dirs)?;
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
     let cfg = InitConfig {
         root: state.root_dir(id).to_string_lossy().into_owned(),
         hostname: id.to_string(),
-        host_dirs,
+        // Bound by the host already (`bind_image`): the init's mount
+        // namespace is a copy of the host's, binds included.
+        host_dirs: Vec::new(),
         lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
     };
     let expires_at_ms = req
@@ -229,6 +224,8 @@ fn allocate(
         init_pid,
         init_start,
         disk_bytes,
+        disk_layer: layer.layer,
+        disk_fallback: layer.fallback.map(|why| why.to_string()),
         image: image.digest.clone(),
         expires_at_ms,
     };
@@ -239,6 +236,48 @@ fn allocate(
     corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
         .map_err(|e| state_error("writing the record", &e))?;
     Ok(meta.info())
+}
+
+/// Binds the `host` image's directories `host_dirs` read-only onto the
+/// root of sandbox `id` in the host's mount namespace, where the file
+/// primitives see them too; with the curated `/etc` layer on (always, but
+/// when measuring), `/etc` is made for the sandbox instead of bound.
+fn bind_image(
+    state: &State,
+    id: &str,
+    started: &mut spawn::Started,
+    image_root: &ImageRoot,
+    host_dirs: &[HostDir],
+) -> Result<()> {
+    let root = state.root_dir(id);
+    let curated = state.layers.on(crate::layers::Layer::CuratedEtc) && !host_dirs.is_empty();
+    let bound: Vec<HostDir> = host_dirs
+        .iter()
+        .filter(|d| !(curated && d.path == "/etc"))
+        .cloned()
+        .collect();
+    let unavailable = |e: &dyn std::fmt::Display| {
+        BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
+    };
+    if state.layers.on(crate::layers::Layer::UserNamespace) {
+        // The curated /etc first: the range then takes the root (its own
+        // mounts left as they are), and the binds are made idmapped.
+        if curated {
+            crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+        }
+        let layers = match image_root {
+            ImageRoot::Layers(layers) => layers.as_slice(),
+            ImageRoot::Host(_) => &[],
+        };
+        crate::userns::sandbox::prepare(id, started, &root, layers, &bound)?;
+        return Ok(());
+    }
+    rootfs::bind_host_dirs(&root, &bound)
+        .map_err(|e| unavailable(&format_args!("{}: {}", e.step, e.error)))?;
+    if curated {
+        crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+    }
+    Ok(())
 }
 
 /// The cgroup limits of a request: what it asks for, else the safe

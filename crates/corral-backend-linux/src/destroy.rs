@@ -1,7 +1,9 @@
 //! `destroy` and rollback: stop PID 1 (which takes its whole pid namespace
-//! with it), detach the sandbox's tmpfs, remove its directory. Idempotent;
-//! never follows a symlink; never signals a pid whose start time differs
-//! from the recorded one.
+//! with it), detach the sandbox's writable layer and everything mounted on
+//! it (an ext4 layer's loop device then unbinds itself), remove its
+//! directory (and the disk image in it) once nothing is mounted below it.
+//! Idempotent; never follows a symlink; never signals a pid whose start
+//! time differs from the recorded one.
 
 use std::time::{Duration, Instant};
 
@@ -62,11 +64,10 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
     rootfs::unmount_all(&state.fs_dir(id))
         .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
     crate::userns::ranges::release(&crate::userns::ranges::dir(state.dir()), id);
-    match std::fs::remove_dir_all(&dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(state_error(format_args!("removing sandbox {id}"), &e)),
-    }
+    // Never through a mount: the host image's binds are detached with the
+    // tmpfs above, and the removal refuses while anything is still mounted.
+    rootfs::remove_unmounted(&dir)
+        .map_err(|e| state_error(format_args!("removing sandbox {id}"), &e))
 }
 
 /// Waits for PID 1 to exit, killing it after [`GRACE`]; its death kills

@@ -10,9 +10,12 @@
 //! inside the sandbox, never on the host. The final component is then
 //! operated on relative to its parent's descriptor without following it.
 //!
-//! What the host does not see: the read-only image directories bound inside
-//! the sandbox (`/usr`, `/etc`, …; on the host they are empty mount points)
-//! and the sandbox's own `/dev` and `/proc`.
+//! The `host` image's read-only directories (`/usr`, `/lib*`, the curated
+//! `/etc` and the host pieces bound beneath it) are mounted on that root in
+//! the host's mount namespace, and the sandbox's mount namespace is a copy
+//! of it: a file reads the same bytes from either side, and a write into a
+//! read-only part fails with `invalid_input` saying so. What the host does
+//! not see: the sandbox's own `/dev` and `/proc`.
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -40,6 +43,11 @@ pub struct LinuxFiles {
 /// A file-system failure as a backend error: `op` on `shown` (the sandbox
 /// path), coded by what the errno says about the request.
 pub(crate) fn fs_error(op: &str, shown: &str, e: Errno) -> BackendError {
+    if e == Errno::ROFS {
+        return BackendError::invalid(format!(
+            "{op} {shown}: the path is read-only (a part of the sandbox's image)"
+        ));
+    }
     let code = match e {
         Errno::NOENT => ErrorCode::NotFound,
         Errno::NOTDIR | Errno::ISDIR | Errno::INVAL | Errno::LOOP | Errno::XDEV => {

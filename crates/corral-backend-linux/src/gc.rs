@@ -1,5 +1,7 @@
 //! `gc`: reclaims every piece of host state that crashed processes left —
-//! sandbox directories, the tmpfs and overlay mounts under them, `lnx-`
+//! sandbox directories, the writable-layer and overlay mounts under them
+//! (a detached ext4 layer frees its loop device by itself), disk templates
+//! of host processes that are gone, `lnx-`
 //! cgroups, orphaned `corral-init` processes (whose death takes their
 //! network namespace and veth with it), control sockets, host firewall
 //! tables of allowlisted sandboxes and stale key claims — and never touches
@@ -302,6 +304,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
             }
         }
     }
+    crate::disk::image::sweep(&crate::disk::templates_dir(state));
     report.key_claims = stale_key_claims(state);
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));

@@ -2,10 +2,11 @@
 //!
 //! corral's own Linux sandbox: each sandbox is a tiny init of ours
 //! (`corral-init`, PID 1 in new mount, pid, uts, ipc, net and cgroup
-//! namespaces) on a root entered with `pivot_root` — a size-limited tmpfs
+//! namespaces) on a root entered with `pivot_root` — a size-limited
+//! writable layer ([`disk`]: ext4 in a loop-mounted image, else a tmpfs)
 //! with the host's system directories bound read-only (the `host` image),
 //! or an overlay of an imported image's layers with its upper dir on that
-//! tmpfs — in its own cgroup, with a reduced capability bounding set, under
+//! layer — in its own cgroup, with a reduced capability bounding set, under
 //! a seccomp filter compiled once per host process.
 //!
 //! The core: [`LinuxBackend`] (the `Backend` trait), [`init`] (the init's
@@ -27,6 +28,8 @@ pub mod cgroup;
 mod contained;
 mod create;
 mod destroy;
+pub mod disk;
+pub mod etc;
 mod exec;
 mod files;
 pub mod gc;

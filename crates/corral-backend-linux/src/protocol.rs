@@ -37,7 +37,8 @@ pub struct InitConfig {
     pub root: String,
     /// The sandbox's hostname (its id).
     pub hostname: String,
-    /// Host directories bound read-only into the root (the `host` image).
+    /// Host directories the init binds read-only into the root; empty when
+    /// the host bound them already (the `host` image, `create::bind_image`).
     pub host_dirs: Vec<HostDir>,
     /// The sandbox's remaining lifetime: PID 1 kills everything and exits
     /// when it ends.

@@ -1,19 +1,25 @@
-//! The sandbox's root file system: the skeleton the host prepares on the
-//! sandbox's tmpfs, and the mounts `corral-init` makes inside its new mount
-//! namespace before `pivot_root`.
+//! The sandbox's root file system: the skeleton and the read-only binds the
+//! host prepares on the sandbox's tmpfs, and the mounts `corral-init` makes
+//! inside its new mount namespace before `pivot_root`.
 //!
 //! Construction for the `host` image (the cheapest correct one): the
 //! sandbox's `/` is a directory on the per-sandbox tmpfs (size = the disk
-//! limit). The host's `/usr`, `/etc` and library/binary directories are
-//! bind-mounted read-only onto it (non-recursively, so nothing mounted
-//! beneath them on the host shows), and symlinked top-level directories
-//! (`/bin -> usr/bin`) are recreated as the same symlinks. Everything else
-//! (`/workspace`, `/tmp`, `/root`, `/home`, `/var`, `/run`) is a plain
-//! directory of the tmpfs — writable, size-limited, and reachable from the
-//! host through the tmpfs mount in the state directory (the file
-//! primitives use it). `/dev` is a small tmpfs with bind mounts of the
-//! host's `null zero full random urandom tty`, a new `devpts` instance and a
-//! `shm` tmpfs; `/proc` is mounted by PID 1 for its own pid namespace.
+//! limit). The host's `/usr` and library/binary directories are
+//! bind-mounted read-only onto it **in the host's mount namespace**
+//! ([`bind_host_dirs`]; non-recursively, so nothing mounted beneath them on
+//! the host shows; private, so nothing mounted later propagates), and
+//! symlinked top-level directories (`/bin -> usr/bin`) are recreated as the
+//! same symlinks. `/etc` is the sandbox's own, made by [`crate::etc`] and
+//! bound read-only the same way. The init's mount namespace is a copy of
+//! the host's taken after that, so the commands and the host-side file
+//! primitives see one tree. Everything else (`/workspace`, `/tmp`,
+//! `/root`, `/home`, `/var`, `/run`) is a plain directory of the tmpfs —
+//! writable and size-limited. `/dev` is a small tmpfs with bind mounts of
+//! the host's `null zero full random urandom tty`, a new `devpts` instance
+//! and a `shm` tmpfs; `/proc` is mounted by PID 1 for its own pid
+//! namespace, with the kernel's sensitive files masked ([`MASKED`]).
+//! Teardown detaches all of it before removing anything
+//! ([`remove_unmounted`]).
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -256,11 +262,30 @@ fn make_dev(dev: &Path) -> Result<(), StepError> {
 
 /// Parts of `/proc` made read-only (kernel tunables and triggers).
 const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs"];
-/// Parts of `/proc` hidden behind `/dev/null` (kernel memory and timers).
-const PROC_MASKED: &[&str] = &["kcore", "keys", "timer_list", "kallsyms"];
+/// Parts of `/proc` (and `/sys`, where mounted) masked: files behind
+/// `/dev/null`, directories behind an empty read-only tmpfs. They show the
+/// host's kernel memory, timers, devices, boot command line and
+/// configuration. runc's default list, and `kallsyms`.
+pub const MASKED: &[&str] = &[
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/interrupts",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/proc/cmdline",
+    "/proc/slabinfo",
+    "/proc/config.gz",
+    "/proc/kallsyms",
+    "/sys/firmware",
+];
 
 /// PID 1 side: mounts `/proc` for the new pid namespace, with the kernel's
-/// tunables read-only and its memory views masked.
+/// tunables read-only and the paths of [`MASKED`] masked.
 pub fn mount_proc() -> Result<(), StepError> {
     let dev = |p: &str| {
         step(
@@ -288,11 +313,8 @@ pub fn mount_proc() -> Result<(), StepError> {
             ),
         )?;
     }
-    for name in PROC_MASKED {
-        let p = Path::new("/proc").join(name);
-        if p.exists() {
-            step(format!("masking /proc/{name}"), mount_bind("/dev/null", &p))?;
-        }
+    for path in MASKED {
+        mask(Path::new(path))?;
     }
     Ok(())
 }
@@ -326,7 +348,70 @@ fn replace_host_proc() -> Result<(), StepError> {
     step_io("removing /dev/.proc", std::fs::remove_dir(BESIDE))
 }
 
-/// Host side: mounts the per-sandbox tmpfs of `size_bytes` at `dir`.
+/// Masks `path` when it exists: a directory behind an empty read-only
+/// tmpfs, anything else behind a read-only bind of `/dev/null`.
+fn mask(path: &Path) -> Result<(), StepError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let shown = path.display();
+    if meta.is_dir() {
+        step(
+            format!("masking {shown}"),
+            mount(
+                "tmpfs",
+                path,
+                "tmpfs",
+                MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                Some(c"size=4096,mode=555"),
+            ),
+        )
+    } else {
+        step(format!("masking {shown}"), mount_bind("/dev/null", path))?;
+        step(
+            format!("making the mask of {shown} read-only"),
+            // Not `nodev`: the mask is the null device, which reads empty.
+            mount_remount(
+                path,
+                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NOEXEC,
+                "",
+            ),
+        )
+    }
+}
+
+/// Host side: binds `source` read-only (and `nosuid`, `nodev`) at
+/// `target` in the host's mount namespace, non-recursively (nothing
+/// mounted beneath `source` shows) and private (nothing mounted later on
+/// the host propagates into it). A sandbox's init copies it with its whole
+/// root, so the host-side file primitives and the commands see one tree.
+pub fn bind_read_only(source: &Path, target: &Path) -> io::Result<()> {
+    mount_bind(source, target)?;
+    mount_change(target, MountPropagationFlags::PRIVATE)?;
+    mount_remount(
+        target,
+        MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+        "",
+    )?;
+    Ok(())
+}
+
+/// Host side: binds the `host` image's directories `host_dirs` (symlinks
+/// are skipped: [`make_skeleton`] recreated them) read-only onto their
+/// mount points in `root`.
+pub fn bind_host_dirs(root: &Path, host_dirs: &[HostDir]) -> Result<(), StepError> {
+    for d in host_dirs.iter().filter(|d| d.symlink.is_none()) {
+        let target = root.join(d.path.trim_start_matches('/'));
+        step_io(
+            format!("binding {} read-only", d.path),
+            bind_read_only(Path::new(&d.path), &target),
+        )?;
+    }
+    Ok(())
+}
+
+/// Host side: mounts the per-sandbox tmpfs of `size_bytes` at `dir`: the
+/// writable layer where the ext4 one cannot be made ([`crate::disk`]).
 pub fn mount_sandbox_tmpfs(dir: &Path, size_bytes: u64) -> io::Result<()> {
     let data =
         std::ffi::CString::new(format!("mode=755,size={size_bytes}")).map_err(io::Error::other)?;
@@ -387,6 +472,99 @@ pub fn unmount_all(dir: &Path) -> io::Result<()> {
             Ok(()) => continue,
             Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
             Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The mount points at or below `dir` in this process's mount namespace,
+/// deepest first.
+pub fn mounts_below(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    let dir = std::fs::canonicalize(dir)?;
+    let table = std::fs::read_to_string("/proc/self/mountinfo")?;
+    let mut below: Vec<std::path::PathBuf> = table
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|escaped| std::path::PathBuf::from(unescape_mountinfo(escaped)))
+        .filter(|p| p.starts_with(&dir))
+        .collect();
+    below.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    below.dedup();
+    Ok(below)
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with its octal
+/// escapes (`\040` for a space, …) decoded.
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Host side: removes the sandbox directory `dir` once nothing is mounted
+/// at or below it. Whatever is still mounted there (a bind of the host's
+/// `/usr` or `/etc` pieces, a tmpfs) is detached first, deepest first; if
+/// anything remains mounted, nothing is removed and the error names it, so
+/// a removal never runs through a bind into the host's own directories.
+/// A missing `dir` is not an error.
+pub fn remove_unmounted(dir: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    for point in mounts_below(dir)? {
+        match unmount(&point, UnmountFlags::DETACH | UnmountFlags::NOFOLLOW) {
+            Ok(()) | Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(left) = mounts_below(dir)?.first() {
+        return Err(io::Error::other(format!(
+            "{} is still mounted; {} is left in place",
+            left.display(),
+            dir.display()
+        )));
+    }
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes_are_decoded() {
+        assert_eq!(unescape_mountinfo(r"/a\040b\134c"), r"/a b\c");
+        assert_eq!(unescape_mountinfo(r"/plain\x"), r"/plain\x");
+        assert_eq!(unescape_mountinfo(r"/end\04"), r"/end\04");
+    }
+
+    #[test]
+    fn masked_paths_cover_the_usual_list() {
+        for p in [
+            "/proc/kcore",
+            "/proc/cmdline",
+            "/proc/scsi",
+            "/sys/firmware",
+        ] {
+            assert!(MASKED.contains(&p), "{p}");
         }
     }
 }

@@ -1,8 +1,11 @@
 //! The default seccomp filter every sandboxed process runs under.
 //!
-//! The filter is in the spirit of Docker's default profile: **default allow**,
-//! with a short list of system calls refused with `EPERM` (so programs see an
-//! ordinary permission error and carry on). It is built once per host process
+//! The filter is in the spirit of Docker's default profile: **default allow**
+//! for the system calls this table knows, with a list of them refused with
+//! `EPERM` (so programs see an ordinary permission error and carry on), and
+//! **allow-lists** where an argument decides: socket families,
+//! `personality`, and system call numbers (anything newer than the table is
+//! refused). It is built once per host process
 //! ([`default_program`], a `OnceLock`) and handed to `corral-init` as raw bytes
 //! ([`program_bytes`]); it is never compiled per sandbox. [`install`] loads it
 //! in a child between `fork` and `exec` without allocating.
@@ -21,12 +24,20 @@
 //! | file handles | `open_by_handle_at`, `name_to_handle_at` | open files by handle, bypassing the mount view (the "shocker" escape) |
 //! | obsolete or hardware | `iopl`, `ioperm`, `uselib`, `_sysctl` (x86_64), `lookup_dcookie`, `nfsservctl` | raw port access or long-dead interfaces nobody needs |
 //! | raw network | `socket(AF_PACKET, ..)`, `socket(AF_INET/AF_INET6, SOCK_RAW or SOCK_PACKET, ..)` | forge packets below the network policy |
+//! | socket families | `socket` of any family but `AF_UNIX`, `AF_INET`, `AF_INET6` and `AF_NETLINK` with `NETLINK_ROUTE`; `socketpair` of any but `AF_UNIX` | an allow-list: `AF_VSOCK` is not network-namespaced (on a VM host it reaches the hypervisor whatever `network: none` says), `AF_XDP`, `AF_ALG`, Bluetooth, CAN and the other netlink protocols (audit, uevents, netfilter, ...) are kernel surface no workload needs |
+//! | execution domain | `personality` with anything but `PER_LINUX` (0) or the query `0xffffffff`; `modify_ldt` (x86_64) | a foreign personality (`PER_LINUX32`, `ADDR_NO_RANDOMIZE`, `READ_IMPLIES_EXEC`) weakens the address-space layout; the LDT is a long history of kernel bugs |
+//! | as Docker refuses without `CAP_SYS_NICE` or always | `mbind`, `set_mempolicy`, `set_mempolicy_home_node`, `migrate_pages`, `move_pages`, `sysfs` and `ustat` (x86_64) | memory placement of other processes, and obsolete host-global interfaces |
+//! | system calls newer than this filter | every number from [`FIRST_UNKNOWN`] on | a step toward an allow-list: a kernel interface added after this table was written is refused (`ENOSYS`, so libc falls back) until it is reviewed here |
 //!
 //! `clone3` is refused with `ENOSYS` rather than `EPERM`: its flags live in
 //! memory a seccomp filter cannot read, and `ENOSYS` makes libc fall back to
 //! `clone`, whose flags the filter does check. `io_uring_*` are also refused
 //! with `ENOSYS` so that libraries fall back to ordinary system calls.
-//! `AF_NETLINK` raw sockets stay allowed (glibc's `getifaddrs` needs them).
+//! `AF_NETLINK` sockets stay allowed for `NETLINK_ROUTE` only (glibc's
+//! `getifaddrs` and `ip` need it). A socket family off the list fails with
+//! `EAFNOSUPPORT` and another netlink protocol with `EPROTONOSUPPORT` — what
+//! a kernel built without them answers, which libraries treat as "not
+//! available" — while packet and raw IP sockets keep failing with `EPERM`.
 //!
 //! `vm86` and `vm86old` exist only for 32-bit x86: the filter checks the
 //! audit architecture first and refuses every system call made through a
@@ -111,6 +122,17 @@ refused! {
     name_to_handle_at = SYS_name_to_handle_at => Perm,
     lookup_dcookie = SYS_lookup_dcookie => Perm,
     nfsservctl = SYS_nfsservctl => Perm,
+    mbind = SYS_mbind => Perm,
+    set_mempolicy = SYS_set_mempolicy => Perm,
+    set_mempolicy_home_node = SYS_set_mempolicy_home_node => Perm,
+    migrate_pages = SYS_migrate_pages => Perm,
+    move_pages = SYS_move_pages => Perm,
+    #[cfg(target_arch = "x86_64")]
+    modify_ldt = SYS_modify_ldt => Perm,
+    #[cfg(target_arch = "x86_64")]
+    sysfs = SYS_sysfs => Perm,
+    #[cfg(target_arch = "x86_64")]
+    ustat = SYS_ustat => Perm,
     #[cfg(target_arch = "x86_64")]
     iopl = SYS_iopl => Perm,
     #[cfg(target_arch = "x86_64")]
@@ -122,12 +144,19 @@ refused! {
 }
 
 /// The system calls refused only for some arguments: `clone` with any
-/// `CLONE_NEW*` flag, and `socket` for packet and raw IP sockets.
-pub const REFUSED_BY_ARGUMENT: &[&str] = &["clone", "socket"];
+/// `CLONE_NEW*` flag, `socket` off the family allow-list and for packet and
+/// raw IP sockets, `socketpair` but for `AF_UNIX`, and `personality` but
+/// for `PER_LINUX` and the query.
+pub const REFUSED_BY_ARGUMENT: &[&str] = &["clone", "socket", "socketpair", "personality"];
+
+/// The first system call number this filter does not know (one past the
+/// highest in Linux 6.17's table, shared by x86_64 and aarch64 from 424 on):
+/// it and every number above it are refused with `ENOSYS`.
+pub const FIRST_UNKNOWN: u32 = 470;
 
 // Every jump in the program is forward and at most 255 instructions long;
 // the table is static, so this holds for every build.
-const _: () = assert!(TABLE.len() + 16 < 255);
+const _: () = assert!(TABLE.len() + 40 < 255);
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
@@ -153,10 +182,15 @@ const CLONE_NEW_MASK: u32 = (libc::CLONE_NEWNS
 /// The obsolete `SOCK_PACKET` socket type (a packet socket under `AF_INET`).
 const SOCK_PACKET: u32 = 10;
 
+/// The netlink protocol of routing and link information.
+const NETLINK_ROUTE: u32 = 0;
+
+/// `personality(0xffffffff)` queries the current personality.
+const PERSONALITY_QUERY: u32 = 0xffff_ffff;
+
 // Classic BPF opcodes (linux/bpf_common.h): BPF_LD | BPF_W | BPF_ABS, ...
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x05 | 0x10;
-#[cfg(target_arch = "x86_64")]
 const BPF_JGE_K: u16 = 0x05 | 0x30;
 const BPF_JSET_K: u16 = 0x05 | 0x40;
 const BPF_AND_K: u16 = 0x04 | 0x50;
@@ -170,6 +204,7 @@ const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 const OFF_ARG0: u32 = 16;
 const OFF_ARG1: u32 = 24;
+const OFF_ARG2: u32 = 32;
 
 /// A jump target while the program is assembled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,9 +214,14 @@ enum Label {
     Allow,
     Eperm,
     Enosys,
+    Eafnosupport,
+    Eprotonosupport,
     Clone,
     Socket,
+    Socketpair,
+    Personality,
     Inet,
+    Netlink,
 }
 
 /// One instruction before jump offsets are resolved.
@@ -245,18 +285,15 @@ pub fn compile_default() -> BpfProgram {
     ];
     #[cfg(target_arch = "x86_64")]
     insns.push(Jump(BPF_JGE_K, X32_SYSCALL_BIT, Label::Enosys, Label::Next));
-    insns.push(Jump(
-        BPF_JEQ_K,
-        nr(libc::SYS_clone),
-        Label::Clone,
-        Label::Next,
-    ));
-    insns.push(Jump(
-        BPF_JEQ_K,
-        nr(libc::SYS_socket),
-        Label::Socket,
-        Label::Next,
-    ));
+    insns.push(Jump(BPF_JGE_K, FIRST_UNKNOWN, Label::Enosys, Label::Next));
+    for (number, to) in [
+        (libc::SYS_clone, Label::Clone),
+        (libc::SYS_socket, Label::Socket),
+        (libc::SYS_socketpair, Label::Socketpair),
+        (libc::SYS_personality, Label::Personality),
+    ] {
+        insns.push(Jump(BPF_JEQ_K, nr(number), to, Label::Next));
+    }
     for &(number, how) in TABLE {
         let to = match how {
             Refusal::Perm => Label::Eperm,
@@ -270,12 +307,48 @@ pub fn compile_default() -> BpfProgram {
         Mark(Label::Clone),
         Stmt(BPF_LD_W_ABS, OFF_ARG0),
         Jump(BPF_JSET_K, CLONE_NEW_MASK, Label::Eperm, Label::Allow),
-        // socket: refuse packet sockets and raw IPv4/IPv6 sockets.
+        // socket: the family allow-list; packet sockets refused as raw ones.
         Mark(Label::Socket),
         Stmt(BPF_LD_W_ABS, OFF_ARG0),
-        Jump(BPF_JEQ_K, libc::AF_PACKET as u32, Label::Eperm, Label::Next),
+        Jump(BPF_JEQ_K, libc::AF_UNIX as u32, Label::Allow, Label::Next),
         Jump(BPF_JEQ_K, libc::AF_INET as u32, Label::Inet, Label::Next),
-        Jump(BPF_JEQ_K, libc::AF_INET6 as u32, Label::Inet, Label::Allow),
+        Jump(BPF_JEQ_K, libc::AF_INET6 as u32, Label::Inet, Label::Next),
+        Jump(
+            BPF_JEQ_K,
+            libc::AF_NETLINK as u32,
+            Label::Netlink,
+            Label::Next,
+        ),
+        Jump(
+            BPF_JEQ_K,
+            libc::AF_PACKET as u32,
+            Label::Eperm,
+            Label::Eafnosupport,
+        ),
+        // netlink: routing only.
+        Mark(Label::Netlink),
+        Stmt(BPF_LD_W_ABS, OFF_ARG2),
+        Jump(
+            BPF_JEQ_K,
+            NETLINK_ROUTE,
+            Label::Allow,
+            Label::Eprotonosupport,
+        ),
+        // socketpair: unix only.
+        Mark(Label::Socketpair),
+        Stmt(BPF_LD_W_ABS, OFF_ARG0),
+        Jump(
+            BPF_JEQ_K,
+            libc::AF_UNIX as u32,
+            Label::Allow,
+            Label::Eafnosupport,
+        ),
+        // personality: the default one, or the query.
+        Mark(Label::Personality),
+        Stmt(BPF_LD_W_ABS, OFF_ARG0),
+        Jump(BPF_JEQ_K, 0, Label::Allow, Label::Next),
+        Jump(BPF_JEQ_K, PERSONALITY_QUERY, Label::Allow, Label::Eperm),
+        // AF_INET / AF_INET6: refuse raw and SOCK_PACKET sockets.
         Mark(Label::Inet),
         Stmt(BPF_LD_W_ABS, OFF_ARG1),
         Stmt(BPF_AND_K, 0xf),
@@ -285,6 +358,10 @@ pub fn compile_default() -> BpfProgram {
         Stmt(BPF_RET_K, RET_ALLOW),
         Mark(Label::Eperm),
         Stmt(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
+        Mark(Label::Eafnosupport),
+        Stmt(BPF_RET_K, RET_ERRNO | libc::EAFNOSUPPORT as u32),
+        Mark(Label::Eprotonosupport),
+        Stmt(BPF_RET_K, RET_ERRNO | libc::EPROTONOSUPPORT as u32),
         Mark(Label::Enosys),
         Stmt(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32),
     ]);
@@ -381,15 +458,16 @@ mod tests {
                 assert!(at + 1 + usize::from(insn.jf) < program.len());
             }
         }
-        // The last two instructions are the refusals.
-        let tail: Vec<u32> = program.iter().rev().take(2).map(|i| i.k).collect();
-        assert_eq!(
-            tail,
-            vec![
-                RET_ERRNO | libc::ENOSYS as u32,
-                RET_ERRNO | libc::EPERM as u32
-            ]
-        );
+        // The last four instructions are the refusals.
+        let tail: Vec<u32> = program.iter().rev().take(4).map(|i| i.k).collect();
+        let errnos = [
+            libc::ENOSYS,
+            libc::EPROTONOSUPPORT,
+            libc::EAFNOSUPPORT,
+            libc::EPERM,
+        ];
+        let expected: Vec<u32> = errnos.iter().map(|e| RET_ERRNO | *e as u32).collect();
+        assert_eq!(tail, expected);
     }
 
     #[test]

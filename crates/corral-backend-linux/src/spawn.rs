@@ -8,8 +8,16 @@
 //! Inits are started ahead of demand by the [`pool`]; a create takes one
 //! that already waits in its own cgroup, or starts one itself when none is
 //! ready.
+//!
+//! Descriptor hygiene: the init runs from a [`sealed`] in-memory copy of
+//! the binary, with exactly three descriptors set (the startup socket as
+//! stdin, `/dev/null` as stdout and stderr); any other descriptor the
+//! creator left without close-on-exec (a shell's `exec 7</`, a caller's
+//! leaked file) still crosses `execve`, so the init closes everything above
+//! stderr before it does anything else (`crate::init`).
 
 pub mod pool;
+pub mod sealed;
 
 use std::io;
 use std::os::fd::AsFd;
@@ -81,18 +89,38 @@ impl Started {
 /// in [`go`]. Nothing runs between fork and exec (the init makes itself a
 /// session leader), so the standard library spawns it with `posix_spawn`:
 /// a `vfork`-style clone that copies none of this process's memory map.
+///
+/// With `hygiene` (always, but for the bench's `linux without fd-hygiene`
+/// row) the init runs from the [`sealed`] copy of `binary` and closes every
+/// inherited descriptor above stderr; without it, it runs from `binary`
+/// itself and is told ([`crate::init::KEEP_INHERITED_ENV`]) to close nothing.
+///
 /// The [`Prepare`] message is sent at once: with a range `claim`, the init
 /// takes the range's first host id and makes its user namespace first
 /// ([`map_user_namespace`]); the claim's lock goes with it.
-pub fn start(binary: &Path, claim: Option<RangeClaim>) -> io::Result<Started> {
+pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Result<Started> {
     let (ours, theirs) = UnixStream::pair()?;
-    let child = std::process::Command::new(binary)
+    // Held until the spawn returns, so the copy stays open across `execve`.
+    let copy = if hygiene {
+        Some(sealed::sealed(binary)?)
+    } else {
+        None
+    };
+    let program = copy
+        .as_ref()
+        .map_or_else(|| binary.to_path_buf(), |c| c.exec_path());
+    let mut command = std::process::Command::new(program);
+    command.env_clear();
+    if !hygiene {
+        command.env(crate::init::KEEP_INHERITED_ENV, "1");
+    }
+    let child = command
         .arg0(INIT_NAME)
-        .env_clear()
         .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
+    drop(copy);
     let started = Started {
         child,
         startup: ours,

@@ -3,12 +3,14 @@
 //! ```text
 //! <state>/linux/sandboxes/<id>/meta.json     the record, written last (the commit point)
 //! <state>/linux/sandboxes/<id>/control.sock  PID 1's control socket
-//! <state>/linux/sandboxes/<id>/fs/           the sandbox's tmpfs (size = disk limit)
+//! <state>/linux/sandboxes/<id>/disk.ext4    its disk image (sparse; size = disk limit)
+//! <state>/linux/sandboxes/<id>/fs/           its writable layer: the image mounted (or a tmpfs)
 //! <state>/linux/sandboxes/<id>/fs/root/      the sandbox's `/` (the overlay for layered images)
 //! <state>/linux/sandboxes/<id>/fs/upper/     overlay upper dir (layered images)
 //! <state>/linux/sandboxes/<id>/fs/work/      overlay work dir (layered images)
 //! <state>/linux/keys/<hex sha-256 of key>    key claim holding the owning id
 //! <state>/linux/images/                      the image store
+//! <state>/linux/disk-templates/              empty disk images, one per size and host process
 //! ```
 //!
 //! Everything a sandbox holds on the host is named by its id (`lnx-` and
@@ -138,8 +140,14 @@ pub struct Meta {
     pub init_pid: u32,
     /// Its start time (clock ticks since boot), to never signal a reused pid.
     pub init_start: u64,
-    /// Size of the sandbox's tmpfs in bytes.
+    /// Size of the sandbox's writable layer in bytes.
     pub disk_bytes: u64,
+    /// The file system of its writable layer.
+    #[serde(default)]
+    pub disk_layer: crate::disk::DiskLayer,
+    /// Why that layer is not ext4, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_fallback: Option<String>,
     /// The digest of the image it runs.
     #[serde(default)]
     pub image: String,

@@ -21,8 +21,14 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 
 mod common;
+#[path = "hostile/disk.rs"]
+mod disk;
 use common::StateDir;
 
+#[path = "hostile/etc.rs"]
+mod etc;
+#[path = "hostile/fds.rs"]
+mod fds;
 #[path = "hostile/rootless.rs"]
 mod rootless;
 #[path = "hostile/userns.rs"]

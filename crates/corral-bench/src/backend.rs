@@ -71,13 +71,23 @@ pub fn local_opener() -> Opener {
 
 /// Opens a linux backend on a fresh temporary state directory.
 pub fn linux_opener() -> Opener {
-    Arc::new(|| {
+    linux_opener_without(None)
+}
+
+/// Opens a linux backend on a fresh temporary state directory without
+/// the isolation layer `layer` (all of them with `None`): the bench's
+/// `linux without <layer>` rows, which show what each layer costs.
+pub fn linux_opener_without(layer: Option<corral_backend_linux::layers::Layer>) -> Opener {
+    Arc::new(move || {
         let dir = tempfile::Builder::new()
             .prefix("corral-bench-")
             .tempdir()
             .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
-        let backend = corral_backend_linux::LinuxBackend::open(dir.path())
-            .map_err(|e| BenchError::backend("linux", "open", e))?;
+        let opened = match layer {
+            None => corral_backend_linux::LinuxBackend::open(dir.path()),
+            Some(layer) => corral_backend_linux::LinuxBackend::open_measuring(dir.path(), &[layer]),
+        };
+        let backend = opened.map_err(|e| BenchError::backend("linux", "open", e))?;
         Ok(Opened {
             backend: Arc::new(backend),
             state_dir: Some(dir),

@@ -7,7 +7,7 @@
 //!
 //! | group | floor | rows |
 //! |---|---|---|
-//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows) |
+//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows), and beside the `linux` rows the same two as `linux without userns`, `linux without curated-etc` and `linux without fd-hygiene` (a backend opened without that one layer: the difference is what the layer costs) |
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
@@ -41,7 +41,7 @@ mod wire_bed;
 
 pub use backend::{
     BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener,
-    local_opener, memory_opener,
+    linux_opener_without, local_opener, memory_opener,
 };
 pub use docker::{DockerMeasure, DockerOp, pick_image};
 pub use docker_backend::{DockerBackendMeasure, docker_backend_measures};
@@ -116,6 +116,16 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
             Command::argv(["/bin/true"]),
             Some(IDLE_SANDBOXES),
         ));
+        // Beside them, the same rows without each layer that has a switch
+        // for measuring: the difference is what the layer costs.
+        for layer in corral_backend_linux::layers::Layer::ALL {
+            v.extend(backend_measures(
+                &format!("linux without {}", layer.name()),
+                linux_opener_without(Some(layer)),
+                Command::argv(["/bin/true"]),
+                None,
+            ));
+        }
     }
     v.push(Box::new(ReadMeasure::new(ReadWay::Std)));
     v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));

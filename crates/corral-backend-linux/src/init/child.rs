@@ -173,8 +173,11 @@ fn child(
     exec_prepared(program, argv, envp, cwd, seccomp)
 }
 
-/// The common tail of the child: working directory, capabilities, seccomp,
-/// `execve`. Returns only on failure.
+/// The common tail of the child: working directory, descriptors,
+/// capabilities, seccomp, `execve`. Every descriptor above stderr is marked
+/// close-on-exec (the error pipe must stay open until `execve`), so the
+/// program starts with exactly stdin, stdout and stderr, whatever PID 1
+/// holds. Returns only on failure.
 fn exec_prepared(
     program: &CString,
     argv: &[CString],
@@ -184,6 +187,11 @@ fn exec_prepared(
 ) -> Failure {
     if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
         return (SpawnFailure::CwdNotFound, e.raw_os_error());
+    }
+    if super::hygiene()
+        && let Err(e) = super::sys::above_stderr(super::sys::Sweep::CloseOnExec)
+    {
+        return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
     }
     if let Err(e) = drop_capabilities() {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));

@@ -30,6 +30,7 @@ mod sys;
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::thread::UnshareFlags;
 
@@ -40,8 +41,35 @@ use sys::Forked;
 /// stdin, so the host needs no code between fork and exec to place it.
 pub const STARTUP_FD: i32 = 0;
 
+/// Set (to anything) in the environment of an init that keeps the
+/// descriptors it inherits and passes them on to exec children: only the
+/// bench's `linux without fd-hygiene` row starts one so.
+pub const KEEP_INHERITED_ENV: &str = "CORRAL_INIT_KEEP_INHERITED";
+
+/// Whether this init sweeps descriptors (see [`main`]); PID 1 inherits it
+/// across the fork and its exec children honour it (`child`).
+static HYGIENE: AtomicBool = AtomicBool::new(true);
+
+fn hygiene() -> bool {
+    HYGIENE.load(Ordering::Relaxed)
+}
+
 /// corral-init's `main`: returns the process exit code.
+///
+/// First of all it closes every descriptor above stderr: whatever the
+/// creator of the sandbox left open without close-on-exec (`exec 7</` in a
+/// shell, then `corral run`) would otherwise reach PID 1 and every process
+/// of the sandbox, with the host's files behind it. Then it names itself
+/// `corral-init` (it runs from a sealed memfd, `crate::spawn::sealed`, whose
+/// `/proc/self/fd/<n>` path would name it `<n>`).
 pub fn main() -> i32 {
+    if std::env::var_os(KEEP_INHERITED_ENV).is_some() {
+        HYGIENE.store(false, Ordering::Relaxed);
+    } else if let Err(e) = sys::above_stderr(sys::Sweep::Close) {
+        eprintln!("corral-init: closing inherited descriptors: {e}");
+        return 2;
+    }
+    let _ = rustix::thread::set_name(c"corral-init");
     if std::env::args_os().len() > 1 {
         eprintln!("corral-init: run by the linux backend only (it takes no arguments)");
         return 2;

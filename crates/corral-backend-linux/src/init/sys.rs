@@ -1,5 +1,5 @@
 //! The few raw calls the init makes that rustix does not offer: `fork`,
-//! the signal mask, `signalfd`, and bringing up loopback.
+//! the signal mask, `signalfd`, bringing up loopback, and `close_range`.
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -136,4 +136,53 @@ pub fn take_startup_socket(fd: i32) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(moved)
+}
+
+/// What [`above_stderr`] does to each descriptor above 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// Closes it now.
+    Close,
+    /// Marks it close-on-exec: it stays open until a successful `execve`.
+    CloseOnExec,
+}
+
+/// Closes (or marks close-on-exec) every descriptor above stderr:
+/// `close_range(3, ~0)`, or on a kernel without it (before 5.11) each
+/// descriptor `/proc/self/fd` lists. Allocates only on that fallback; the
+/// callers are single-threaded.
+pub fn above_stderr(sweep: Sweep) -> io::Result<()> {
+    let flags = match sweep {
+        Sweep::Close => 0,
+        Sweep::CloseOnExec => libc::CLOSE_RANGE_CLOEXEC,
+    };
+    // SAFETY: close_range takes two descriptor numbers and flags, no
+    // pointers. Every descriptor above stderr is either inherited and owned
+    // by nothing in this process (first thing in the init) or, in a child
+    // about to exec, marked close-on-exec only, so no live OwnedFd is closed
+    // under its owner by `Sweep::CloseOnExec`; `Sweep::Close` runs before
+    // the init has opened anything of its own.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, flags) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if !matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) {
+        return Err(err);
+    }
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in listed {
+        // SAFETY: as above; `fd` is a number the kernel listed (the
+        // directory's own descriptor, closed by now, fails harmlessly).
+        unsafe {
+            match sweep {
+                Sweep::Close => libc::close(fd),
+                Sweep::CloseOnExec => libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC),
+            };
+        }
+    }
+    Ok(())
 }

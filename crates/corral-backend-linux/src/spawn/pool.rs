@@ -72,6 +72,8 @@ struct Inner {
     refilling: AtomicBool,
     /// Creates so far: the pool fills from the second on.
     takes: AtomicU64,
+    /// Whether inits start with descriptor hygiene (see [`super::start`]).
+    hygiene: AtomicBool,
     /// Where id ranges are claimed, when inits make a user namespace
     /// (every backend's do; not only when measuring).
     ranges: Mutex<Option<PathBuf>>,
@@ -98,9 +100,17 @@ impl Pool {
                 waiting: Mutex::new(Vec::new()),
                 refilling: AtomicBool::new(false),
                 takes: AtomicU64::new(0),
+                hygiene: AtomicBool::new(true),
                 ranges: Mutex::new(None),
             }),
         }
+    }
+
+    /// Whether the inits started from now on get descriptor hygiene: on
+    /// unless a backend is opened for measuring without
+    /// [`crate::layers::Layer::DescriptorHygiene`]; set before the first create.
+    pub fn set_descriptor_hygiene(&self, on: bool) {
+        self.inner.hygiene.store(on, Ordering::Release);
     }
 
     /// A waiting init, or one started now when none waits; the pool is
@@ -124,6 +134,7 @@ impl Pool {
             None => make(
                 self.inner.cgroups.as_ref(),
                 &binary()?,
+                self.hygiene(),
                 self.ranges().as_deref(),
             ),
         }
@@ -149,6 +160,10 @@ impl Pool {
         } else {
             warm.discard();
         }
+    }
+
+    fn hygiene(&self) -> bool {
+        self.inner.hygiene.load(Ordering::Acquire)
     }
 
     /// How many inits wait now.
@@ -196,6 +211,7 @@ fn refill_loop(weak: &Weak<Inner>) {
                 inner.cgroups.as_ref(),
                 &binary,
                 missing,
+                inner.hygiene.load(Ordering::Acquire),
                 lock_ranges(&inner).clone().as_deref(),
             )
         };
@@ -237,13 +253,15 @@ fn new_id() -> Result<String> {
     ))
 }
 
-/// Starts one init in a new cgroup (blocking).
+/// Starts one init in a new cgroup (blocking); `hygiene` as in [`start`],
+/// with a user namespace when `ranges` says where to claim its id range.
 pub fn make(
     cgroups: Option<&Cgroups>,
     binary: &std::path::Path,
+    hygiene: bool,
     ranges: Option<&std::path::Path>,
 ) -> Result<Warm> {
-    join(unjoined(cgroups, binary, ranges)?)
+    join(unjoined(cgroups, binary, hygiene, ranges)?)
 }
 
 /// Makes a new cgroup and starts one init, not yet moved into it; on
@@ -251,6 +269,7 @@ pub fn make(
 fn unjoined(
     cgroups: Option<&Cgroups>,
     binary: &std::path::Path,
+    hygiene: bool,
     ranges: Option<&std::path::Path>,
 ) -> Result<Warm> {
     let id = new_id()?;
@@ -268,7 +287,7 @@ fn unjoined(
         ),
         None => None,
     };
-    match start(binary, claim) {
+    match start(binary, hygiene, claim) {
         Ok(started) => Ok(Warm {
             id,
             cgroup,
@@ -308,10 +327,11 @@ fn make_batch(
     cgroups: Option<&Cgroups>,
     binary: &std::path::Path,
     n: usize,
+    hygiene: bool,
     ranges: Option<&std::path::Path>,
 ) -> Vec<Warm> {
     let started: Vec<Warm> = (0..n)
-        .map_while(|_| unjoined(cgroups, binary, ranges).ok())
+        .map_while(|_| unjoined(cgroups, binary, hygiene, ranges).ok())
         .collect();
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }

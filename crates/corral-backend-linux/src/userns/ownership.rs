@@ -29,16 +29,16 @@ pub fn shifted(id: u32, range: IdRange) -> u32 {
 }
 
 /// Shifts the owner and group of `root` and everything beneath it on the
-/// same file system into `range` (symlinks themselves, never their
-/// targets; other mounts are not entered).
+/// same mount into `range` (symlinks themselves, never their targets;
+/// other mounts are not entered).
 pub fn shift_tree(root: &Path, range: IdRange) -> io::Result<()> {
-    let dev = std::fs::symlink_metadata(root)?.dev();
+    let mount = mount_of(root)?;
     let mut todo = vec![root.to_path_buf()];
     while let Some(path) = todo.pop() {
-        let meta = std::fs::symlink_metadata(&path)?;
-        if meta.dev() != dev {
+        if mount_of(&path)? != mount {
             continue;
         }
+        let meta = std::fs::symlink_metadata(&path)?;
         let (uid, gid) = (shifted(meta.uid(), range), shifted(meta.gid(), range));
         if (uid, gid) != (meta.uid(), meta.gid()) {
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
@@ -50,6 +50,19 @@ pub fn shift_tree(root: &Path, range: IdRange) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The id of the mount `path` (not followed when a symlink) is on: a bind
+/// of the same file system onto a path beneath (a read-only `/etc`) has
+/// an id of its own.
+fn mount_of(path: &Path) -> io::Result<u64> {
+    let st = rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        rustix::fs::StatxFlags::MNT_ID,
+    )?;
+    Ok(st.stx_mnt_id)
 }
 
 #[cfg(test)]
