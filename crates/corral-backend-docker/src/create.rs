@@ -18,6 +18,18 @@ use crate::labels::{self, MANAGED, RECORD, SNAPSHOT_REPO};
 /// under the engine's init, which reaps every orphan an exec leaves.
 const KEEP_ALIVE: &str = "while :; do sleep 86400; done";
 
+/// The engine's network mode for `req`: `none` (loopback only) unless the
+/// request asks for more. As on every backend, the default network is
+/// none; only published ports (which the engine forwards through its
+/// bridge) take the engine's default network.
+fn network_mode(req: &CreateRequest) -> Option<&'static str> {
+    match req.network {
+        Network::None => Some("none"),
+        Network::Default if req.ports.is_empty() => Some("none"),
+        Network::Default | Network::Allowlist { .. } => None,
+    }
+}
+
 pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Result<SandboxInfo> {
     req.validate()?;
     check_enforceable(
@@ -85,10 +97,7 @@ pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Resul
         memory_swap: req.size.memory_bytes.map(|m| m as i64),
         nano_cpus: req.size.cpus.map(|c| (c * 1e9).round() as i64),
         pids_limit: req.limits.pids.map(|p| p as i64),
-        network_mode: match req.network {
-            Network::None => Some("none".into()),
-            Network::Default | Network::Allowlist { .. } => None,
-        },
+        network_mode: network_mode(&req).map(str::to_string),
         port_bindings: (!port_bindings.is_empty()).then_some(port_bindings),
         ..HostConfig::default()
     };
@@ -147,4 +156,25 @@ pub(crate) async fn remove_quietly(backend: &DockerBackend, id: &str) {
         ..RemoveContainerOptions::default()
     };
     let _ = backend.docker.remove_container(id, Some(options)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_network_is_none_unless_ports_are_published() {
+        let default = CreateRequest::default();
+        assert_eq!(network_mode(&default), Some("none"));
+        let none = CreateRequest {
+            network: Network::None,
+            ..CreateRequest::default()
+        };
+        assert_eq!(network_mode(&none), Some("none"));
+        let published = CreateRequest {
+            ports: vec![8080],
+            ..CreateRequest::default()
+        };
+        assert_eq!(network_mode(&published), None);
+    }
 }

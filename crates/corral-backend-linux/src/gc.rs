@@ -69,6 +69,8 @@ pub struct GcReport {
     pub key_claims: usize,
     /// Host firewall tables of allowlisted sandboxes whose link is gone.
     pub tables: Vec<String>,
+    /// Half-built snapshots (`snapshots/.tmp-*`) a crashed capture left.
+    pub snapshot_temporaries: usize,
     /// Sandboxes that could not be reclaimed, one line each (the pass goes
     /// on with the others; a next pass retries them).
     pub errors: Vec<String>,
@@ -83,6 +85,7 @@ impl GcReport {
             && self.cgroups.is_empty()
             && self.key_claims == 0
             && self.tables.is_empty()
+            && self.snapshot_temporaries == 0
             && self.errors.is_empty()
     }
 }
@@ -308,6 +311,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     report.key_claims = stale_key_claims(state);
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
+    report.snapshot_temporaries = stale_snapshot_temporaries(state);
     // Without `nft` no table was ever made: nothing to sweep.
     report.tables = crate::network::sweep_tables().unwrap_or_default();
     report.spared = live.into_iter().collect();
@@ -320,6 +324,12 @@ fn reclaim(state: &State, id: &str, report: &mut GcReport) {
         Ok(()) => report.sandboxes.push(id.to_string()),
         Err(e) => report.errors.push(format!("{id}: {}", e.message)),
     }
+}
+
+/// Removes half-built snapshots older than any capture may run; returns
+/// how many.
+fn stale_snapshot_temporaries(state: &State) -> usize {
+    crate::snapshot::sweep(state, crate::snapshot::TEMPORARY_GRACE)
 }
 
 /// Removes key claims whose sandbox directory is gone; returns how many.

@@ -16,9 +16,15 @@
 //!   checked against its digest before anything is allocated; a mismatch is
 //!   `provider` and nothing is created. It is then applied onto the new
 //!   sandbox's root before its PID 1 starts.
+//! - **Bounds**: a capture stores at most the sandbox's disk limit of data
+//!   (holes are not stored, see `sparse`) and gives up after
+//!   `budget::CAPTURE_DEADLINE`: `quota` and `timeout`, naming the bound,
+//!   and nothing is left behind.
 //! - **Clone** copies the archive (verified on the way) under a new id.
 
 mod archive;
+mod budget;
+mod sparse;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -175,11 +181,13 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     .map_err(|_| BackendError::sandbox_not_found(id))?;
     let building = Building::new(state)?;
     let tmp = building.dir.join("archive.tmp");
+    let budget = budget::Budget::new(meta.disk_bytes, budget::CAPTURE_DEADLINE);
     let written = (|| -> std::io::Result<(String, u64)> {
         let file = File::create_new(&tmp)?;
         let sink = Hashing::new(BufWriter::new(file));
         let encoder = zstd::Encoder::new(sink, ZSTD_LEVEL)?;
-        let encoder = archive::write(&dir, &skip, kind == RootKind::Layered, encoder)?;
+        let layered = kind == RootKind::Layered;
+        let encoder = archive::write(&dir, &skip, layered, &budget, encoder)?;
         let mut sink = encoder.finish()?;
         sink.flush()?;
         let (inner, digest, count) = sink.finish();
@@ -187,8 +195,15 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
         file.sync_all()?;
         Ok((digest, count))
     })();
-    let (digest, size_bytes) =
-        written.map_err(|e| BackendError::from_io(format!("snapshot of {id}"), &e))?;
+    let (digest, size_bytes) = written.map_err(|e| match budget::exceeded(&e) {
+        Some(x @ budget::Exceeded::Bytes { .. }) => {
+            BackendError::new(ErrorCode::Quota, format!("snapshot of {id}: {x}"))
+        }
+        Some(x @ budget::Exceeded::Time { .. }) => {
+            BackendError::new(ErrorCode::Timeout, format!("snapshot of {id}: {x}"))
+        }
+        None => BackendError::from_io(format!("snapshot of {id}"), &e),
+    })?;
     std::fs::rename(&tmp, building.dir.join(blob_name(&digest)))
         .map_err(|e| state_error("storing a snapshot", &e))?;
     let mut all = meta.labels.clone();
@@ -335,6 +350,11 @@ fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> 
         .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
     building.publish(state, &record)
 }
+
+/// How old a hidden `.tmp-` directory must be for `gc` to remove it: past
+/// any capture's deadline, so never one still being written.
+pub const TEMPORARY_GRACE: std::time::Duration =
+    budget::CAPTURE_DEADLINE.saturating_add(std::time::Duration::from_secs(60));
 
 /// Removes snapshots half-built by a crashed process: hidden `.tmp-`
 /// directories of the store last changed more than `min_age` ago (younger

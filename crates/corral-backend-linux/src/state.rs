@@ -61,7 +61,7 @@ impl State {
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
-        state.images = crate::images::ImageStore::open(state.dir.join("images")).ok();
+        state.images = crate::images::ImageStore::open(crate::images::store_dir(state_dir)).ok();
         Ok(state)
     }
 

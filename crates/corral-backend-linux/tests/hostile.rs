@@ -23,12 +23,16 @@ use corral_backend_linux::LinuxBackend;
 mod common;
 #[path = "hostile/disk.rs"]
 mod disk;
+#[path = "hostile/network.rs"]
+mod network;
 use common::StateDir;
 
 #[path = "hostile/etc.rs"]
 mod etc;
 #[path = "hostile/fds.rs"]
 mod fds;
+#[path = "hostile/host.rs"]
+mod host;
 #[path = "hostile/rootless.rs"]
 mod rootless;
 #[path = "hostile/userns.rs"]

@@ -301,19 +301,24 @@ fn docker_save_and_oci_tar_are_the_same_image() {
     assert_eq!(a.digest, b.digest);
     assert_eq!(
         b.name, "demo:docker",
-        "the archive's tag names it; the record is re-tagged"
+        "the archive's tag names it; the record gains the name"
     );
     assert_eq!(
         layers_of(&store, "demo:docker"),
         oci_layers,
         "layers shared by diff_id"
     );
-    assert!(matches!(
-        store.resolve("from-oci"),
-        Err(ImageError::NotFound { .. })
-    ));
+    assert_eq!(
+        store.resolve("from-oci").unwrap().digest,
+        a.digest,
+        "issue 12 item 14: the first name is kept"
+    );
     let listed = store.list().unwrap();
-    assert_eq!(listed.len(), 2, "host plus one record: {listed:?}");
+    assert_eq!(
+        listed.len(),
+        3,
+        "host plus one record's two names: {listed:?}"
+    );
     assert_eq!(listed[0].name, "host");
     assert_eq!(count(&t.path().join("store/layers")), 2);
     assert_eq!(

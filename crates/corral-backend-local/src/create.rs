@@ -194,9 +194,11 @@ fn trashed_id(name: &str) -> Option<&str> {
 /// directories without a record (creation never finished) and directories
 /// of interrupted destroys, when untouched for at least `min_age` (so that a
 /// create still running in another process is left alone), each after every
-/// process of its sandbox is killed. Returns the ids of the half-created
-/// sandboxes removed.
+/// process of its sandbox is killed; and snapshot temporaries of
+/// interrupted captures older than their grace. Returns the ids of the
+/// half-created sandboxes removed.
 pub(crate) fn sweep(state: &State, min_age: std::time::Duration) -> Result<Vec<String>> {
+    crate::snapshot::sweep_temporaries(state, crate::snapshot::TEMPORARY_GRACE);
     let entries =
         std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
     let mut removed = Vec::new();

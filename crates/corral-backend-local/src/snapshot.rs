@@ -68,6 +68,31 @@ fn temp_file(state: &State) -> std::io::Result<(PathBuf, File)> {
     Ok((path, file))
 }
 
+/// How old a `.tmp-` file of the snapshots directory must be for the
+/// sweep to remove it: far past any capture that is still writing it.
+pub(crate) const TEMPORARY_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the `.tmp-` files that interrupted captures left in the
+/// snapshots directory, when last written more than `min_age` ago.
+/// Returns how many were removed.
+pub(crate) fn sweep_temporaries(state: &State, min_age: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(state.snapshots()) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().as_bytes().starts_with(b".tmp-"))
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= min_age)
+        })
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
 /// Publishes a finished archive under `snap_id` with its record.
 fn publish(state: &State, tmp: &Path, info: &SnapshotInfo) -> std::io::Result<()> {
     std::fs::rename(tmp, blob_path(state, &info.id))?;
@@ -403,4 +428,23 @@ pub(crate) fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<Sna
         return Err(state_error("publishing a snapshot clone", &e));
     }
     Ok(info)
+}
+
+#[cfg(test)]
+mod temporaries {
+    use super::*;
+
+    /// Issue 12, item 16: a `.tmp-` file an interrupted capture left is
+    /// swept once stale; a fresh one (perhaps being written) is kept.
+    #[test]
+    fn a_stale_temporary_is_swept_and_a_fresh_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::open(dir.path().to_path_buf()).unwrap();
+        let (stale, fresh) = (temp_file(&state).unwrap(), temp_file(&state).unwrap());
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        stale.1.set_modified(hour_ago).unwrap();
+        assert_eq!(sweep_temporaries(&state, TEMPORARY_GRACE), 1);
+        assert!(!stale.0.exists());
+        assert!(fresh.0.exists());
+    }
 }

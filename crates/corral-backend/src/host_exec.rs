@@ -107,7 +107,9 @@ pub fn spawn_group(
     let Some((program, args)) = argv.split_first() else {
         return Err(BackendError::invalid("command: argv is empty"));
     };
-    tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    crate::sys::stdio_only(&mut command);
+    command
         .args(args)
         .current_dir(cwd)
         .env_clear()
@@ -308,6 +310,27 @@ mod tests {
         // A directory is never executable.
         let not_exec = spawn(&["/"]).unwrap_err();
         assert_eq!(not_exec.code, ErrorCode::InvalidInput, "{not_exec}");
+    }
+
+    /// Issue item 1 (inherited descriptors): a descriptor the creator left
+    /// without `FD_CLOEXEC` (as a shell's `exec 7</` does) is not among a
+    /// host process's descriptors; stdin, stdout and stderr are.
+    #[tokio::test]
+    async fn a_child_holds_only_stdio_of_the_creators_descriptors() {
+        let root = std::fs::File::open("/").unwrap();
+        // `dup` clears close-on-exec: the descriptor a child would inherit.
+        let inherited = rustix::io::dup(&root).unwrap();
+        let n = std::os::fd::AsRawFd::as_raw_fd(&inherited);
+        let script = format!(
+            "for fd in 0 1 2 {n}; do [ -e /proc/self/fd/$fd ] && echo \"$fd open\" || echo \"$fd closed\"; done"
+        );
+        let child = spawn(&["sh", "-c", &script]).unwrap();
+        let out = child.wait_with_output().await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("0 open\n1 open\n2 open\n{n} closed\n")
+        );
+        drop(inherited);
     }
 
     #[tokio::test]

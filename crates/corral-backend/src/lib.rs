@@ -23,6 +23,7 @@ pub mod signal;
 mod snapshot;
 pub mod snapshot_store;
 pub mod statefile;
+mod sys;
 pub mod task;
 mod tree;
 mod verify;

@@ -467,3 +467,26 @@ async fn walks_never_enter_the_control_directory() {
         sb.destroy().await.unwrap();
     }
 }
+
+/// Issue 12, item 16: `files.edit` (and the MCP `edit_file` built on it)
+/// refuses a file past 16 MiB in one line naming the bound, from its size,
+/// rather than reading it whole.
+#[tokio::test]
+async fn edit_refuses_a_file_past_16_mib_in_one_line() {
+    use corral_sdk::files::MAX_EDIT_BYTES;
+    for (_state, sb) in sandboxes().await {
+        let f = sb.files();
+        let p = sb.provider().to_string();
+        let path = "/workspace/big.txt";
+        let big = vec![b'a'; MAX_EDIT_BYTES as usize + 1];
+        if let Err(e) = f.write(path, &big).await {
+            println!("SKIP edit_refuses_a_file_past_16_mib_in_one_line ({p}): no such file: {e}");
+            continue;
+        }
+        let e = f.edit(path, "a", "b").await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{p}: {e}");
+        assert!(e.message.contains("16777216"), "{p}: {e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+        sb.destroy().await.unwrap();
+    }
+}

@@ -1,6 +1,7 @@
-//! Token authentication for git: the token reaches the server through
-//! `GIT_ASKPASS`, never through any process's argv or environment, and is
-//! redacted from the error; the credential files are gone afterwards.
+//! Token authentication for git: the token reaches the server through a
+//! pipe to git's credential helper, never through any process's argv or
+//! environment, and is redacted from the error; no credential file is
+//! ever written.
 //!
 //! The server is a loopback HTTP server this test runs: it asks for Basic
 //! auth, records what it was sent, scans every process's command line and
@@ -100,13 +101,13 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Seen>>) {
 // or errors. And "Keep policy out": git (with its credentials) is a core
 // feature, built on exec and the file primitives.
 #[tokio::test]
-async fn token_goes_through_askpass_and_never_leaks() {
+async fn token_goes_through_a_pipe_and_never_leaks() {
     if std::process::Command::new("git")
         .arg("--version")
         .output()
         .is_err()
     {
-        eprintln!("skip: token_goes_through_askpass_and_never_leaks: git is not installed");
+        eprintln!("skip: token_goes_through_a_pipe_and_never_leaks: git is not installed");
         return;
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -143,19 +144,19 @@ async fn token_goes_through_askpass_and_never_leaks() {
     };
     assert!(
         credentials.contains(&format!("robot:{TOKEN}")),
-        "the server never got the token through askpass: {:?}",
+        "the server never got the token through the helper: {:?}",
         credentials.len()
     );
     assert!(leaks.is_empty(), "token visible in {leaks:?}");
 
-    // The credential files are gone.
+    // No credential file was made.
     let left = sb
         .backend()
         .files()
         .list(sb.id(), "/.corral/git")
         .await
-        .unwrap();
-    assert!(left.is_empty(), "credential files left behind: {left:?}");
+        .unwrap_or_default();
+    assert!(left.is_empty(), "credential files: {left:?}");
 
     // The token is now a secret of the sandbox: redacted from tool answers.
     let answer = corral_sdk::tools::dispatch(
@@ -221,13 +222,13 @@ async fn a_password_in_the_url_is_redacted_from_errors() {
 }
 
 #[tokio::test]
-async fn a_dropped_call_still_removes_the_credentials() {
+async fn a_dropped_call_leaves_no_credentials() {
     if std::process::Command::new("git")
         .arg("--version")
         .output()
         .is_err()
     {
-        eprintln!("skip: a_dropped_call_still_removes_the_credentials: git is not installed");
+        eprintln!("skip: a_dropped_call_leaves_no_credentials: git is not installed");
         return;
     }
     // Asks for credentials, then never answers the request that carries them.
@@ -278,18 +279,20 @@ async fn a_dropped_call_still_removes_the_credentials() {
         got = waited => got.unwrap().expect("the server never got credentials"),
     }
     let files = sb.backend().files();
-    let during = files.list(sb.id(), "/.corral/git").await.unwrap();
-    assert_eq!(during.len(), 1, "{during:?}");
+    // issue 12 item 9: while git holds the token, it is in no file.
+    let during = files
+        .list(sb.id(), "/.corral/git")
+        .await
+        .unwrap_or_default();
+    assert!(
+        during.is_empty(),
+        "a credential file while git runs: {during:?}"
+    );
     drop(clone);
-    // The removal runs in the background; give it a bounded while.
-    let mut left = during;
-    for _ in 0..200 {
-        left = files.list(sb.id(), "/.corral/git").await.unwrap();
-        if left.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let left = files
+        .list(sb.id(), "/.corral/git")
+        .await
+        .unwrap_or_default();
     assert!(left.is_empty(), "credential files left: {left:?}");
     sb.destroy().await.unwrap();
 }

@@ -32,4 +32,4 @@ pub mod server;
 pub use auth::{Token, TokenError};
 pub use client::{Endpoint, EndpointError, WireError, WireProvider};
 pub use remote::RemoteBackend;
-pub use server::{RunningServer, ShutdownReport, WireServer};
+pub use server::{ConnectionLimits, RunningServer, ShutdownReport, WireServer};

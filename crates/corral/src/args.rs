@@ -98,6 +98,9 @@ pub struct RunArgs {
     /// A label for the sandbox, `K=V` (repeatable).
     #[arg(long = "label", value_name = "K=V")]
     pub labels: Vec<String>,
+    /// The image to run on (`host` by default; see `corral image`).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -115,6 +118,9 @@ pub struct CreateArgs {
     /// An environment variable every command gets, `K=V` (repeatable).
     #[arg(long = "env", short = 'e', value_name = "K=V")]
     pub env: Vec<String>,
+    /// The image to run on (`host` by default; see `corral image`).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
     /// A unique key: refused if a sandbox with this key exists.
     #[arg(long)]
     pub key: Option<String>,
@@ -265,4 +271,14 @@ pub struct ServeArgs {
     /// visible ASCII bytes).
     #[arg(long, value_name = "FILE")]
     pub token_file: std::path::PathBuf,
+    /// Connections served at once (more wait in the kernel's backlog).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Connections served at once from one peer address (more are closed).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_per_peer: usize,
+    /// Seconds a connection may take to send a request's head (an idle
+    /// connection is closed after them).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub head_deadline: u64,
 }

@@ -83,7 +83,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Kit { cmd } => commands::kit::kit(cmd).await,
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
-        Commands::Serve(a) => commands::serve::serve(a.backend, a.listen, a.token_file).await,
+        Commands::Serve(a) => commands::serve::serve(a).await,
         Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
         Commands::Conformance(a) => commands::conformance_wire::dispatch(a).await,
         Commands::Evidence { cmd } => commands::evidence::evidence(cmd).await,

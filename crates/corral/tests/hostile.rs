@@ -1,7 +1,8 @@
-//! Hostile workloads through the real `corral` command line: what a user
-//! who starts corral from a shell hands it, and what the sandbox refuses —
-//! each attack is refused as the one-line error a user sees, and nothing of
-//! the host comes out. One module per area of the security model
+//! Hostile workloads and hostile clients through the real `corral` command
+//! line: what a user who starts corral from a shell hands it, and what the
+//! sandbox refuses — each attack is refused as the one-line error a user
+//! sees, nothing of the host comes out, and the host stays bounded and
+//! answering. One module per area of the security model
 //! (`docs/security.md`).
 
 #[path = "hostile/harness.rs"]
@@ -13,5 +14,9 @@ mod disk;
 mod etc;
 #[path = "hostile/fds.rs"]
 mod fds;
+#[path = "hostile/host.rs"]
+mod host;
+#[path = "hostile/network.rs"]
+mod network;
 #[path = "hostile/userns.rs"]
 mod userns;

@@ -249,3 +249,64 @@ async fn a_session_on_the_linux_backend() {
         .unwrap();
     assert!(left.is_empty(), "left after the session: {left:?}");
 }
+
+/// issue 12, mcp bug: a line that is not JSON gets `-32700` (parse error,
+/// id null) and JSON that is not a request object (`[1]`, `"x"`) gets
+/// `-32600` (invalid request), each on its own line; the session still
+/// answers a real request afterwards.
+#[tokio::test]
+async fn lines_that_are_not_requests_get_json_rpc_errors() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let state = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["mcp", "--backend", "local"])
+        .env("CORRAL_STATE_DIR", state.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}
+    });
+    let rows: [(&str, i64); 4] = [
+        ("not json", -32700),
+        ("{\"jsonrpc\": \"2.0\", \"method\"", -32700),
+        ("[1]", -32600),
+        ("\"x\"", -32600),
+    ];
+    for (line, code) in rows {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(10), stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("{line}: no reply within 10 s"))
+            .unwrap()
+            .expect("a reply line");
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["error"]["code"], json!(code), "{line}: {reply}");
+        assert_eq!(reply["id"], Value::Null, "{line}");
+        assert_eq!(reply["jsonrpc"], json!("2.0"), "{line}");
+    }
+    stdin
+        .write_all(format!("{initialize}\n").as_bytes())
+        .await
+        .unwrap();
+    let reply = stdout
+        .next_line()
+        .await
+        .unwrap()
+        .expect("initialize answered");
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["id"], json!(1), "{reply}");
+    assert!(reply["result"]["serverInfo"].is_object(), "{reply}");
+    drop(stdin);
+    child.wait().await.unwrap();
+}

@@ -16,7 +16,8 @@ pub enum ImageErrorCode {
     InvalidInput,
     /// A host I/O operation failed.
     Io,
-    /// The request conflicts with the store (the built-in image).
+    /// The request conflicts with the store (the built-in image, an image
+    /// live sandboxes run on).
     Conflict,
 }
 
@@ -85,6 +86,14 @@ pub enum ImageError {
         /// The reference as given.
         reference: String,
     },
+    /// Live sandboxes run on the image: its layers are their `/`.
+    #[error("image {reference:?} is in use by sandbox(es) {}; destroy them first", sandboxes.join(", "))]
+    InUse {
+        /// The reference as given.
+        reference: String,
+        /// The ids of the live sandboxes running it.
+        sandboxes: Vec<String>,
+    },
     /// A record of the store is unreadable; the store was changed by hand.
     #[error("corrupt image store record {path:?}: {reason}")]
     CorruptRecord {
@@ -113,7 +122,7 @@ impl ImageError {
             | ImageError::InvalidArchive { .. }
             | ImageError::DigestMismatch { .. }
             | ImageError::UnsafeEntry { .. } => ImageErrorCode::InvalidInput,
-            ImageError::Builtin { .. } => ImageErrorCode::Conflict,
+            ImageError::Builtin { .. } | ImageError::InUse { .. } => ImageErrorCode::Conflict,
             ImageError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
                 ImageErrorCode::NotFound
             }

@@ -40,6 +40,10 @@ pub struct LayerRecord {
 pub struct Record {
     /// The name, or `None` once another image took it.
     pub name: Option<String>,
+    /// Further names of the same image (an import of the same digest
+    /// under another name adds one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
     /// The `sha256:` digest of the image's config.
     pub digest: String,
     /// When it was (last) imported, ms since the epoch.
@@ -48,6 +52,29 @@ pub struct Record {
     pub layers: Vec<LayerRecord>,
     /// The manifest as imported.
     pub manifest: serde_json::Value,
+}
+
+impl Record {
+    /// Every name of the image, `name` first.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.name.iter().chain(self.also.iter()).map(String::as_str)
+    }
+
+    /// Whether `n` is one of its names.
+    pub fn has_name(&self, n: &str) -> bool {
+        self.names().any(|m| m == n)
+    }
+
+    /// Drops the name `n` (the next name, if any, becomes the first).
+    pub fn drop_name(&mut self, n: &str) {
+        let mut rest: Vec<String> = self
+            .names()
+            .filter(|m| *m != n)
+            .map(str::to_string)
+            .collect();
+        self.name = (!rest.is_empty()).then(|| rest.remove(0));
+        self.also = rest;
+    }
 }
 
 /// Paths of a store directory.

@@ -9,8 +9,9 @@
 //! - Layers are unpacked once per `diff_id` into `layers/<hex>/`, safely
 //!   (see [`unpack`]) and with OCI whiteouts turned into overlayfs ones, so
 //!   [`ImageRoot::Layers`] can be given to overlayfs as `lowerdir` as is.
-//! - Names are unique: see [`ImageStore`] for re-pointing, [`layout`] for
-//!   the directory layout and atomicity.
+//! - Names are unique; an image may have several: see [`ImageStore`] for
+//!   re-pointing, [`layout`] for the directory layout and atomicity.
+//! - An image a live sandbox runs on is not removed (see [`live_users`]).
 
 pub mod digest;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod reference;
 pub mod source;
 mod store;
 pub mod unpack;
+mod users;
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +31,7 @@ pub use error::{ImageError, ImageErrorCode};
 pub use host::HOST_DIRS;
 pub use reference::HOST_NAME;
 pub use store::{ImageStore, UNNAMED};
+pub use users::{live_users, store_dir};
 
 /// A stored (or the built-in) image as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

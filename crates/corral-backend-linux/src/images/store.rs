@@ -22,9 +22,12 @@ pub const UNNAMED: &str = "<none>";
 /// it pins the content, and it is the same whether the image arrived as an
 /// OCI layout or a `docker save` archive, gzip'd or not. One record per
 /// digest and one image per name: importing under a name another image has
-/// re-points the name, and the other image stays, unnamed (shown as
-/// `<none>`), reachable by digest until removed; importing a stored digest
-/// again only renames it.
+/// re-points the name, and the other image stays (unnamed, shown as
+/// `<none>`, when that was its only name), reachable by digest until
+/// removed; importing a stored digest again under another name adds the
+/// name, and the image keeps its earlier ones. Removing one of several
+/// names removes only the name; removing the last one (or by digest)
+/// removes the image, unless a live sandbox runs on it.
 #[derive(Debug, Clone)]
 pub struct ImageStore {
     layout: Layout,
@@ -94,8 +97,17 @@ impl ImageStore {
         for (i, layer) in plan.layers.iter().enumerate() {
             layers.push(self.store_layer(&staging, &root, i, layer)?);
         }
+        let also = match self.layout.read(&plan.config_digest)? {
+            Some(old) => old
+                .names()
+                .filter(|n| *n != name)
+                .map(str::to_string)
+                .collect(),
+            None => Vec::new(),
+        };
         let record = Record {
             name: Some(name),
+            also,
             digest: plan.config_digest.clone(),
             created_at_ms: corral_backend::now_ms(),
             layers,
@@ -170,11 +182,14 @@ impl ImageStore {
         })
     }
 
-    /// Takes `record`'s name from any other image.
+    /// Takes `record`'s first name from any other image.
     fn take_name(&self, record: &Record) -> Result<(), ImageError> {
+        let Some(name) = &record.name else {
+            return Ok(());
+        };
         for mut other in self.layout.records()? {
-            if other.digest != record.digest && other.name == record.name {
-                other.name = None;
+            if other.digest != record.digest && other.has_name(name) {
+                other.drop_name(name);
                 self.layout.write(&other)?;
             }
         }
@@ -182,7 +197,8 @@ impl ImageStore {
     }
 
     /// Every image: the built-in `host` first (no layers, size 0, created 0),
-    /// then the stored ones, oldest first.
+    /// then the stored ones, oldest first, one row per name (an image with
+    /// no name is one `<none>` row).
     pub fn list(&self) -> Result<Vec<ImageInfo>, ImageError> {
         let mut records = self.layout.records()?;
         records.sort_by(|a, b| {
@@ -198,13 +214,25 @@ impl ImageStore {
             layers: 0,
             created_at_ms: 0,
         }];
-        out.extend(records.iter().map(info));
+        for r in &records {
+            let row = info(r);
+            if r.name.is_none() && r.also.is_empty() {
+                out.push(row.clone());
+            }
+            out.extend(r.names().map(|n| ImageInfo {
+                name: n.to_string(),
+                ..row.clone()
+            }));
+        }
         Ok(out)
     }
 
     /// Removes a stored image (by name, `name@sha256:…` or `sha256:…`) and
     /// every layer and blob no other image uses. The built-in `host` image is
-    /// a `conflict`. Sandboxes running on the image must be gone first.
+    /// a `conflict`. Removing one name of an image that has others removes
+    /// only that name. Otherwise an image live sandboxes run on is a
+    /// `conflict` naming them ([`ImageError::InUse`]): they must be gone
+    /// first.
     pub fn remove(&self, reference: &str) -> Result<ImageInfo, ImageError> {
         if let Reference::Host { .. } = Reference::parse(reference)? {
             return Err(ImageError::Builtin {
@@ -217,7 +245,24 @@ impl ImageStore {
                 io::Error::other("lock unavailable"),
             )
         })?;
-        let record = self.find(reference)?;
+        let mut record = self.find(reference)?;
+        if let Reference::Name { name, .. } = Reference::parse(reference)?
+            && record.names().count() > 1
+        {
+            record.drop_name(&name);
+            self.layout.write(&record)?;
+            return Ok(ImageInfo {
+                name,
+                ..info(&record)
+            });
+        }
+        let sandboxes = super::live_users(self.dir(), &record.digest);
+        if !sandboxes.is_empty() {
+            return Err(ImageError::InUse {
+                reference: reference.to_string(),
+                sandboxes,
+            });
+        }
         self.layout.delete(&record.digest)?;
         self.layout.sweep(&lock)?;
         Ok(info(&record))
@@ -269,7 +314,7 @@ impl ImageStore {
                     .layout
                     .records()?
                     .into_iter()
-                    .find(|r| r.name.as_deref() == Some(name.as_str()))
+                    .find(|r| r.has_name(&name))
                     .ok_or_else(not_found)?;
                 match digest {
                     Some(d) if d != record.digest => Err(not_found()),

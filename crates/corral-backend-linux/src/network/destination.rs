@@ -75,11 +75,23 @@ fn cidr(host: &str, shown: &str) -> Option<Result<(Ipv4Addr, u8), NetworkError>>
     })
 }
 
-/// Refuses malformed blocks and IPv6 destinations without resolving any
-/// name (for `create`, before anything is allocated).
+/// Refuses port 0: no connection goes to it, so an allowlist entry naming
+/// it is a mistake, not a rule.
+fn port(d: &Destination, shown: &str) -> Result<(), NetworkError> {
+    if d.port == 0 {
+        return Err(NetworkError::Unsupported(format!(
+            "{shown}: port 0 is not a port a connection can reach (give 1 to 65535)"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses port 0, malformed blocks and IPv6 destinations without
+/// resolving any name (for `create`, before anything is allocated).
 pub fn check(destinations: &[Destination]) -> Result<(), NetworkError> {
     for d in destinations {
         let shown = format!("{}:{}", d.host, d.port);
+        port(d, &shown)?;
         if let Some(block) = cidr(&d.host, &shown) {
             block?;
         } else if let Ok(IpAddr::V6(_)) = d
@@ -98,12 +110,13 @@ pub fn check(destinations: &[Destination]) -> Result<(), NetworkError> {
 
 /// Pins `destinations`: IPv4 addresses and CIDR blocks as given, names
 /// resolved once by the host (IPv4 results only); sorted, without
-/// duplicates. IPv6 addresses and blocks are refused (sandboxes get IPv4
-/// only).
+/// duplicates. Port 0 and IPv6 addresses and blocks are refused
+/// (sandboxes get IPv4 only).
 pub fn resolve(destinations: &[Destination]) -> Result<Vec<Endpoint>, NetworkError> {
     let mut out = Vec::new();
     for d in destinations {
         let shown = format!("{}:{}", d.host, d.port);
+        port(d, &shown)?;
         if let Some(block) = cidr(&d.host, &shown) {
             let (addr, prefix) = block?;
             out.push(Endpoint {
@@ -170,6 +183,24 @@ mod tests {
         assert!(check(&[d("[::1]", 80)]).is_err());
         let v6 = resolve(&[d("[::1]", 80)]).unwrap_err();
         assert_eq!(v6.code(), ErrorCode::InvalidInput);
+    }
+
+    #[test]
+    fn port_zero_is_refused_in_one_line() {
+        for host in ["10.0.0.1", "10.0.0.0/8", "localhost"] {
+            let e = check(&[d(host, 0)]).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidInput, "{host}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("{host}:0")) && text.contains("port 0"),
+                "{text}"
+            );
+            assert!(!text.contains('\n'), "{text}");
+            assert_eq!(
+                resolve(&[d(host, 0)]).unwrap_err().code(),
+                ErrorCode::InvalidInput
+            );
+        }
     }
 
     #[test]

@@ -11,9 +11,15 @@ use super::{Endpoint, Link};
 pub const SANDBOX_TABLE: &str = "corral";
 
 /// The ruleset loaded inside the sandbox's network namespace: output is
-/// dropped except loopback, replies of allowed flows, and TCP/UDP to each
+/// refused except loopback, replies of allowed flows, and TCP/UDP to each
 /// endpoint; input is dropped except loopback and replies. It covers IPv4
-/// and IPv6 (family `inet`), so IPv6 egress is dropped entirely.
+/// and IPv6 (family `inet`), so IPv6 egress is refused entirely.
+///
+/// A refused packet is rejected, not dropped, so a denied connection fails
+/// at once instead of waiting for TCP's timeout: TCP gets a reset (the
+/// workload sees `ECONNREFUSED`), anything else an ICMP "administratively
+/// prohibited". The rejects are the chain's last rules; the `drop` policy
+/// stays behind them.
 pub fn sandbox_ruleset(endpoints: &[Endpoint]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "table inet {SANDBOX_TABLE} {{");
@@ -22,10 +28,17 @@ pub fn sandbox_ruleset(endpoints: &[Endpoint]) -> String {
     for e in endpoints {
         push_allow(&mut s, None, e);
     }
+    s.push_str(REJECT_REST);
     s.push_str("  }\n  chain input {\n    type filter hook input priority 0; policy drop;\n");
     s.push_str("    iifname \"lo\" accept\n    ct state established,related accept\n  }\n}\n");
     s
 }
+
+/// The last rules of the sandbox's output chain: whatever no rule above
+/// accepted is refused loudly (a TCP reset, else ICMP administratively
+/// prohibited).
+const REJECT_REST: &str =
+    "    meta l4proto tcp reject with tcp reset\n    reject with icmpx type admin-prohibited\n";
 
 /// The ruleset of the host side: a `netdev` table named after the host
 /// link whose ingress chain (every frame the sandbox sends, before routing
@@ -83,6 +96,24 @@ mod tests {
         assert!(text.contains("ip daddr 10.1.2.3 udp dport 8080 accept"));
         assert!(text.contains("ip daddr 10.233.0.0/16 tcp dport 80 accept"));
         assert_eq!(text.matches("dport").count(), 4);
+    }
+
+    #[test]
+    fn sandbox_rules_reject_what_they_do_not_accept() {
+        let text = sandbox_ruleset(&[Endpoint::host(Ipv4Addr::new(10, 1, 2, 3), 80)]);
+        let output = &text[..text.find("chain input").unwrap()];
+        let tcp = output
+            .find("meta l4proto tcp reject with tcp reset")
+            .unwrap();
+        let other = output
+            .find("reject with icmpx type admin-prohibited")
+            .unwrap();
+        let last_accept = output.rfind("accept").unwrap();
+        assert!(
+            last_accept < tcp && tcp < other,
+            "the rejects come last:\n{text}"
+        );
+        assert!(!text[text.find("chain input").unwrap()..].contains("reject"));
     }
 
     #[test]

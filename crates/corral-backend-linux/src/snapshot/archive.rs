@@ -3,6 +3,9 @@
 //!
 //! - **Kept**: directories, regular files (permission bits, setuid/setgid/
 //!   sticky included, owners and modification times), symlinks as symlinks.
+//!   Names and link targets are bytes, as the kernel keeps them. Files with
+//!   holes are stored sparsely ([`sparse`]); the data stored is bounded by
+//!   the sandbox's disk limit and the capture by a deadline ([`Budget`]).
 //!   Hard links are stored as separate copies. Sockets, fifos and device
 //!   nodes are skipped — except, for layered images, the overlay's
 //!   *whiteouts* (character devices 0/0, stored as such) and *opaque*
@@ -15,15 +18,19 @@
 //!   through a symlink leaving the root), replacing an entry of another
 //!   kind first.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Component, Path};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::contained::open_beneath;
+use super::budget::Budget;
+use super::sparse::{self, ExtentReader};
+use crate::contained::RESOLVE;
 use corral_backend::walk::{self, Step, Visit};
 
 /// The PAX record marking an opaque overlay directory.
@@ -51,16 +58,19 @@ fn is_opaque(v: &Visit<'_>) -> bool {
 }
 
 /// Writes the archive of the tree below `dir` into `out`; top-level names in
-/// `skip` are left out; `layered` keeps whiteouts and opaque markers.
+/// `skip` are left out; `layered` keeps whiteouts and opaque markers;
+/// `budget` bounds the data stored and the time taken.
 pub(crate) fn write<W: Write>(
     dir: &OwnedFd,
     skip: &[String],
     layered: bool,
+    budget: &Budget,
     out: W,
 ) -> std::io::Result<W> {
     let mut b = tar::Builder::new(out);
     b.follow_symlinks(false);
     let mut visit = |v: &Visit<'_>| -> std::io::Result<Step> {
+        budget.in_time()?;
         if !v.rel.contains(&b'/') && skip.iter().any(|s| s.as_bytes() == v.rel) {
             return Ok(Step::Skip);
         }
@@ -78,19 +88,24 @@ pub(crate) fn write<W: Write>(
                 let Some(file) = v.open_file()? else {
                     return Ok(Step::Skip);
                 };
-                let size = file.metadata()?.len();
+                let meta = file.metadata()?;
+                let size = meta.len();
+                let extents = sparse::extents(&file, size, meta.blocks().saturating_mul(512))?;
+                budget.charge(extents.iter().map(|e| e.1).sum())?;
                 let mut h = header_for(v, tar::EntryType::Regular, size);
-                // Exactly `size` bytes whatever the file does meanwhile.
-                let data = file.take(size).chain(std::io::repeat(0)).take(size);
-                b.append_data(&mut h, path, data)?;
+                let blocks = if sparse::is_dense(&extents, size) {
+                    Vec::new()
+                } else {
+                    sparse::make_sparse(&mut h, size, &extents)?
+                };
+                // Exactly the extents' bytes whatever the file does meanwhile.
+                let data = ExtentReader::new(file, extents, budget);
+                b.append_data(&mut h, path, blocks.as_slice().chain(data))?;
                 Ok(Step::Skip)
             }
             FileType::Symlink => {
                 let target = rustix::fs::readlinkat(v.dir, v.name.as_c_str(), Vec::new())?;
-                let target = std::ffi::OsStr::new(
-                    std::str::from_utf8(target.as_bytes())
-                        .map_err(|_| std::io::Error::other("a symlink target is not UTF-8"))?,
-                );
+                let target = OsStr::from_bytes(target.as_bytes());
                 let mut h = header_for(v, tar::EntryType::Symlink, 0);
                 b.append_link(&mut h, path, target)?;
                 Ok(Step::Skip)
@@ -111,11 +126,11 @@ pub(crate) fn write<W: Write>(
 
 /// The normal components of an archive path; `None` for `..` or anything
 /// not a plain relative path.
-fn components(p: &Path) -> Option<Vec<String>> {
+fn components(p: &Path) -> Option<Vec<OsString>> {
     let mut out = Vec::new();
     for c in p.components() {
         match c {
-            Component::Normal(n) => out.push(n.to_str()?.to_owned()),
+            Component::Normal(n) => out.push(n.to_owned()),
             Component::CurDir => {}
             _ => return None,
         }
@@ -123,9 +138,25 @@ fn components(p: &Path) -> Option<Vec<String>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// Opens `comps` beneath `root` with `flags`, resolved inside it.
+fn open_beneath(root: &OwnedFd, comps: &[OsString], flags: OFlags) -> Result<OwnedFd, Errno> {
+    let rel: PathBuf = if comps.is_empty() {
+        PathBuf::from(".")
+    } else {
+        comps.iter().collect()
+    };
+    corral_backend::contained::openat2_retrying(
+        root,
+        rel.as_path(),
+        flags | OFlags::CLOEXEC,
+        Mode::empty(),
+        RESOLVE,
+    )
+}
+
 /// Removes `comps` beneath `root` (a directory with everything in it); a
 /// missing entry is not an error.
-fn remove_beneath(root: &OwnedFd, comps: &[String]) -> std::io::Result<()> {
+fn remove_beneath(root: &OwnedFd, comps: &[OsString]) -> std::io::Result<()> {
     let Some((name, parents)) = comps.split_last() else {
         return Ok(());
     };
@@ -142,22 +173,22 @@ fn remove_beneath(root: &OwnedFd, comps: &[String]) -> std::io::Result<()> {
 }
 
 /// The type of `comps` beneath `root`, not following a final symlink.
-fn kind_at(root: &OwnedFd, comps: &[String]) -> Option<FileType> {
+fn kind_at(root: &OwnedFd, comps: &[OsString]) -> Option<FileType> {
     let (name, parents) = comps.split_last()?;
     let dir = open_beneath(root, parents, OFlags::PATH | OFlags::DIRECTORY).ok()?;
-    let st = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let st = rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
     Some(FileType::from_raw_mode(st.st_mode))
 }
 
 /// Makes directory `comps` and its parents beneath `root` (mode 0700 until
 /// the archive's own mode is applied), resolving every step inside `root`.
-fn mkdir_beneath(root: &OwnedFd, comps: &[String]) -> std::io::Result<()> {
+fn mkdir_beneath(root: &OwnedFd, comps: &[OsString]) -> std::io::Result<()> {
     for i in 0..comps.len() {
         match open_beneath(root, &comps[..=i], OFlags::PATH | OFlags::DIRECTORY) {
             Ok(_) => {}
             Err(Errno::NOENT) => {
                 let parent = open_beneath(root, &comps[..i], OFlags::PATH | OFlags::DIRECTORY)?;
-                match rustix::fs::mkdirat(&parent, comps[i].as_str(), Mode::RWXU) {
+                match rustix::fs::mkdirat(&parent, comps[i].as_os_str(), Mode::RWXU) {
                     Ok(()) | Err(Errno::EXIST) => {}
                     Err(e) => return Err(e.into()),
                 }
@@ -217,7 +248,10 @@ pub(crate) fn apply(r: impl Read, root: &Path) -> std::io::Result<()> {
                 directories.push(entry);
                 continue;
             }
-            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::Symlink => {
+            tar::EntryType::Regular
+            | tar::EntryType::Continuous
+            | tar::EntryType::GNUSparse
+            | tar::EntryType::Symlink => {
                 if existing.is_some() {
                     remove_beneath(&root_fd, &comps)?;
                 }

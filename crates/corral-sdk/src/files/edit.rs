@@ -19,6 +19,11 @@ pub struct EditOutcome {
     pub replacements: usize,
 }
 
+/// The largest file [`Files::edit_with`] reads: 16 MiB, the contract's
+/// bound on any file content. A larger one is refused after a `stat`,
+/// before a byte of it is read.
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// At most this many characters of `old` are quoted in an error.
 const EXCERPT_CHARS: usize = 60;
 
@@ -67,11 +72,30 @@ impl Files<'_> {
                 format!("{path}: not a regular file"),
             ));
         }
-        let bytes = b
-            .files()
-            .read(self.sb.id(), path)
-            .await
-            .map_err(|e| self.sb.error(OP, e))?;
+        let too_large = || {
+            fail(
+                ErrorCode::InvalidInput,
+                format!("{path}: larger than the {MAX_EDIT_BYTES} bytes files.edit edits"),
+            )
+        };
+        if st.size > MAX_EDIT_BYTES {
+            return Err(too_large());
+        }
+        // Bounded even if the file grows after the stat, where ranged reads exist.
+        let bytes = match b.files().ranged() {
+            Some(ranged) => ranged
+                .read_range(self.sb.id(), path, 0, MAX_EDIT_BYTES + 1)
+                .await
+                .map_err(|e| self.sb.error(OP, e))?,
+            None => b
+                .files()
+                .read(self.sb.id(), path)
+                .await
+                .map_err(|e| self.sb.error(OP, e))?,
+        };
+        if bytes.len() as u64 > MAX_EDIT_BYTES {
+            return Err(too_large());
+        }
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(fail(
                 ErrorCode::InvalidInput,

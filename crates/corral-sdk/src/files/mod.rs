@@ -17,7 +17,7 @@ use corral_backend::{BackendError, ErrorCode};
 
 pub use changes::{Changes, Mark, MarkEntry};
 pub use corral_backend::{DirEntry, FileStat, FileType};
-pub use edit::{EditOptions, EditOutcome};
+pub use edit::{EditOptions, EditOutcome, MAX_EDIT_BYTES};
 pub use search::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_RESULTS, SearchMatch, SearchOptions};
 pub use transfer::{CHUNK_BYTES, TransferSummary};
 pub use walk::MAX_WALK_ENTRIES;

@@ -1,29 +1,23 @@
-//! Token authentication for git: a `GIT_ASKPASS` program and a `0600` token
-//! file in a fresh `0700` directory, removed after the run.
-
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use corral_backend::{Command, ErrorCode};
+//! Token authentication for git through a pipe: the credential is the
+//! exec's stdin, which a wrapping shell moves to descriptor 3 before it
+//! runs git; git's only credential helper (given on git's command line, the
+//! ones configured in the sandbox switched off) prints what it reads from
+//! that descriptor when git asks. The token never exists as a file in the
+//! sandbox, nor in any argv or environment.
 
 use super::{Git, GitRun};
 use crate::error::Result;
-use crate::run::RunOptions;
-use crate::sandbox::Sandbox;
 
-/// Where the per-run credential directories live.
-const CREDENTIALS_ROOT: &str = "/.corral/git";
+/// The credential helper git runs (`!` means "through the shell"; git
+/// appends the action): on `get` it prints the credential waiting on
+/// descriptor 3; on `store` and `erase` it does nothing. It reads git's
+/// request first, so git never writes into a closed pipe.
+const HELPER: &str = "!f() { cat >/dev/null; if [ \"$1\" = get ]; then cat <&3; fi; }; f";
 
-/// The `GIT_ASKPASS` program: answers a username prompt with the username
-/// file and any other prompt (the password) with the token file, both read
-/// from the program's own directory.
-const ASKPASS: &str = "#!/bin/sh\n\
-d=$(dirname \"$0\")\n\
-case \"$1\" in\n\
-  [Uu]sername*) exec cat \"$d/username\" ;;\n\
-  *) exec cat \"$d/token\" ;;\n\
-esac\n";
+/// The shell that runs git: the credential arrives as its stdin, becomes
+/// descriptor 3 (git and its helper inherit it), and git's own stdin is
+/// `/dev/null`.
+const WRAPPER: &str = "exec 3<&0 </dev/null; exec git \"$@\"";
 
 /// Credentials for a git remote over HTTP(S): a username and a token (or
 /// password). The token is a secret: it is redacted from everything the
@@ -62,47 +56,9 @@ impl std::fmt::Debug for GitAuth {
     }
 }
 
-/// Removes a credential directory when dropped before [`Cleanup::done`]
-/// (the git call was cancelled), in the background.
-struct Cleanup {
-    sandbox: Sandbox,
-    dir: String,
-    armed: bool,
-}
-
-impl Cleanup {
-    async fn done(mut self) {
-        self.armed = false;
-        let _ = self
-            .sandbox
-            .backend()
-            .files()
-            .remove(self.sandbox.id(), &self.dir, true)
-            .await;
-    }
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let sandbox = self.sandbox.clone();
-            let dir = std::mem::take(&mut self.dir);
-            handle.spawn(async move {
-                let _ = sandbox
-                    .backend()
-                    .files()
-                    .remove(sandbox.id(), &dir, true)
-                    .await;
-            });
-        }
-    }
-}
-
-/// Runs `run` with `auth` offered through `GIT_ASKPASS`.
-pub(crate) async fn with_askpass(
+/// Runs `run` with `auth` offered to git through descriptor 3 (see the
+/// module documentation).
+pub(crate) async fn with_credential_pipe(
     git: &Git<'_>,
     mut run: GitRun<'_>,
     auth: &GitAuth,
@@ -120,90 +76,30 @@ pub(crate) async fn with_askpass(
             "the git username is empty or contains a NUL byte or a line break",
         ));
     }
-    let sandbox = git.sandbox;
-    sandbox.add_secret(auth.token.clone());
-    let dir = format!("{CREDENTIALS_ROOT}/askpass-{}", random_hex());
-    let cleanup = Cleanup {
-        sandbox: sandbox.clone(),
-        dir: dir.clone(),
-        armed: true,
-    };
-    let prepared = prepare(git, op, &dir, auth).await;
-    let result = match prepared {
-        Ok(seen_dir) => {
-            run.env
-                .insert("GIT_ASKPASS".into(), format!("{seen_dir}/askpass"));
-            // Helpers configured in the sandbox must not answer instead.
-            run.args
-                .splice(0..0, ["-c".to_string(), "credential.helper=".to_string()]);
-            git.exec_plain(run).await
-        }
-        Err(e) => Err(e),
-    };
-    cleanup.done().await;
-    result
-}
-
-/// Writes the credential directory; returns its path as commands see it
-/// (which differs from the sandbox path on backends whose commands see
-/// host paths).
-async fn prepare(git: &Git<'_>, op: &str, dir: &str, auth: &GitAuth) -> Result<String> {
-    let sandbox = git.sandbox;
-    let files = sandbox.backend().files();
-    let id = sandbox.id();
-    let fail = |e| sandbox.error(op, e);
-    files.mkdir(id, dir, true).await.map_err(fail)?;
-    for (file, bytes, mode) in [
-        ("token", auth.token.as_bytes(), 0o600),
-        ("username", auth.username.as_bytes(), 0o600),
-        ("askpass", ASKPASS.as_bytes(), 0o700),
-    ] {
-        files
-            .write(id, &format!("{dir}/{file}"), bytes, Some(mode))
-            .await
-            .map_err(fail)?;
+    if run.stdin.is_some() {
+        return Err(git.invalid(op, "a git run with credentials cannot also take stdin"));
     }
-    let options = RunOptions {
-        cwd: Some(dir.to_string()),
-        timeout: git.timeout,
-        ..RunOptions::default()
-    };
-    let argv = ["sh", "-c", "chmod 700 . && pwd -P"]
-        .map(String::from)
-        .to_vec();
-    let seen = sandbox
-        .run_with(Command::Argv(argv), options)
-        .await
-        .map_err(|e| sandbox.fail(e.code, op, e.message))?;
-    let path = seen.stdout_text().trim_end_matches('\n').to_string();
-    if !seen.success() || !path.starts_with('/') {
-        return Err(sandbox.fail(
-            ErrorCode::Provider,
-            op,
-            format!(
-                "could not prepare the git credential directory (exit {}): {}",
-                seen.code(),
-                seen.stderr_text().trim()
-            ),
-        ));
-    }
-    Ok(path)
-}
-
-/// 16 hex digits, different on every call (unique, not secret: the files'
-/// modes protect the token).
-fn random_hex() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
+    git.sandbox.add_secret(auth.token.clone());
+    run.stdin = Some(credential(auth).into_bytes());
+    // Helpers configured in the sandbox must not answer instead: an empty
+    // value resets the list, then ours is the only one.
+    run.args.splice(
+        0..0,
+        [
+            "-c".to_string(),
+            "credential.helper=".to_string(),
+            "-c".to_string(),
+            format!("credential.helper={HELPER}"),
+        ],
     );
-    h.write_u32(std::process::id());
-    format!("{:016x}", h.finish())
+    let mut argv = vec!["sh".to_string(), "-c".into(), WRAPPER.into(), "git".into()];
+    argv.append(&mut run.args);
+    git.exec_plain_argv(run, argv).await
+}
+
+/// What the helper prints on `get`: git's credential format.
+fn credential(auth: &GitAuth) -> String {
+    format!("username={}\npassword={}\n", auth.username, auth.token)
 }
 
 #[cfg(test)]
@@ -219,8 +115,9 @@ mod tests {
     }
 
     #[test]
-    fn random_names_differ() {
-        assert_ne!(random_hex(), random_hex());
-        assert_eq!(random_hex().len(), 16);
+    fn the_credential_is_git_s_format() {
+        let a = GitAuth::token("t0k").with_username("robot");
+        assert_eq!(credential(&a), "username=robot\npassword=t0k\n");
+        assert!(!HELPER.contains("t0k") && !WRAPPER.contains("t0k"));
     }
 }

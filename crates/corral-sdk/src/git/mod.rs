@@ -13,12 +13,13 @@
 //! `clone`, `pull` and `push` take an optional [`GitAuth`]. The token never
 //! appears in an argv, an environment variable, a URL, a log or an error:
 //! it is registered as a secret of the sandbox (so it is redacted from every
-//! output and error), written to a `0600` file in a fresh `0700` directory
-//! under `/.corral/git/`, next to a small `GIT_ASKPASS` program that prints
-//! it when git asks (a password written into a clone URL is registered as
-//! a secret too). Configured credential helpers are switched off for that
-//! run, and the directory is removed when the run ends — on success, on
-//! failure, and (in the background) when the call is dropped.
+//! output and error) and handed to git through a pipe: it is the exec's
+//! stdin, which a wrapping `sh` moves to descriptor 3 before it runs git,
+//! and the one credential helper of that run (given on git's command line;
+//! configured helpers are switched off) prints it from there when git
+//! asks. It never exists as a file in the sandbox, so nothing is left to
+//! remove, whether the run succeeds, fails or is dropped (a password
+//! written into a clone URL is registered as a secret too).
 //!
 //! ## Errors
 //!
@@ -129,7 +130,7 @@ impl<'a> Git<'a> {
     pub(crate) async fn exec(&self, run: GitRun<'_>, auth: Option<&GitAuth>) -> Result<RunResult> {
         match auth {
             None => self.exec_plain(run).await,
-            Some(auth) => auth::with_askpass(self, run, auth).await,
+            Some(auth) => auth::with_credential_pipe(self, run, auth).await,
         }
     }
 
@@ -143,14 +144,35 @@ impl<'a> Git<'a> {
         Err(self.exit_error(op, &result))
     }
 
+    /// Runs `argv` (which runs git) with `run`'s directory, stdin and
+    /// environment; a non-zero exit is an error.
+    pub(crate) async fn exec_plain_argv(
+        &self,
+        run: GitRun<'_>,
+        argv: Vec<String>,
+    ) -> Result<RunResult> {
+        let op = run.op;
+        let result = self.exec_argv(run, argv).await?;
+        if result.success() {
+            return Ok(result);
+        }
+        Err(self.exit_error(op, &result))
+    }
+
     /// Runs `run` and returns its result whatever its exit.
-    pub(crate) async fn exec_status(&self, run: GitRun<'_>) -> Result<RunResult> {
+    pub(crate) async fn exec_status(&self, mut run: GitRun<'_>) -> Result<RunResult> {
+        let mut argv = Vec::with_capacity(run.args.len() + 1);
+        argv.push("git".to_string());
+        argv.append(&mut run.args);
+        self.exec_argv(run, argv).await
+    }
+
+    /// Runs `argv` with `run`'s directory, stdin and environment (plus
+    /// `GIT_TERMINAL_PROMPT=0` and `LC_ALL=C`), whatever its exit.
+    async fn exec_argv(&self, run: GitRun<'_>, argv: Vec<String>) -> Result<RunResult> {
         let mut env = run.env;
         env.insert("GIT_TERMINAL_PROMPT".into(), "0".into());
         env.insert("LC_ALL".into(), "C".into());
-        let mut argv = Vec::with_capacity(run.args.len() + 1);
-        argv.push("git".to_string());
-        argv.extend(run.args);
         let options = RunOptions {
             cwd: Some(run.cwd.to_string()),
             env,

@@ -98,7 +98,8 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
         if req.method() != Method::POST {
             return Ok(boxed(refuse(None, Refusal::UnknownRoute)));
         }
-        let body = match bounded_body(req, backend_route.max_body_bytes()).await {
+        let deadline = shared.limits.body_deadline;
+        let body = match bounded_body(req, backend_route.max_body_bytes(), deadline).await {
             Ok(body) => body,
             Err(refusal) => return Ok(boxed(refuse(None, refusal))),
         };
@@ -119,7 +120,8 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
     if req.method() != Method::POST {
         return Ok(boxed(refuse(Some(route), Refusal::UnknownRoute)));
     }
-    let body = match bounded_body(req, route.max_body_bytes()).await {
+    let deadline = shared.limits.body_deadline;
+    let body = match bounded_body(req, route.max_body_bytes(), deadline).await {
         Ok(body) => body,
         Err(refusal) => return Ok(boxed(refuse(Some(route), refusal))),
     };
@@ -127,8 +129,13 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
 }
 
 /// The request's body, held to `limit` bytes (by its declared length
-/// first, then as it is read).
-async fn bounded_body(req: Request<Incoming>, limit: u64) -> Result<Bytes, Refusal> {
+/// first, then as it is read) and to `deadline` (a body that has not
+/// arrived by then is refused as malformed: it is not the route's request).
+async fn bounded_body(
+    req: Request<Incoming>,
+    limit: u64,
+    deadline: std::time::Duration,
+) -> Result<Bytes, Refusal> {
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
@@ -138,9 +145,10 @@ async fn bounded_body(req: Request<Incoming>, limit: u64) -> Result<Bytes, Refus
         return Err(Refusal::BodyTooLarge);
     }
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    match Limited::new(req.into_body(), limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Refusal::BodyTooLarge),
-        Err(_) => Err(Refusal::MalformedBody),
+    let collecting = Limited::new(req.into_body(), limit).collect();
+    match tokio::time::timeout(deadline, collecting).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Refusal::BodyTooLarge),
+        Ok(Err(_)) | Err(_) => Err(Refusal::MalformedBody),
     }
 }

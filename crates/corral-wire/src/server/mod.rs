@@ -1,13 +1,16 @@
 //! The server: one provider behind `POST /v1/<member>` routes and the
 //! `openProcess` WebSocket, with bearer-token authentication, per-route
-//! body bounds and a graceful shutdown.
+//! body bounds, bounded connections ([`ConnectionLimits`]) and a graceful
+//! shutdown.
 
 mod backend;
 mod http;
+mod limits;
 mod process;
 mod registry;
 mod unary;
 
+pub use limits::{ConnectionLimits, raise_descriptor_limit};
 pub(crate) use process::socket_config;
 pub use registry::ShutdownReport;
 
@@ -25,10 +28,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::auth::Token;
+use limits::Peers;
 use registry::Registry;
-
-/// How long a client may take to send a request's headers.
-const HEADER_READ_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What every connection of one server shares.
 pub(crate) struct Shared<P> {
@@ -42,6 +43,8 @@ pub(crate) struct Shared<P> {
     pub(crate) runs: Arc<backend::Runs>,
     /// Flips to `true` when the server shuts down; live sessions watch it.
     pub(crate) stopping: watch::Receiver<bool>,
+    /// The bounds of its connections.
+    pub(crate) limits: ConnectionLimits,
 }
 
 /// A bound server, not yet serving.
@@ -66,6 +69,7 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 backend: None,
                 runs: Arc::default(),
                 stopping,
+                limits: ConnectionLimits::default(),
             }),
             stop,
         })
@@ -82,6 +86,14 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
         self
     }
 
+    /// Holds its connections to `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: ConnectionLimits) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.limits = limits;
+        }
+        self
+    }
+
     /// The address it listens on.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
@@ -92,28 +104,45 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
     /// process), settles unsettled handoffs and open transactions, and
     /// destroys every instance it created that is not durable.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> ShutdownReport {
+        let limits = self.shared.limits;
+        let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+        let peers = Arc::new(Peers::default());
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
-            tokio::select! {
+            // A place first: at the cap, the kernel's backlog holds the rest.
+            let slot = tokio::select! {
                 () = &mut shutdown => break,
-                accepted = self.listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
-                    let shared = Arc::clone(&self.shared);
-                    connections.spawn(async move {
-                        let service = service_fn(move |req| {
-                            http::handle(Arc::clone(&shared), req)
-                        });
-                        let _ = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(HEADER_READ_BOUND)
-                            .serve_connection(TokioIo::new(stream), service)
-                            .with_upgrades()
-                            .await;
-                    });
-                }
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            }
+                slot = Arc::clone(&slots).acquire_owned() => slot,
+                Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            };
+            let Ok(slot) = slot else { break };
+            let (stream, peer) = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = self.listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) if limits::out_of_descriptors(&e) => {
+                        tokio::time::sleep(limits.accept_backoff).await;
+                        continue;
+                    }
+                    Err(_) => continue,
+                },
+            };
+            let Some(peer_slot) = peers.admit(peer.ip(), limits.max_per_peer) else {
+                drop(stream);
+                continue;
+            };
+            let shared = Arc::clone(&self.shared);
+            connections.spawn(async move {
+                let _held = (slot, peer_slot);
+                let service = service_fn(move |req| http::handle(Arc::clone(&shared), req));
+                let _ = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(limits.head_deadline)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+            });
         }
         drop(self.listener);
         // Processes first (each counted once, whatever its socket does),

@@ -5,11 +5,15 @@
 //! destination. Anything else is a host path; write `./a:/b` to force a host
 //! path that looks like a sandbox one. Reads out of a sandbox go through the
 //! backend's physically contained read where it has one, so a symlink planted
-//! by the workload cannot make corral read a host file.
+//! by the workload cannot make corral read a host file. A file larger than
+//! [`CHUNK_BYTES`] is streamed out in ranged reads of that size, so `cp`
+//! holds one chunk at a time whatever the file's size (a 1 GiB sparse file
+//! costs the host no more than a small one).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use corral_backend::contained::ContainmentReason;
 use corral_backend::{Backend, ContainedReadFailure, FileType};
 
 use crate::args::CpArgs;
@@ -18,6 +22,10 @@ use crate::error::{CliError, CliResult};
 
 /// The most `cp` moves in one go.
 pub const MAX_COPY_BYTES: u64 = 1 << 30;
+
+/// The bytes one ranged read out of a sandbox asks for: the most `cp`
+/// holds of a file being copied out.
+pub const CHUNK_BYTES: u64 = 1 << 20;
 
 /// One side of a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,9 +82,8 @@ pub async fn cp(args: CpArgs) -> CliResult {
         (Endpoint::Sandbox { id, path }, dst) => {
             let backend = backends::for_id(named, &id).await?;
             backend.connect(&id).await?;
-            let bytes = read_from_sandbox(&*backend, &id, &path).await?;
             let name = file_name(&path);
-            write_to_host(&dst, name.as_deref(), &bytes)?;
+            copy_out(&*backend, &id, &path, &dst, name.as_deref()).await?;
             Ok(0)
         }
         (src, Endpoint::Sandbox { id, path }) => {
@@ -93,22 +100,141 @@ pub async fn cp(args: CpArgs) -> CliResult {
     }
 }
 
-async fn read_from_sandbox(
+/// What the first read out of a sandbox found.
+enum Head {
+    /// The whole file (at most [`CHUNK_BYTES`], or read whole by a backend
+    /// without ranged reads).
+    Whole(Vec<u8>),
+    /// A larger regular file, at least this many bytes, to stream.
+    Larger(u64),
+}
+
+fn too_large(id: &str, path: &str) -> CliError {
+    CliError::failure(
+        "quota",
+        format!("cp: {id}:{path} is larger than {MAX_COPY_BYTES} bytes"),
+    )
+}
+
+/// The first read: through the contained read where the backend has one
+/// (which also proves the path stays inside the sandbox), one chunk at most.
+async fn read_head(backend: &dyn Backend, id: &str, path: &str) -> Result<Head, CliError> {
+    let ranged = backend.files().ranged().is_some();
+    let Some(ops) = backend.contained_read_ops() else {
+        return Ok(if ranged {
+            Head::Larger(0)
+        } else {
+            Head::Whole(backend.files().read(id, path).await?)
+        });
+    };
+    let max = if ranged { CHUNK_BYTES } else { MAX_COPY_BYTES };
+    match ops.read_contained(id, "/", path, max).await {
+        Ok(bytes) => Ok(Head::Whole(bytes)),
+        Err(ContainedReadFailure::Refused(r)) => match r.reason {
+            ContainmentReason::TooLarge { actual, .. } if ranged => Ok(Head::Larger(actual)),
+            _ => Err(CliError::failure(r.code(), format!("cp: {id}:{path}: {r}"))),
+        },
+        Err(ContainedReadFailure::Backend(b)) => Err(CliError::from(b)),
+    }
+}
+
+/// Copies sandbox file `id:path` to `dst`, streaming a large one in
+/// ranged reads of [`CHUNK_BYTES`].
+async fn copy_out(
     backend: &dyn Backend,
     id: &str,
     path: &str,
-) -> Result<Vec<u8>, CliError> {
-    match backend.contained_read_ops() {
-        Some(ops) => ops
-            .read_contained(id, "/", path, MAX_COPY_BYTES)
-            .await
-            .map_err(|e| match e {
-                ContainedReadFailure::Backend(b) => CliError::from(b),
-                ContainedReadFailure::Refused(r) => {
-                    CliError::failure(r.code(), format!("cp: {id}:{path}: {r}"))
-                }
-            }),
-        None => Ok(backend.files().read(id, path).await?),
+    dst: &Endpoint,
+    name: Option<&str>,
+) -> Result<(), CliError> {
+    let at_least = match read_head(backend, id, path).await? {
+        Head::Whole(bytes) => {
+            let mut sink = Sink::open(dst, name)?;
+            sink.write(&bytes)?;
+            return sink.finish();
+        }
+        Head::Larger(at_least) => at_least,
+    };
+    if at_least > MAX_COPY_BYTES {
+        return Err(too_large(id, path));
+    }
+    let Some(ranged) = backend.files().ranged() else {
+        return Err(CliError::failure(
+            "provider",
+            format!("cp: {id}:{path}: the backend lost its ranged read"),
+        ));
+    };
+    let mut sink = Sink::open(dst, name)?;
+    let mut offset = 0u64;
+    loop {
+        let chunk = match ranged.read_range(id, path, offset, CHUNK_BYTES).await {
+            Ok(chunk) => chunk,
+            Err(e) => return Err(sink.abandon(CliError::from(e))),
+        };
+        offset += chunk.len() as u64;
+        if offset > MAX_COPY_BYTES {
+            return Err(sink.abandon(too_large(id, path)));
+        }
+        if let Err(e) = sink.write(&chunk) {
+            return Err(sink.abandon(e));
+        }
+        if (chunk.len() as u64) < CHUNK_BYTES {
+            return sink.finish();
+        }
+    }
+}
+
+/// Where a copy out of a sandbox goes.
+enum Sink {
+    /// Standard output.
+    Stdout(std::io::StdoutLock<'static>),
+    /// A host file, created (or truncated) for the copy.
+    File(std::fs::File, PathBuf),
+}
+
+impl Sink {
+    /// Opens `dst` (a host directory gets the file `name` in it).
+    fn open(dst: &Endpoint, name: Option<&str>) -> Result<Sink, CliError> {
+        match dst {
+            Endpoint::Stdio => Ok(Sink::Stdout(std::io::stdout().lock())),
+            Endpoint::Host(p) => {
+                let target = match name {
+                    Some(n) if p.is_dir() => p.join(n),
+                    _ => p.clone(),
+                };
+                let file =
+                    std::fs::File::create(&target).map_err(|e| host_error("cp", &target, &e))?;
+                Ok(Sink::File(file, target))
+            }
+            Endpoint::Sandbox { .. } => Err(CliError::usage("cp: unexpected sandbox destination")),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), CliError> {
+        match self {
+            Sink::Stdout(out) => out
+                .write_all(bytes)
+                .map_err(|e| CliError::failure("io", format!("cp: writing stdout: {e}"))),
+            Sink::File(f, p) => f.write_all(bytes).map_err(|e| host_error("cp", p, &e)),
+        }
+    }
+
+    fn finish(self) -> Result<(), CliError> {
+        match self {
+            Sink::Stdout(mut out) => out
+                .flush()
+                .map_err(|e| CliError::failure("io", format!("cp: writing stdout: {e}"))),
+            Sink::File(f, p) => f.sync_all().map_err(|e| host_error("cp", &p, &e)),
+        }
+    }
+
+    /// Gives up on the copy: a host file half written is removed.
+    fn abandon(self, why: CliError) -> CliError {
+        if let Sink::File(f, p) = self {
+            drop(f);
+            let _ = std::fs::remove_file(p);
+        }
+        why
     }
 }
 
@@ -191,29 +317,6 @@ async fn sandbox_target(
         None => Err(CliError::usage(format!(
             "cp: {id}:{path} is a directory; name the destination file"
         ))),
-    }
-}
-
-fn write_to_host(dst: &Endpoint, name: Option<&str>, bytes: &[u8]) -> Result<(), CliError> {
-    match dst {
-        Endpoint::Stdio => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| CliError::failure("io", format!("cp: writing stdout: {e}")))
-        }
-        Endpoint::Host(p) => {
-            let target = if p.is_dir() {
-                match name {
-                    Some(n) => p.join(n),
-                    None => p.clone(),
-                }
-            } else {
-                p.clone()
-            };
-            std::fs::write(&target, bytes).map_err(|e| host_error("cp", &target, &e))
-        }
-        Endpoint::Sandbox { .. } => Err(CliError::usage("cp: unexpected sandbox destination")),
     }
 }
 

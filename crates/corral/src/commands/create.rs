@@ -18,6 +18,7 @@ pub async fn create(args: CreateArgs) -> CliResult {
     let info = backend
         .create(CreateRequest {
             labels,
+            image: args.image.clone(),
             env,
             key: args.key,
             ..CreateRequest::default()

@@ -1,6 +1,7 @@
 //! `corral image import|ls|rm`: the linux backend's image store.
 //!
-//! The store lives in the state directory's `images/` (`$CORRAL_STATE_DIR/images`
+//! The store is the one the linux backend creates sandboxes from: the
+//! state directory's `linux/images/` (`$CORRAL_STATE_DIR/linux/images`
 //! when that is set).
 
 use std::path::PathBuf;
@@ -31,7 +32,9 @@ pub enum ImageCommand {
         json: bool,
     },
     /// Remove a stored image (`NAME`, `NAME@sha256:…` or `sha256:…`) and the
-    /// layers no other image uses.
+    /// layers no other image uses. Removing one of several names of an
+    /// image removes only that name; an image a live sandbox runs on is
+    /// refused (`conflict`, naming the sandboxes).
     Rm {
         /// The image reference.
         reference: String,
@@ -69,9 +72,10 @@ fn run(cmd: ImageCommand) -> CliResult {
     Ok(0)
 }
 
-/// The store directory: the local backend's state directory, `images/`.
+/// The store directory: the linux backend's, under the state directory
+/// every backend of the CLI shares (`<state>/linux/images`).
 pub fn store_dir() -> PathBuf {
-    corral_backend_local::LocalBackend::default_state_dir().join("images")
+    corral_backend_linux::images::store_dir(&corral_backend_local::LocalBackend::default_state_dir())
 }
 
 /// Maps a store error onto the CLI's `[code] message` (bad input exits 2).

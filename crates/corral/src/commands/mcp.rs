@@ -31,6 +31,8 @@ use crate::args::McpArgs;
 use crate::backends;
 use crate::error::{CliError, CliResult};
 
+mod lines;
+
 /// The label value marking sandboxes of MCP sessions (`corral=mcp`).
 const LABEL_VALUE: &str = "mcp";
 
@@ -56,10 +58,20 @@ pub async fn mcp(args: McpArgs) -> CliResult {
     }
 }
 
-/// Serves one session until it ends or a termination signal arrives.
+/// Serves one session on stdio, framed by [`lines`] (a line that is not a
+/// JSON-RPC message gets its error reply); every reply reaches stdout
+/// before this returns.
 async fn serve(server: McpServer) -> Result<(), CliError> {
+    let (framed, stdout) = lines::stdio();
+    let served = serve_on(server, framed).await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdout).await;
+    served
+}
+
+/// Serves one session until it ends or a termination signal arrives.
+async fn serve_on(server: McpServer, transport: lines::Framed) -> Result<(), CliError> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| CliError::failure("io", format!("the MCP session did not start: {e}")))?;
     let stop = running.cancellation_token();

@@ -18,6 +18,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let info = backend
         .create(CreateRequest {
             labels,
+            image: args.image.clone(),
             ..CreateRequest::default()
         })
         .await?;

@@ -10,21 +10,50 @@
 //!
 //! Beside the contract provider it serves the backend's own primitives
 //! (the same backend the adapter holds), under the same token.
+//!
+//! Without a token a client still costs it something, so its connections
+//! are bounded ([`ConnectionLimits`]: `--max-connections`,
+//! `--max-per-peer`, `--head-deadline`), and it raises its soft
+//! `RLIMIT_NOFILE` to the hard limit at start so that the cap, not the
+//! descriptor limit, is what a flood meets.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use corral_backend::Backend;
 use corral_contract::SandboxError;
 use corral_runtime::adapter::ContractAdapter;
-use corral_wire::{ShutdownReport, Token, WireServer};
+use corral_wire::{ConnectionLimits, ShutdownReport, Token, WireServer};
 
+use crate::args::ServeArgs;
 use crate::backends::{self, Enveloped};
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
+/// The connection bounds `args` ask for (the defaults but for the flags).
+fn limits(args: &ServeArgs) -> Result<ConnectionLimits, CliError> {
+    if args.max_connections == 0 || args.max_per_peer == 0 || args.head_deadline == 0 {
+        return Err(CliError::usage(
+            "--max-connections, --max-per-peer and --head-deadline must be at least 1",
+        ));
+    }
+    Ok(ConnectionLimits {
+        max_connections: args.max_connections,
+        max_per_peer: args.max_per_peer,
+        head_deadline: Duration::from_secs(args.head_deadline),
+        ..ConnectionLimits::default()
+    })
+}
+
 /// Runs `corral serve`.
-pub async fn serve(backend: String, listen: String, token_file: PathBuf) -> CliResult {
+pub async fn serve(args: ServeArgs) -> CliResult {
+    let limits = limits(&args)?;
+    let ServeArgs {
+        backend,
+        listen,
+        token_file,
+        ..
+    } = args;
     let token = Token::from_file(&token_file).map_err(|e| CliError::usage(e.to_string()))?;
     let addr: SocketAddr = listen.parse().map_err(|_| {
         CliError::usage(format!(
@@ -32,10 +61,19 @@ pub async fn serve(backend: String, listen: String, token_file: PathBuf) -> CliR
         ))
     })?;
     match backend.as_str() {
-        "memory" => host("memory", backends::open_memory(), addr, token).await,
-        "local" => host("local", backends::open_local()?, addr, token).await,
-        "linux" => host("linux", backends::open_linux()?, addr, token).await,
-        "docker" => host("docker", backends::open_docker().await?, addr, token).await,
+        "memory" => host("memory", backends::open_memory(), addr, token, limits).await,
+        "local" => host("local", backends::open_local()?, addr, token, limits).await,
+        "linux" => host("linux", backends::open_linux()?, addr, token, limits).await,
+        "docker" => {
+            host(
+                "docker",
+                backends::open_docker().await?,
+                addr,
+                token,
+                limits,
+            )
+            .await
+        }
         other => Err(CliError::usage(format!(
             "unknown backend {other:?}; corral serve hosts: {}",
             backends::KNOWN.join(", ")
@@ -51,7 +89,9 @@ async fn host<B: Enveloped + 'static>(
     backend: B,
     addr: SocketAddr,
     token: Token,
+    limits: ConnectionLimits,
 ) -> CliResult {
+    corral_wire::server::raise_descriptor_limit();
     let backend = Arc::new(backend);
     let envelope = backend.envelope();
     let provider =
@@ -64,7 +104,8 @@ async fn host<B: Enveloped + 'static>(
     let server = WireServer::bind(addr, provider, token)
         .await
         .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
-        .serving_backend(backend as Arc<dyn Backend>);
+        .serving_backend(backend as Arc<dyn Backend>)
+        .with_limits(limits);
     let bound = server
         .local_addr()
         .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;

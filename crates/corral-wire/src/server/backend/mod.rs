@@ -1,8 +1,9 @@
 //! The backend routes: decode the request, call the served backend,
 //! encode the result (or its [`BackendError`], HTTP 422). `exec` streams
-//! (see [`exec`]).
+//! (see [`exec`]); `read` is bounded (see [`read`]).
 
 mod exec;
+mod read;
 
 pub(crate) use exec::Runs;
 
@@ -97,7 +98,7 @@ async fn dispatch(
         }
         BackendRoute::Read => {
             let p: PathBody = decode(body)?;
-            bytes(b.files().read(&p.id, &p.path).await)
+            bytes(read::bounded(b, &p.id, &p.path).await)
         }
         BackendRoute::Write => {
             let w: WriteBody = decode(body)?;
