@@ -174,6 +174,11 @@ impl LinuxBackend {
         state
             .pool
             .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
+        state.pool.set_user_namespace(
+            layers
+                .on(crate::layers::Layer::UserNamespace)
+                .then(|| crate::userns::ranges::dir(state.dir())),
+        );
         let state = Arc::new(state);
         let backend = LinuxBackend {
             files: Arc::new(LinuxFiles {

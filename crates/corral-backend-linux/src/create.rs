@@ -181,7 +181,7 @@ fn allocate(
     if let Some(restore) = restore {
         crate::snapshot::apply(restore, &state.root_dir(id))?;
     }
-    bind_image(state, id, &host_dirs)?;
+    bind_image(state, id, started, &image.root, &host_dirs)?;
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
@@ -243,7 +243,13 @@ fn allocate(
 /// root of sandbox `id` in the host's mount namespace, where the file
 /// primitives see them too; with the curated `/etc` layer on (always, but
 /// when measuring), `/etc` is made for the sandbox instead of bound.
-fn bind_image(state: &State, id: &str, host_dirs: &[HostDir]) -> Result<()> {
+fn bind_image(
+    state: &State,
+    id: &str,
+    started: &mut spawn::Started,
+    image_root: &ImageRoot,
+    host_dirs: &[HostDir],
+) -> Result<()> {
     let root = state.root_dir(id);
     let curated = state.layers.on(crate::layers::Layer::CuratedEtc) && !host_dirs.is_empty();
     let bound: Vec<HostDir> = host_dirs
@@ -254,6 +260,19 @@ fn bind_image(state: &State, id: &str, host_dirs: &[HostDir]) -> Result<()> {
     let unavailable = |e: &dyn std::fmt::Display| {
         BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
     };
+    if state.layers.on(crate::layers::Layer::UserNamespace) {
+        // The curated /etc first: the range then takes the root (its own
+        // mounts left as they are), and the binds are made idmapped.
+        if curated {
+            crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+        }
+        let layers = match image_root {
+            ImageRoot::Layers(layers) => layers.as_slice(),
+            ImageRoot::Host(_) => &[],
+        };
+        crate::userns::sandbox::prepare(id, started, &root, layers, &bound)?;
+        return Ok(());
+    }
     rootfs::bind_host_dirs(&root, &bound)
         .map_err(|e| unavailable(&format_args!("{}: {}", e.step, e.error)))?;
     if curated {

@@ -100,6 +100,17 @@ impl Target {
         Ok(Some((fd, name.as_str())))
     }
 
+    /// Who owns what the host creates here: the owner of the sandbox's
+    /// root (its id range's root with a user namespace), so root inside
+    /// may change it.
+    fn owner(&self) -> Result<(rustix::fs::Uid, rustix::fs::Gid)> {
+        let st = rustix::fs::fstat(&self.root).map_err(|e| fs_error("stat", "/", e))?;
+        Ok((
+            rustix::fs::Uid::from_raw(st.st_uid),
+            rustix::fs::Gid::from_raw(st.st_gid),
+        ))
+    }
+
     fn lstat(&self) -> Result<Stat> {
         match self.parent()? {
             None => rustix::fs::fstat(&self.root).map_err(|e| fs_error("stat", "/", e)),
@@ -192,6 +203,9 @@ fn write(state: &State, id: &str, p: &str, bytes: &[u8], mode: Option<u32>) -> R
         let mut f = std::fs::File::from(fd);
         f.write_all(bytes)
             .map_err(|e| BackendError::from_io(format!("writing {}", t.shown), &e))?;
+        // Before the mode: a change of owner clears set-id bits.
+        let (uid, gid) = t.owner()?;
+        rustix::fs::fchown(&f, Some(uid), Some(gid)).map_err(|e| fs_error("chown", &t.shown, e))?;
         rustix::fs::fchmod(&f, Mode::from_raw_mode(mode.unwrap_or(0o644) & 0o7777))
             .map_err(|e| fs_error("chmod", &t.shown, e))?;
         rustix::fs::renameat(&dir, tmp.as_str(), &dir, name)
@@ -269,7 +283,11 @@ fn mkdir(state: &State, id: &str, p: &str, parents: bool) -> Result<()> {
             continue;
         };
         match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
-            Ok(()) => {}
+            Ok(()) => {
+                let (uid, gid) = t.owner()?;
+                rustix::fs::chownat(&dir, name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| fs_error("chown", &step.shown, e))?;
+            }
             Err(Errno::EXIST) if parents => {
                 let st = step.lstat()?;
                 if file_type_of(st.st_mode) != FileType::Directory {

@@ -309,6 +309,8 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     }
     crate::disk::image::sweep(&crate::disk::templates_dir(state));
     report.key_claims = stale_key_claims(state);
+    // Id ranges whose sandbox ended (their lock is free).
+    crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
     report.snapshot_temporaries = stale_snapshot_temporaries(state);
     // Without `nft` no table was ever made: nothing to sweep.
     report.tables = crate::network::sweep_tables().unwrap_or_default();

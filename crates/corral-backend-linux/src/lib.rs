@@ -51,6 +51,7 @@ mod state;
 mod terminal;
 pub mod testhost;
 mod usage;
+pub mod userns;
 
 pub use backend::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, LinuxBackend, parse_default_timeout};
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};

@@ -7,7 +7,9 @@
 //! process: closing the connection kills that process's group.
 //!
 //! Startup (over the startup socketpair, before the control socket is
-//! served): the host sends [`Go`] — the whole configuration, never on the
+//! served): the host sends [`Prepare`] at once, and with a user namespace
+//! asked for the init answers [`Startup::Unshared`] once it made it (the
+//! host then writes its id maps); the host sends [`Go`] — the whole configuration, never on the
 //! command line, where `/proc/1/cmdline` would show host paths inside the
 //! sandbox, with the listening control socket attached — once the init is
 //! in the sandbox's cgroup (an init may wait for it in a pool, made ahead
@@ -57,8 +59,23 @@ pub struct HostDir {
     pub symlink: Option<String>,
 }
 
+/// The host's first startup message, sent as soon as the init is started
+/// (it may then wait in the pool): which namespaces to make ahead of the
+/// go-ahead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prepare {
+    /// Make a user namespace first, owning every other one, as this host
+    /// id (uid and gid: the first of the sandbox's range); the init then
+    /// answers [`Startup::Unshared`] and the host writes its id maps. The
+    /// frame then carries the locked claim of the range, which the outer
+    /// init keeps open for the sandbox's life.
+    pub user_namespace: Option<u32>,
+}
+
 /// The host's go-ahead, sent once the init is in the sandbox's cgroup. The
-/// frame carries one descriptor: the listening control socket.
+/// frame carries the listening control socket and, with a user namespace,
+/// the sandbox's root directory (which the init, no longer privileged on
+/// the host, could not reach through the state directory).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Go {
     /// How to build the sandbox.
@@ -77,6 +94,9 @@ pub struct Commit {}
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Startup {
+    /// The init made its user namespace (after [`Prepare`] asked for one):
+    /// the host may write its id maps.
+    Unshared {},
     /// PID 1 serves the control socket; `pid` is its pid on the host.
     Ready {
         /// Host pid of the sandbox's PID 1.

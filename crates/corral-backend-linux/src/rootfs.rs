@@ -105,43 +105,96 @@ fn step_io<T>(what: impl Into<String>, r: io::Result<T>) -> Result<T, StepError>
 /// the image into `root`, builds `/dev`, and pivots into `root`, detaching
 /// the host's tree. Afterwards the process's `/` is the sandbox root.
 pub fn enter(root: &Path, host_dirs: &[HostDir]) -> Result<(), StepError> {
+    make_private()?;
+    step(
+        "binding the root onto itself",
+        mount_bind_recursive(root, root),
+    )?;
+    step("entering the root", rustix::process::chdir(root))?;
+    pivot(host_dirs)
+}
+
+/// [`enter`], for an init whose working directory is already `root` (one
+/// in a user namespace, which may not search the state directory on the
+/// way to `root`): only the last component of `root` is looked up again,
+/// from its parent, to step onto the bind of the root made here.
+pub fn enter_cwd(root: &Path, host_dirs: &[HostDir]) -> Result<(), StepError> {
+    let Some(name) = root.file_name() else {
+        return step_io(
+            "entering the root",
+            Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the root has no name",
+            )),
+        );
+    };
+    make_private()?;
+    step(
+        "binding the root onto itself",
+        mount_bind_recursive(".", "."),
+    )?;
+    step(
+        "entering the root",
+        rustix::process::chdir(Path::new("..").join(name)),
+    )?;
+    // The kernel lets a user namespace mount a new `/proc` only where a
+    // fully visible one is already mounted: the host's stands in until
+    // PID 1 replaces it ([`mount_proc`]).
+    step(
+        "binding the host's /proc until PID 1 mounts its own",
+        mount_bind_recursive("/proc", "proc"),
+    )?;
+    pivot(host_dirs)
+}
+
+fn make_private() -> Result<(), StepError> {
     step(
         "making mounts private",
         mount_change(
             "/",
             MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
         ),
-    )?;
-    step(
-        "binding the root onto itself",
-        mount_bind_recursive(root, root),
-    )?;
+    )
+}
+
+/// With the bind of the root as the working directory: binds the image
+/// into it, builds `/dev`, and pivots into it.
+fn pivot(host_dirs: &[HostDir]) -> Result<(), StepError> {
+    let here = Path::new(".");
     for d in host_dirs {
         if d.symlink.is_some() {
             continue;
         }
-        let target = root.join(d.path.trim_start_matches('/'));
-        step(
-            format!("binding {}", d.path),
-            mount_bind(d.path.as_str(), &target),
-        )?;
-        step(
-            format!("making {} read-only", d.path),
-            mount_remount(
-                &target,
-                MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
-                "",
-            ),
-        )?;
+        let target = Path::new(d.path.trim_start_matches('/'));
+        bind_host_dir(here, &d.path, target)?;
     }
-    make_dev(&root.join("dev"))?;
-    step("entering the root", rustix::process::chdir(root))?;
+    make_dev(Path::new("dev"))?;
     step("pivot_root", rustix::process::pivot_root(".", "."))?;
     step(
         "detaching the host's root",
         unmount(".", UnmountFlags::DETACH),
     )?;
     step("entering /", rustix::process::chdir("/"))?;
+    Ok(())
+}
+
+/// Binds host directory `path` read-only onto `target` in `root`, unless
+/// the host already bound it there (with a user namespace the host makes
+/// these binds, idmapped where it can: [`crate::userns::idmap`]).
+fn bind_host_dir(root: &Path, path: &str, target: &Path) -> Result<(), StepError> {
+    let dev = |p: &Path| rustix::fs::stat(p).map(|st| st.st_dev);
+    if step(format!("inspecting {path}"), dev(target))? != step("inspecting the root", dev(root))? {
+        return Ok(());
+    }
+    step(format!("binding {path}"), mount_bind(path, target))?;
+    step(
+        format!("making {path} read-only"),
+        mount_remount(
+            target,
+            MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+            "",
+        ),
+    )?;
     Ok(())
 }
 
@@ -234,16 +287,17 @@ pub const MASKED: &[&str] = &[
 /// PID 1 side: mounts `/proc` for the new pid namespace, with the kernel's
 /// tunables read-only and the paths of [`MASKED`] masked.
 pub fn mount_proc() -> Result<(), StepError> {
-    step(
-        "mounting /proc",
-        mount(
-            "proc",
-            "/proc",
-            "proc",
-            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
-            None,
-        ),
-    )?;
+    let dev = |p: &str| {
+        step(
+            format!("inspecting {p}"),
+            rustix::fs::stat(p).map(|st| st.st_dev),
+        )
+    };
+    if dev("/proc")? == dev("/")? {
+        step("mounting /proc", mount_new_proc("/proc"))?;
+    } else {
+        replace_host_proc()?;
+    }
     for name in PROC_READ_ONLY {
         let p = Path::new("/proc").join(name);
         if !p.exists() {
@@ -263,6 +317,35 @@ pub fn mount_proc() -> Result<(), StepError> {
         mask(Path::new(path))?;
     }
     Ok(())
+}
+
+fn mount_new_proc(at: &str) -> rustix::io::Result<()> {
+    mount(
+        "proc",
+        at,
+        "proc",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        None,
+    )
+}
+
+/// In a user namespace, where the host's `/proc` stands in at `/proc`
+/// ([`enter_cwd`]): mounts the new one beside it, detaches the host's and
+/// moves the new one in its place, so nothing of the host's is left
+/// beneath.
+fn replace_host_proc() -> Result<(), StepError> {
+    const BESIDE: &str = "/dev/.proc";
+    step_io("creating /dev/.proc", std::fs::create_dir(BESIDE))?;
+    step("mounting /proc", mount_new_proc(BESIDE))?;
+    step(
+        "detaching the host's /proc",
+        unmount("/proc", UnmountFlags::DETACH),
+    )?;
+    step(
+        "moving /proc in place",
+        rustix::mount::mount_move(BESIDE, "/proc"),
+    )?;
+    step_io("removing /dev/.proc", std::fs::remove_dir(BESIDE))
 }
 
 /// Masks `path` when it exists: a directory behind an empty read-only

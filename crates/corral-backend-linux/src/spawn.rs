@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::protocol::{self, Commit, Go, InitConfig, Startup};
+use crate::protocol::{self, Commit, Go, InitConfig, Prepare, Startup};
+use crate::userns::{IdRange, RangeClaim};
 
 /// How long the host waits for the init to report ready.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -59,6 +60,12 @@ pub struct Started {
     /// The outer init process (a child of this process).
     pub child: Child,
     startup: UnixStream,
+    /// The sandbox's id range, when the init makes a user namespace.
+    pub range: Option<IdRange>,
+    /// The sandbox's root directory, sent with the go-ahead when the init
+    /// has a user namespace (it cannot reach the root through the state
+    /// directory).
+    root: Option<std::fs::File>,
 }
 
 impl Started {
@@ -69,7 +76,9 @@ impl Started {
 
     /// Stops the init: closes its startup socket, kills it and reaps it.
     pub fn stop(self) {
-        let Started { mut child, startup } = self;
+        let Started {
+            mut child, startup, ..
+        } = self;
         drop(startup);
         let _ = child.kill();
         let _ = child.wait();
@@ -86,7 +95,11 @@ impl Started {
 /// row) the init runs from the [`sealed`] copy of `binary` and closes every
 /// inherited descriptor above stderr; without it, it runs from `binary`
 /// itself and is told ([`crate::init::KEEP_INHERITED_ENV`]) to close nothing.
-pub fn start(binary: &Path, hygiene: bool) -> io::Result<Started> {
+///
+/// The [`Prepare`] message is sent at once: with a range `claim`, the init
+/// takes the range's first host id and makes its user namespace first
+/// ([`map_user_namespace`]); the claim's lock goes with it.
+pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Result<Started> {
     let (ours, theirs) = UnixStream::pair()?;
     // Held until the spawn returns, so the copy stays open across `execve`.
     let copy = if hygiene {
@@ -110,10 +123,50 @@ pub fn start(binary: &Path, hygiene: bool) -> io::Result<Started> {
         .spawn()?;
     drop(copy);
     oom::protect_init(child.id());
-    Ok(Started {
+    let started = Started {
         child,
         startup: ours,
-    })
+        range: claim.as_ref().map(|c| c.range),
+        root: None,
+    };
+    let prepare = Prepare {
+        user_namespace: claim.as_ref().map(|c| c.range.start()),
+    };
+    let lock: Vec<_> = claim.iter().map(|c| c.lock.as_fd()).collect();
+    if let Err(e) = protocol::send_with_fds(started.startup.as_fd(), &prepare, &lock) {
+        started.stop();
+        return Err(e);
+    }
+    Ok(started)
+}
+
+/// With a user namespace: waits until the init made it and writes its id
+/// maps (sandbox root is `range`'s first host id). Returns the namespace,
+/// for idmapped mounts.
+pub fn map_user_namespace(started: &mut Started, range: IdRange) -> io::Result<std::fs::File> {
+    started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
+    match protocol::read_frame::<Startup>(&mut started.startup)? {
+        Some(Startup::Unshared {}) => {}
+        Some(Startup::Failed { step, error }) => {
+            return Err(io::Error::other(format!(
+                "corral-init failed at {step}: {error}"
+            )));
+        }
+        Some(_) | None => {
+            return Err(io::Error::other(
+                "corral-init did not make its user namespace",
+            ));
+        }
+    }
+    let pid = started.child.id();
+    crate::userns::map::write(pid, range)?;
+    std::fs::File::open(format!("/proc/{pid}/ns/user"))
+}
+
+/// With a user namespace: keeps `root`, the sandbox's root directory (as
+/// finally mounted), to send with the go-ahead.
+pub fn give_root(started: &mut Started, root: std::fs::File) {
+    started.root = Some(root);
 }
 
 /// Sends the go-ahead (the configuration, the seccomp program and the
@@ -129,10 +182,15 @@ pub fn go(
         config: cfg.clone(),
         seccomp: seccomp.to_vec(),
     };
-    protocol::send_with_fds(started.startup.as_fd(), &go, &[listener.as_fd()])?;
+    let mut fds = vec![listener.as_fd()];
+    fds.extend(started.root.as_ref().map(|f| f.as_fd()));
+    protocol::send_with_fds(started.startup.as_fd(), &go, &fds)?;
     let reply: Option<Startup> = protocol::read_frame(&mut started.startup)?;
     match reply {
         Some(Startup::Ready { pid }) => Ok(pid),
+        Some(Startup::Unshared {}) => Err(io::Error::other(
+            "corral-init answered the go-ahead out of order",
+        )),
         Some(Startup::Failed { step, error }) => Err(io::Error::other(format!(
             "corral-init failed at {step}: {error}"
         ))),
@@ -153,7 +211,9 @@ pub fn commit(started: &mut Started) -> io::Result<()> {
 /// then: a sandbox bound to its creator ends when it closes, which is when
 /// this process ends.
 pub fn reap_in_background(started: Started) {
-    let Started { mut child, startup } = started;
+    let Started {
+        mut child, startup, ..
+    } = started;
     let _ = std::thread::Builder::new()
         .name("corral-init-reaper".into())
         .spawn(move || {

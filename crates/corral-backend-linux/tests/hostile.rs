@@ -35,6 +35,10 @@ mod fds;
 mod host;
 #[path = "hostile/lifetime.rs"]
 mod lifetime;
+#[path = "hostile/rootless.rs"]
+mod rootless;
+#[path = "hostile/userns.rs"]
+mod userns;
 
 /// A backend on a private state directory and a neighbour sandbox; every
 /// sandbox of the directory is destroyed when it drops.

@@ -20,3 +20,5 @@ mod host;
 mod lifetime;
 #[path = "hostile/network.rs"]
 mod network;
+#[path = "hostile/userns.rs"]
+mod userns;

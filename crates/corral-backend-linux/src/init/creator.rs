@@ -6,11 +6,12 @@
 //! it every process of the sandbox's pid namespace (a `setsid`'d workload
 //! too).
 //!
-//! No host process is left then to remove what the sandbox holds on disk,
-//! so the outer init does it itself: it kept a descriptor of the host's
-//! mount namespace from before it made its own ([`HostMounts`]), returns to
-//! it once PID 1 is gone, and removes the record, the tmpfs and the
-//! sandbox directory. The cgroup (the outer init is still in it) and any
+//! No host process is left then to remove what the sandbox holds on disk.
+//! Without a user namespace the outer init does it itself: it kept a
+//! descriptor of the host's mount namespace from before it made its own
+//! ([`HostMounts`]), returns to it once PID 1 is gone, and removes the
+//! record, the mounts and the sandbox directory. With one, the outer init
+//! is no longer host root, and its warden (`super::warden`) does it. The cgroup (the outer init is still in it) and any
 //! firewall table are left for `gc`, which finds them by name.
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -90,19 +91,12 @@ impl HostMounts {
     /// it is no longer listed), then the tmpfs, then the directory. Best
     /// effort: whatever fails is `gc`'s.
     pub fn reclaim(self, root: &Path) {
-        let Some(dir) = root.parent().and_then(Path::parent) else {
-            return;
-        };
         let entered = rustix::thread::move_into_link_name_space(
             self.0.as_fd(),
             Some(rustix::thread::LinkNameSpaceType::Mount),
         );
-        if entered.is_err() {
-            return;
-        }
-        let _ = std::fs::remove_file(dir.join("meta.json"));
-        if crate::rootfs::unmount_all(&dir.join("fs")).is_ok() {
-            let _ = std::fs::remove_dir_all(dir);
+        if entered.is_ok() {
+            super::warden::remove_host_side(root);
         }
     }
 }

@@ -1,8 +1,11 @@
 //! `corral-init`: the sandbox's init, in two stages.
 //!
 //! The **outer** stage is the process the host starts (fork+exec of this
-//! small binary), often ahead of demand (`crate::spawn::pool`). It makes
-//! its new network (with loopback up), uts and ipc namespaces at once,
+//! small binary), often ahead of demand (`crate::spawn::pool`). On the
+//! host's [`Prepare`] it drops host root for its sandbox's id range and
+//! makes a user namespace first ([`crate::userns`]; the host then writes
+//! its maps), and with it, owned by it, its new network (with loopback
+//! up), uts and ipc namespaces at once,
 //! then waits for the host's [`Go`] — sent once it sits in the sandbox's
 //! cgroup, so every descendant is contained — then `unshare`s new mount
 //! and cgroup namespaces, builds the root and pivots into it
@@ -26,6 +29,7 @@ mod creator;
 mod limits;
 mod serve;
 mod sys;
+mod warden;
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
@@ -33,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::thread::UnshareFlags;
 
-use crate::protocol::{self, Commit, Go, InitConfig, Startup};
+use crate::protocol::{self, Commit, Go, InitConfig, Prepare, Startup};
 use sys::Forked;
 
 /// The descriptor number the startup socket arrives on in corral-init:
@@ -120,8 +124,21 @@ fn receive<T: for<'de> serde::Deserialize<'de>>(
 /// sandbox's root, which the host mounts later), and so does the cgroup
 /// one (it must start at the sandbox's cgroup, which the host moves this
 /// process into after starting it).
-fn unshare_early() -> Result<(), (&'static str, std::io::Error)> {
-    let flags = UnshareFlags::NEWUTS | UnshareFlags::NEWIPC | UnshareFlags::NEWNET;
+///
+/// With a user namespace it is made first, in the same call, so that it
+/// owns every other namespace: root inside has capabilities over them and
+/// none over the host's.
+///
+/// Before that the init drops host root for `user_namespace`, the first
+/// host id of its range: the namespace is then owned by that id, and
+/// whatever the kernel counts per user (inotify instances, processes,
+/// user namespaces) is counted against it, never against host root.
+fn unshare_early(user_namespace: Option<u32>) -> Result<(), (&'static str, std::io::Error)> {
+    let mut flags = UnshareFlags::NEWUTS | UnshareFlags::NEWIPC | UnshareFlags::NEWNET;
+    if let Some(host_id) = user_namespace {
+        crate::userns::drop_host_root(host_id).map_err(|e| ("dropping host root", e))?;
+        flags |= UnshareFlags::NEWUSER;
+    }
     // SAFETY: corral-init is single-threaded, so unsharing namespaces
     // affects no other thread's view.
     unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| ("unshare", e.into()))?;
@@ -132,14 +149,42 @@ fn outer(startup: OwnedFd) -> i32 {
     if let Err(e) = limits::apply() {
         return fail(&startup, "setrlimit(RLIMIT_NOFILE)", e);
     }
-    let early = unshare_early();
-    let (go, listener) = match receive::<Go>(&startup) {
+    // With a user namespace, the locked claim of its id range: kept open
+    // by this outer stage, out of the sandbox's reach, while it lives.
+    let (user_namespace, range_lock) = match receive::<Prepare>(&startup) {
+        Ok(Some((prepare, fds))) => (prepare.user_namespace, fds),
+        Ok(None) => return 1,
+        Err(e) => return fail(&startup, "reading the preparation", e),
+    };
+    // With a user namespace this stage gives up host root below; the
+    // warden keeps it, for a sandbox whose creator goes away.
+    let warden = match user_namespace.map(|_| warden::Warden::start()) {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => return fail(&startup, "starting the warden", e),
+    };
+    let early = unshare_early(user_namespace);
+    if user_namespace.is_some() {
+        // The host writes the id maps on this answer.
+        match &early {
+            Ok(()) => {
+                if send(&startup, &Startup::Unshared {}).is_err() {
+                    return 1;
+                }
+            }
+            Err((step, e)) => return fail(&startup, step, e),
+        }
+    }
+    let (go, listener, root_dir) = match receive::<Go>(&startup) {
         // The host closed the socket: it no longer needs this init.
         Ok(None) => return 1,
-        Ok(Some((go, mut fds))) if fds.len() == 1 => match fds.pop() {
-            Some(listener) => (go, listener),
-            None => return 1,
-        },
+        Ok(Some((go, fds))) if fds.len() == 1 + usize::from(user_namespace.is_some()) => {
+            let mut fds = fds.into_iter();
+            match (fds.next(), fds.next()) {
+                (Some(listener), root_dir) => (go, listener, root_dir),
+                (None, _) => return 1,
+            }
+        }
         Ok(Some((_, fds))) => {
             let e = format!("{} descriptors instead of the control socket", fds.len());
             return fail(&startup, "reading the go-ahead", e);
@@ -150,16 +195,14 @@ fn outer(startup: OwnedFd) -> i32 {
     if let Err((step, e)) = early {
         return fail(&startup, step, e);
     }
-    let host_mounts = cfg
-        .bound_to_creator
+    // Who removes the host side of a sandbox whose creator is gone: the
+    // warden with a user namespace, else this stage from the host's mount
+    // namespace.
+    let warden = warden.and_then(|w| w.arm(cfg.bound_to_creator.then(|| Path::new(&cfg.root))));
+    let host_mounts = (warden.is_none() && cfg.bound_to_creator)
         .then(creator::HostMounts::open)
         .flatten();
-    let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
-    // SAFETY: single-threaded, as above.
-    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(flags) } {
-        return fail(&startup, "unshare", e);
-    }
-    if let Err(e) = crate::rootfs::enter(Path::new(&cfg.root), &cfg.host_dirs) {
+    if let Err(e) = enter_root(cfg, root_dir) {
         return fail(&startup, &e.step, e.error);
     }
     if let Err(e) = rustix::system::sethostname(cfg.hostname.as_bytes()) {
@@ -176,9 +219,12 @@ fn outer(startup: OwnedFd) -> i32 {
     let child = match sys::fork() {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
+            drop(range_lock);
             drop(ready_r);
-            // The host's mount namespace is the outer stage's alone.
+            // The host's mount namespace and the warden are the outer
+            // stage's alone.
             drop(host_mounts);
+            drop(warden);
             let deadline = cfg
                 .lifetime_ms
                 .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
@@ -201,7 +247,9 @@ fn outer(startup: OwnedFd) -> i32 {
     {
         drop(startup);
         let code = wait_for(child);
-        if let Some(host) = host_mounts {
+        if let Some(warden) = warden {
+            warden.reclaim();
+        } else if let Some(host) = host_mounts {
             host.reclaim(Path::new(&cfg.root));
         }
         return code;
@@ -211,6 +259,32 @@ fn outer(startup: OwnedFd) -> i32 {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
     wait_for(child)
+}
+
+/// After the go-ahead: new mount and cgroup namespaces, and the sandbox's
+/// root entered. With a user namespace (`root_dir` is then the root,
+/// opened by the host) the init first becomes its root, and enters the
+/// root through the descriptor: as the range's host id it may not search
+/// the state directory.
+fn enter_root(cfg: &InitConfig, root_dir: Option<OwnedFd>) -> Result<(), crate::rootfs::StepError> {
+    let step = |step: &str| {
+        let step = step.to_string();
+        move |error: std::io::Error| crate::rootfs::StepError { step, error }
+    };
+    if root_dir.is_some() {
+        crate::userns::become_root().map_err(step("becoming root of the user namespace"))?;
+    }
+    if let Some(dir) = &root_dir {
+        // The working directory moves into the new mount namespace with it.
+        rustix::process::fchdir(dir).map_err(|e| step("entering the root")(e.into()))?;
+    }
+    let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
+    // SAFETY: single-threaded, as above.
+    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| step("unshare")(e.into()))?;
+    match root_dir {
+        Some(_) => crate::rootfs::enter_cwd(Path::new(&cfg.root), &cfg.host_dirs),
+        None => crate::rootfs::enter(Path::new(&cfg.root), &cfg.host_dirs),
+    }
 }
 
 fn wait_for(child: i32) -> i32 {

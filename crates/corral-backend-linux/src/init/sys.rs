@@ -186,3 +186,22 @@ pub fn above_stderr(sweep: Sweep) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Keeps only `fd` of this process's descriptors above stderr: it is moved
+/// to stdin (replacing whatever stdin was) and everything above stderr is
+/// closed. Returns the descriptor now at 0.
+pub fn keep_only(fd: OwnedFd) -> io::Result<OwnedFd> {
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    // SAFETY: dup2 takes two descriptor numbers; `fd` is open (owned here)
+    // and 0 is replaced atomically.
+    if unsafe { libc::dup2(fd.as_raw_fd(), 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // The original is closed below with the rest; it must not be closed
+    // again when `fd` would drop.
+    let _ = fd.into_raw_fd();
+    above_stderr(Sweep::Close)?;
+    // SAFETY: descriptor 0 is open (the dup2 above) and owned by nothing
+    // else in this process from now on.
+    Ok(unsafe { OwnedFd::from_raw_fd(0) })
+}

@@ -74,6 +74,9 @@ struct Inner {
     takes: AtomicU64,
     /// Whether inits start with descriptor hygiene (see [`super::start`]).
     hygiene: AtomicBool,
+    /// Where id ranges are claimed, when inits make a user namespace
+    /// (every backend's do; not only when measuring).
+    ranges: Mutex<Option<PathBuf>>,
 }
 
 impl Drop for Inner {
@@ -98,6 +101,7 @@ impl Pool {
                 refilling: AtomicBool::new(false),
                 takes: AtomicU64::new(0),
                 hygiene: AtomicBool::new(true),
+                ranges: Mutex::new(None),
             }),
         }
     }
@@ -127,8 +131,26 @@ impl Pool {
         }
         match taken {
             Some(warm) => Ok(warm),
-            None => make(self.inner.cgroups.as_ref(), &binary()?, self.hygiene()),
+            None => make(
+                self.inner.cgroups.as_ref(),
+                &binary()?,
+                self.hygiene(),
+                self.ranges().as_deref(),
+            ),
         }
+    }
+
+    /// Makes the inits started from now on make a user namespace, each with
+    /// an id range claimed in `ranges` (`None`: no user namespace, for
+    /// measuring only).
+    pub fn set_user_namespace(&self, ranges: Option<PathBuf>) {
+        *lock_ranges(&self.inner) = ranges;
+    }
+
+    /// Where the inits this pool starts claim their id ranges (`None`: they
+    /// make no user namespace).
+    pub fn ranges(&self) -> Option<PathBuf> {
+        lock_ranges(&self.inner).clone()
     }
 
     /// Returns an init a create did not use (it still waits).
@@ -190,6 +212,7 @@ fn refill_loop(weak: &Weak<Inner>) {
                 &binary,
                 missing,
                 inner.hygiene.load(Ordering::Acquire),
+                lock_ranges(&inner).clone().as_deref(),
             )
         };
         if batch.is_empty() {
@@ -197,6 +220,13 @@ fn refill_loop(weak: &Weak<Inner>) {
             return;
         }
         lock(&inner).extend(batch);
+    }
+}
+
+fn lock_ranges(inner: &Inner) -> std::sync::MutexGuard<'_, Option<PathBuf>> {
+    match inner.ranges.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 
@@ -223,15 +253,33 @@ fn new_id() -> Result<String> {
     ))
 }
 
-/// Starts one init in a new cgroup (blocking); `hygiene` as in [`start`].
-pub fn make(cgroups: Option<&Cgroups>, binary: &std::path::Path, hygiene: bool) -> Result<Warm> {
-    join(unjoined(cgroups, binary, hygiene)?)
+/// Starts one init in a new cgroup (blocking); `hygiene` as in [`start`],
+/// with a user namespace when `ranges` says where to claim its id range.
+pub fn make(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    hygiene: bool,
+    ranges: Option<&std::path::Path>,
+) -> Result<Warm> {
+    join(unjoined(cgroups, binary, hygiene, ranges)?)
 }
 
 /// Makes a new cgroup and starts one init, not yet moved into it; on
 /// failure nothing is left.
-fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path, hygiene: bool) -> Result<Warm> {
+fn unjoined(
+    cgroups: Option<&Cgroups>,
+    binary: &std::path::Path,
+    hygiene: bool,
+    ranges: Option<&std::path::Path>,
+) -> Result<Warm> {
     let id = new_id()?;
+    let claim = match ranges {
+        Some(dir) => Some(
+            crate::userns::ranges::claim(dir, &id)
+                .map_err(|e| unavailable(&id, format!("claiming an id range: {e}")))?,
+        ),
+        None => None,
+    };
     let cgroup = match cgroups {
         Some(c) => Some(
             c.create(&id, &CgroupLimits::safe_defaults())
@@ -239,7 +287,7 @@ fn unjoined(cgroups: Option<&Cgroups>, binary: &std::path::Path, hygiene: bool) 
         ),
         None => None,
     };
-    match start(binary, hygiene) {
+    match start(binary, hygiene, claim) {
         Ok(started) => Ok(Warm {
             id,
             cgroup,
@@ -280,9 +328,10 @@ fn make_batch(
     binary: &std::path::Path,
     n: usize,
     hygiene: bool,
+    ranges: Option<&std::path::Path>,
 ) -> Vec<Warm> {
     let started: Vec<Warm> = (0..n)
-        .map_while(|_| unjoined(cgroups, binary, hygiene).ok())
+        .map_while(|_| unjoined(cgroups, binary, hygiene, ranges).ok())
         .collect();
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }

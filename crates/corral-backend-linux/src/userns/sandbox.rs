@@ -1,0 +1,75 @@
+//! A sandbox's user namespace, from the host's side of `create`: claim a
+//! range, give the writable root to it, map the init's namespace, and bind
+//! the `host` image's directories (idmapped where the kernel can).
+
+use std::path::{Path, PathBuf};
+
+use corral_backend::{BackendError, ErrorCode, Result};
+
+use super::idmap::{self, Bound};
+use super::{ownership, ranges};
+use crate::protocol::HostDir;
+use crate::spawn::Started;
+
+/// What [`prepare`] set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prepared {
+    /// The sandbox's range.
+    pub range: ranges::IdRange,
+    /// Whether every host directory is an idmapped mount (`false` when
+    /// any fell back to a plain bind, or there are none).
+    pub idmapped: bool,
+}
+
+/// Sets up sandbox `id`'s user namespace around its waiting init
+/// `started`, before the go-ahead: `root` is the host directory behind the
+/// sandbox's `/` (for the `host` image, whose `host_dirs` are bound here),
+/// or the overlay of a layered image's `layers` (topmost first), mounted
+/// again on idmapped layers.
+pub fn prepare(
+    id: &str,
+    started: &mut Started,
+    root: &Path,
+    layers: &[PathBuf],
+    host_dirs: &[HostDir],
+) -> Result<Prepared> {
+    let failed = |what: &str, e: std::io::Error| {
+        BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {what}: {e}"))
+    };
+    let Some(range) = started.range else {
+        return Err(failed(
+            "starting its init",
+            std::io::Error::other("the init was started without an id range"),
+        ));
+    };
+    let fs = root.parent().unwrap_or(root);
+    let upper = fs.join("upper");
+    let layered = !layers.is_empty();
+    ownership::shift_tree(if layered { &upper } else { root }, range)
+        .map_err(|e| failed("giving the root to its id range", e))?;
+    let userns = crate::spawn::map_user_namespace(started, range)
+        .map_err(|e| failed("mapping the user namespace", e))?;
+    if layered {
+        let idmapped = idmap::remount_overlay(root, layers, &fs.join("lower"), &upper, &userns)
+            .map_err(|e| failed("mounting the image on idmapped layers", e))?;
+        give_root(started, root)?;
+        return Ok(Prepared { range, idmapped });
+    }
+    let mut idmapped = !host_dirs.is_empty();
+    for d in host_dirs.iter().filter(|d| d.symlink.is_none()) {
+        let target = root.join(d.path.trim_start_matches('/'));
+        let bound = idmap::bind_read_only(Path::new(&d.path), &target, &userns)
+            .map_err(|e| failed(&format!("binding {}", d.path), e))?;
+        idmapped &= bound == Bound::Idmapped;
+    }
+    give_root(started, root)?;
+    Ok(Prepared { range, idmapped })
+}
+
+/// Hands the init its root, opened as finally mounted.
+fn give_root(started: &mut Started, root: &Path) -> Result<()> {
+    let dir = std::fs::File::open(root)
+        .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("opening the root: {e}")))?;
+    crate::spawn::give_root(started, dir);
+    Ok(())
+}
