@@ -31,7 +31,31 @@ pub fn apply() -> std::io::Result<()> {
 /// [`crate::spawn::oom::WORKLOAD_SCORE_ADJ`], so the OOM killer takes it
 /// before the init. Raising needs no privilege; a failure (no `/proc`)
 /// only leaves the workload at the init's value.
+///
+/// In a user namespace the init is not dumpable (it changed its ids), so
+/// its `/proc/self` files belong to the host's root and not even it may
+/// open them for writing. It is made dumpable for the one `open`, and not
+/// dumpable again before anything else happens: a neighbour process of the
+/// same ids could attach to a dumpable process, and this one still holds
+/// PID 1's descriptors until its `execve`. The write on the open file needs
+/// no further check for a raise.
 pub fn expose_to_oom_killer() {
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
     let value = crate::spawn::oom::WORKLOAD_SCORE_ADJ.to_string();
-    let _ = std::fs::write("/proc/self/oom_score_adj", value);
+    let was_dumpable = matches!(
+        rustix::process::dumpable_behavior(),
+        Ok(DumpableBehavior::Dumpable)
+    );
+    if !was_dumpable {
+        let _ = set_dumpable_behavior(DumpableBehavior::Dumpable);
+    }
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/oom_score_adj");
+    if !was_dumpable {
+        let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
+    }
+    if let Ok(mut file) = opened {
+        let _ = std::io::Write::write_all(&mut file, value.as_bytes());
+    }
 }
