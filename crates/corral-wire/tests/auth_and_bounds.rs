@@ -71,6 +71,9 @@ async fn requests_without_the_token_are_refused_with_401_and_a_contract_error() 
             headers.contains("corral-wire-refusal: unauthenticated"),
             "{what}"
         );
+        // Issue 12 item 17: a caller without the token keeps no connection
+        // (no slot of the cap held by a request every few seconds).
+        assert!(headers.contains("connection: close"), "{what}: {headers}");
         let error: SandboxError = serde_json::from_str(&body).unwrap();
         assert_eq!(error, denied(Operation::Capabilities), "{what}");
     }

@@ -57,7 +57,8 @@ pub fn spawn(spec: SpawnSpec<'_>, seccomp: &[u8]) -> Result<i32, Failure> {
     match fork().map_err(|e| (SpawnFailure::System, e.raw_os_error().unwrap_or(0)))? {
         Forked::Child => {
             drop(err_r);
-            let (kind, errno) = child(&spec, &program, &argv, &envp, &cwd, seccomp);
+            let error_pipe = err_w.as_raw_fd();
+            let (kind, errno) = child(&spec, &program, &argv, &envp, &cwd, seccomp, error_pipe);
             let mut msg = [0u8; 8];
             msg[..4].copy_from_slice(&(kind as i32).to_be_bytes());
             msg[4..].copy_from_slice(&errno.to_be_bytes());
@@ -118,10 +119,10 @@ fn child(
     envp: &[CString],
     cwd: &CString,
     seccomp: &[u8],
+    error_pipe: i32,
 ) -> Failure {
     let sys = |e: Errno| (SpawnFailure::System, e.raw_os_error());
     reset_signals_in_child();
-    super::limits::expose_to_oom_killer();
     if let Err(e) = rustix::process::setsid() {
         return sys(e);
     }
@@ -139,7 +140,7 @@ fn child(
                 );
             }
         }
-        return exec_prepared(program, argv, envp, cwd, seccomp);
+        return exec_prepared(program, argv, envp, cwd, seccomp, error_pipe);
     }
     let (stdin, rest) = if spec.stdin {
         (None, &spec.fds[1..])
@@ -171,20 +172,28 @@ fn child(
             );
         }
     }
-    exec_prepared(program, argv, envp, cwd, seccomp)
+    exec_prepared(program, argv, envp, cwd, seccomp, error_pipe)
 }
 
 /// The common tail of the child: working directory, descriptors,
-/// capabilities, seccomp, `execve`. Every descriptor above stderr is marked
-/// close-on-exec (the error pipe must stay open until `execve`), so the
-/// program starts with exactly stdin, stdout and stderr, whatever PID 1
-/// holds. Returns only on failure.
+/// capabilities, seccomp, the OOM score, `execve`. Every descriptor above
+/// stderr is marked close-on-exec (the error pipe must stay open until
+/// `execve`), so the program starts with exactly stdin, stdout and stderr,
+/// whatever PID 1 holds. Returns only on failure.
+///
+/// The raise of the OOM score comes last, once this child is no more than
+/// the workload it is about to become: its capabilities dropped, its
+/// filter installed, and every descriptor but stdio and the `error_pipe`
+/// closed — in a user namespace it is made dumpable for one `open`, and a
+/// neighbour of the same ids could attach to it in that moment; it must
+/// find nothing of PID 1's there.
 fn exec_prepared(
     program: &CString,
     argv: &[CString],
     envp: &[CString],
     cwd: &CString,
     seccomp: &[u8],
+    error_pipe: i32,
 ) -> Failure {
     if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
         return (SpawnFailure::CwdNotFound, e.raw_os_error());
@@ -199,6 +208,11 @@ fn exec_prepared(
     }
     if let Err(e) = install_filter(seccomp) {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
+    }
+    // Without descriptor hygiene (measuring only) nothing is closed, and
+    // the score is not raised through a dumpable moment either.
+    if super::hygiene() && super::sys::close_all_but(error_pipe).is_ok() {
+        super::limits::expose_to_oom_killer();
     }
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());

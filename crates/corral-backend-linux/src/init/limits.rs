@@ -35,10 +35,12 @@ pub fn apply() -> std::io::Result<()> {
 /// In a user namespace the init is not dumpable (it changed its ids), so
 /// its `/proc/self` files belong to the host's root and not even it may
 /// open them for writing. It is made dumpable for the one `open`, and not
-/// dumpable again before anything else happens: a neighbour process of the
-/// same ids could attach to a dumpable process, and this one still holds
-/// PID 1's descriptors until its `execve`. The write on the open file needs
-/// no further check for a raise.
+/// dumpable again before anything else happens; the write on the open file
+/// needs no further check for a raise. A neighbour process of the same ids
+/// could attach to a dumpable process, so this is called last before
+/// `execve` (`super::child`), when the child holds nothing the workload it
+/// becomes would not: capabilities dropped, filter installed, every
+/// descriptor of PID 1's closed.
 pub fn expose_to_oom_killer() {
     use rustix::process::{DumpableBehavior, set_dumpable_behavior};
     let value = crate::spawn::oom::WORKLOAD_SCORE_ADJ.to_string();

@@ -205,3 +205,27 @@ pub fn keep_only(fd: OwnedFd) -> io::Result<OwnedFd> {
     // else in this process from now on.
     Ok(unsafe { OwnedFd::from_raw_fd(0) })
 }
+
+/// Closes every descriptor above stderr but `keep` (a child's error pipe),
+/// with `close_range` on each side of it. Fails on a kernel without
+/// `close_range` (before 5.11), leaving every descriptor open.
+pub fn close_all_but(keep: i32) -> io::Result<()> {
+    let keep = u32::try_from(keep).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let ranges = [
+        (3, keep.checked_sub(1)),
+        (keep.saturating_add(1), Some(u32::MAX)),
+    ];
+    for (first, last) in ranges {
+        let Some(last) = last.filter(|last| first <= *last && keep >= 3) else {
+            continue;
+        };
+        // SAFETY: close_range takes two descriptor numbers and flags, no
+        // pointers; it runs in a forked child about to exec, whose only
+        // descriptors still in use are stdio and `keep`, both left open.
+        let rc = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

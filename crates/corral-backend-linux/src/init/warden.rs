@@ -113,7 +113,25 @@ fn root_to_reclaim(heard: &[u8]) -> Option<PathBuf> {
         return None;
     }
     let root: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(&rest[..end]);
-    Some(PathBuf::from(root))
+    let root = PathBuf::from(root);
+    // The outer init says this after it gave up host root: only the shape
+    // of a sandbox's root (`<state>/linux/sandboxes/<id>/fs/root`, absolute,
+    // no `..`) is ever removed, whatever a misbehaving init would send.
+    let plain = root.components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::RootDir | std::path::Component::Normal(_)
+        )
+    });
+    let shaped = root.is_absolute()
+        && plain
+        && root.ends_with("fs/root")
+        && root
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
+            .is_some_and(|sandboxes| sandboxes.ends_with("linux/sandboxes"));
+    shaped.then_some(root)
 }
 
 /// Removes what sandbox `root` (`<sandbox dir>/fs/root`) holds on the host:
@@ -150,5 +168,16 @@ mod tests {
             None,
             "a reclaim without a root"
         );
+        for other in [
+            &b"/"[..],
+            b"/etc",
+            b"/state/linux/sandboxes/../../etc/fs/root",
+            b"state/linux/sandboxes/lx-1/fs/root",
+            b"/state/linux/other/lx-1/fs/root",
+        ] {
+            let said = [&[BOUND][..], other, &[0, RECLAIM]].concat();
+            let shown = String::from_utf8_lossy(other);
+            assert_eq!(root_to_reclaim(&said), None, "{shown}");
+        }
     }
 }

@@ -14,6 +14,20 @@ use crate::error::Result;
 /// request first, so git never writes into a closed pipe.
 const HELPER: &str = "!f() { cat >/dev/null; if [ \"$1\" = get ]; then cat <&3; fi; }; f";
 
+/// Settings a repository's own config could use to send the credential
+/// elsewhere (a proxy, an unverified TLS peer) or to run code while git
+/// holds it (hooks, a file-system monitor), pinned for every credentialed
+/// run. What stays: a workload that rewrites the remote's URL in the
+/// repository's config still receives the credential at that URL
+/// (`docs/security.md`).
+const PINNED: &[&str] = &[
+    "http.proxy=",
+    "http.sslVerify=true",
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.sshCommand=false",
+];
+
 /// The shell that runs git: the credential arrives as its stdin, becomes
 /// descriptor 3 (git and its helper inherit it), and git's own stdin is
 /// `/dev/null`.
@@ -81,17 +95,26 @@ pub(crate) async fn with_credential_pipe(
     }
     git.sandbox.add_secret(auth.token.clone());
     run.stdin = Some(credential(auth).into_bytes());
+    // Configuration the workload can write must not take the credential
+    // elsewhere or run code beside it: the sandbox's system and global
+    // files are not read at all, and what a repository's own config could
+    // set to that end is pinned on the command line (which wins).
+    run.env.insert("GIT_CONFIG_NOSYSTEM".into(), "1".into());
+    run.env
+        .insert("GIT_CONFIG_GLOBAL".into(), "/dev/null".into());
+    let mut pinned: Vec<String> = PINNED
+        .iter()
+        .flat_map(|setting| ["-c".to_string(), (*setting).to_string()])
+        .collect();
     // Helpers configured in the sandbox must not answer instead: an empty
     // value resets the list, then ours is the only one.
-    run.args.splice(
-        0..0,
-        [
-            "-c".to_string(),
-            "credential.helper=".to_string(),
-            "-c".to_string(),
-            format!("credential.helper={HELPER}"),
-        ],
-    );
+    pinned.extend([
+        "-c".to_string(),
+        "credential.helper=".to_string(),
+        "-c".to_string(),
+        format!("credential.helper={HELPER}"),
+    ]);
+    run.args.splice(0..0, pinned);
     let mut argv = vec!["sh".to_string(), "-c".into(), WRAPPER.into(), "git".into()];
     argv.append(&mut run.args);
     git.exec_plain_argv(run, argv).await

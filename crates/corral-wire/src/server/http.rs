@@ -69,6 +69,14 @@ pub(crate) fn refuse(route: Option<Route>, refusal: Refusal) -> Response<Body> {
     response
         .headers_mut()
         .insert(REFUSAL_HEADER, HeaderValue::from_static(refusal.as_str()));
+    // A caller without the token keeps no connection: otherwise one tiny
+    // request every few seconds would hold a place of the connection cap
+    // for ever.
+    if refusal == Refusal::Unauthenticated {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    }
     response
 }
 

@@ -82,9 +82,27 @@ pub(crate) struct PeerSlot {
     ip: IpAddr,
 }
 
+/// The peer a connection from `ip` counts against: the address itself for
+/// IPv4, its /64 for IPv6 (one host is routinely given a whole /64, so
+/// counting single addresses there would be no limit at all). An IPv4
+/// address mapped into IPv6 counts as itself.
+pub(crate) fn peer_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 64) - 1),
+            )),
+        },
+    }
+}
+
 impl Peers {
-    /// A place for one more connection from `ip`, unless it holds `max`.
+    /// A place for one more connection from `ip` (counted by
+    /// [`peer_of`]), unless that peer holds `max`.
     pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<PeerSlot> {
+        let ip = peer_of(ip);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let n = open.entry(ip).or_default();
         if *n >= max {
@@ -113,6 +131,15 @@ impl Drop for PeerSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_peers_count_by_their_64_and_mapped_ipv4_as_itself() {
+        let p = |s: &str| peer_of(s.parse().unwrap());
+        assert_eq!(p("2001:db8:1:2:aaaa::1"), p("2001:db8:1:2:bbbb::2"));
+        assert_ne!(p("2001:db8:1:2::1"), p("2001:db8:1:3::1"));
+        assert_eq!(p("::ffff:127.0.0.2"), p("127.0.0.2"));
+        assert_ne!(p("127.0.0.1"), p("127.0.0.2"));
+    }
 
     #[test]
     fn a_peer_gets_its_share_and_its_places_back() {
