@@ -227,6 +227,11 @@ fn outer(startup: OwnedFd) -> i32 {
     let child = match sys::fork() {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
+            if cfg.rootless.is_some()
+                && let Err(e) = crate::userns::rootless::seal_pid1()
+            {
+                std::process::exit(fail(&startup, "making PID 1 undumpable", e));
+            }
             drop(range_lock);
             drop(ready_r);
             // The host's mount namespace and the warden are the outer

@@ -14,10 +14,12 @@
 //!   sandbox's tmpfs (of the disk limit's size) on `fs/` inside its own
 //!   mount namespace, builds the skeleton and the curated `/etc` in it, and
 //!   binds the `host` image's directories read-only there ([`enter_root`]).
-//! - **Host-side files**: the host reaches that tmpfs through PID 1's root,
-//!   `/proc/<pid 1>/root` ([`files_root`]); the process is the user's own
-//!   (the init stays dumpable for it), and every path is still resolved
-//!   inside that root.
+//! - **Host-side files**: the host reaches that tmpfs through the outer
+//!   init's root, `/proc/<outer init>/root` ([`files_root`]; the outer init
+//!   is PID 1's parent, pivoted into the same root): the process is the
+//!   user's own, dumpable for it, outside the sandbox's pid namespace;
+//!   PID 1 is made undumpable ([`seal_pid1`]). Every path is still
+//!   resolved inside that root.
 //! - **Refused**: what needs privileges a user cannot get is refused with
 //!   `unsupported` ([`refuse`]): cgroup limits, an allowlist network (a
 //!   veth and nf_tables in the host's namespace), previews (the forwarder
@@ -177,19 +179,34 @@ fn parse_subordinate(text: &str, user: &str, uid: u32) -> Option<u32> {
 }
 
 /// Host side: the directory the file primitives open as sandbox `id`'s
-/// root: its tmpfs, reached through PID 1 when rootless.
+/// root: its tmpfs, reached through PID 1's parent (the outer init) when
+/// rootless.
 pub fn files_root(state: &State, id: &str) -> PathBuf {
     if !state.rootless {
         return state.root_dir(id);
     }
-    match crate::state::read_meta(state, id).ok().flatten() {
-        Some(meta) => PathBuf::from(format!("/proc/{}/root", meta.init_pid)),
+    let outer = crate::state::read_meta(state, id)
+        .ok()
+        .flatten()
+        .and_then(|meta| crate::state::parent_pid(meta.init_pid));
+    match outer {
+        Some(pid) => PathBuf::from(format!("/proc/{pid}/root")),
         None => state.root_dir(id),
     }
 }
 
+/// Init side, rootless, in PID 1 right after the fork: PID 1 is made
+/// undumpable again, so no process of the sandbox (root of the same
+/// namespace, with the same host uid) may open its memory through `/proc`;
+/// only the outer stage, outside the sandbox's pid namespace, stays
+/// dumpable for the host's file primitives.
+pub fn seal_pid1() -> io::Result<()> {
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
+    Ok(())
+}
+
 /// Init side, rootless: becomes root of the namespace (staying dumpable,
-/// so the user's own host-side file primitives may open PID 1's root),
+/// so the user's own host-side file primitives may open its root),
 /// makes new mount and cgroup namespaces, mounts the sandbox's tmpfs,
 /// builds the root in it and enters it.
 pub fn enter_root(cfg: &InitConfig, layer: &RootlessLayer) -> std::result::Result<(), StepError> {

@@ -20,7 +20,8 @@ const MARKER: &str = "ROOTLESS-CHILD";
 
 /// Issue item 4: as an ordinary user, a sandbox is made: its commands run
 /// as root of a user namespace mapped to that user (`id -u` is 0, the
-/// `uid_map` names the user's uid), files written from the host are read
+/// `uid_map` names the user's uid; PID 1's memory map is closed to
+/// them), files written from the host are read
 /// inside and the other way round, a memory limit is refused with
 /// `unsupported`, and destroying it leaves nothing in the state directory.
 /// Where the host refuses unprivileged user namespaces, the backend says
@@ -47,6 +48,7 @@ fn as_an_ordinary_user_a_sandbox_runs_as_root_of_a_user_namespace_of_that_user()
     };
     assert_eq!(verdict("id"), "0", "{out}");
     assert_eq!(verdict("host uid of root"), uid.to_string(), "{out}");
+    assert_eq!(verdict("PID 1 maps"), "refused", "{out}");
     assert_eq!(verdict("memory limit"), "unsupported", "{out}");
     assert_eq!(verdict("left after destroy"), "0", "{out}");
 }
@@ -78,6 +80,11 @@ fn child_makes_a_sandbox() {
             .and_then(|f| f.get(1).map(|s| s.to_string()))
             .unwrap_or_default();
         println!("{MARKER} host uid of root: {root}");
+        let maps = "cat /proc/1/maps >/dev/null 2>&1 && echo readable || echo refused";
+        println!(
+            "{MARKER} PID 1 maps: {}",
+            super::common::sh(&b, &id, maps).await.trim()
+        );
         b.files()
             .write(&id, "/tmp/from-host", b"written by the host\n", None)
             .await
