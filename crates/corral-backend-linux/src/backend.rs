@@ -119,6 +119,13 @@ impl LinuxBackend {
         caps.pause = cg;
         caps.usage = cg;
         caps.enforces.network_allowlist = crate::network::available().is_ok();
+        if self.state.rootless {
+            // What needs privileges an ordinary user cannot get.
+            caps.enforces.network_allowlist = false;
+            caps.previews = false;
+            caps.snapshot = false;
+            caps.snapshot_clone = false;
+        }
         caps
     }
 
@@ -163,7 +170,11 @@ impl LinuxBackend {
                 )));
             }
         };
-        let cgroups = crate::cgroup::Cgroups::detect().ok();
+        // Rootless, no cgroup can be made (nor delegated) for a sandbox.
+        let cgroups = match crate::userns::rootless::active() {
+            true => None,
+            false => crate::cgroup::Cgroups::detect().ok(),
+        };
         let mut state = State::open(state_dir, cgroups).map_err(|e| {
             BackendError::new(
                 ErrorCode::Unavailable,
@@ -175,8 +186,7 @@ impl LinuxBackend {
             .pool
             .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
         state.pool.set_user_namespace(
-            layers
-                .on(crate::layers::Layer::UserNamespace)
+            (layers.on(crate::layers::Layer::UserNamespace) && !state.rootless)
                 .then(|| crate::userns::ranges::dir(state.dir())),
         );
         let state = Arc::new(state);
@@ -222,12 +232,12 @@ impl LinuxBackend {
     }
 
     /// Whether sandboxes can be made on this host; the reason when not.
+    /// As an ordinary user that needs a host that lets it make a user
+    /// namespace (probed once, in a forked child): the backend then runs
+    /// rootless ([`crate::userns::rootless`]).
     pub fn available() -> std::result::Result<(), String> {
-        if !rustix::process::geteuid().is_root() {
-            return Err(
-                "the linux backend needs root (unprivileged user namespaces are not wired yet)"
-                    .into(),
-            );
+        if crate::userns::rootless::active() {
+            crate::userns::rootless::probe()?;
         }
         let fs = std::fs::read_to_string("/proc/filesystems")
             .map_err(|e| format!("reading /proc/filesystems: {e}"))?;

@@ -23,7 +23,7 @@ pub(crate) const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlag
 pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {
     require_meta(state, id)?;
     rustix::fs::open(
-        state.root_dir(id),
+        crate::userns::rootless::files_root(state, id),
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )

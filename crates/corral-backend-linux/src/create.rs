@@ -33,6 +33,9 @@ pub const HOST_IMAGE: &str = "host";
 /// Creates a sandbox (blocking).
 pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<SandboxInfo> {
     req.validate()?;
+    if state.rootless {
+        crate::userns::rootless::refuse_limits(&req)?;
+    }
     check_enforceable(NAME, caps, &req)?;
     // A restore is verified (digest) before anything is allocated, and runs
     // on the image its snapshot was captured from.
@@ -51,6 +54,9 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
         (None, asked) => asked,
     };
     let image = resolve_image(state, reference)?;
+    if state.rootless {
+        crate::userns::rootless::refuse(&req, &image)?;
+    }
     let warm = state.pool.take()?;
     let id = warm.id.clone();
     if let Some(key) = &req.key
@@ -146,12 +152,19 @@ fn allocate(
     let fs = state.fs_dir(id);
     std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
     let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
-    let layer = crate::disk::mount_writable_layer(state, id, disk_bytes).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!("mounting the sandbox's writable layer: {e}"),
-        )
-    })?;
+    // Rootless, the init mounts the tmpfs inside its own namespaces.
+    let layer = match state.rootless {
+        true => crate::disk::Mounted {
+            layer: crate::disk::DiskLayer::Tmpfs,
+            fallback: None,
+        },
+        false => crate::disk::mount_writable_layer(state, id, disk_bytes).map_err(|e| {
+            BackendError::new(
+                ErrorCode::Unavailable,
+                format!("mounting the sandbox's writable layer: {e}"),
+            )
+        })?,
+    };
     let host_dirs: Vec<HostDir> = match &image.root {
         ImageRoot::Host(dirs) => dirs
             .iter()
@@ -176,12 +189,21 @@ fn allocate(
             Vec::new()
         }
     };
-    rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
-        .map_err(|e| state_error("building the sandbox root", &e))?;
-    if let Some(restore) = restore {
-        crate::snapshot::apply(restore, &state.root_dir(id))?;
+    if state.rootless {
+        spawn::map_rootless_namespace(started).map_err(|e| {
+            BackendError::new(
+                ErrorCode::Unavailable,
+                format!("sandbox {id}: mapping the user namespace: {e}"),
+            )
+        })?;
+    } else {
+        rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
+            .map_err(|e| state_error("building the sandbox root", &e))?;
+        if let Some(restore) = restore {
+            crate::snapshot::apply(restore, &state.root_dir(id))?;
+        }
+        bind_image(state, id, started, &image.root, &host_dirs)?;
     }
-    bind_image(state, id, started, &image.root, &host_dirs)?;
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
@@ -190,9 +212,18 @@ fn allocate(
         hostname: id.to_string(),
         // Bound by the host already (`bind_image`): the init's mount
         // namespace is a copy of the host's, binds included.
-        host_dirs: Vec::new(),
+        // (Rootless, the init binds them itself.)
+        host_dirs: if state.rootless {
+            host_dirs.clone()
+        } else {
+            Vec::new()
+        },
         lifetime_ms: req.timeout.map(|t| t.as_millis() as u64),
         bound_to_creator: req.bound_to_creator,
+        rootless: state.rootless.then(|| crate::protocol::RootlessLayer {
+            disk_bytes,
+            curated_etc: state.layers.on(crate::layers::Layer::CuratedEtc),
+        }),
     };
     let expires_at_ms = req
         .timeout

@@ -61,8 +61,11 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
             )
         })?;
     }
-    rootfs::unmount_all(&state.fs_dir(id))
-        .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
+    // Rootless, nothing is mounted on the host (and unmounting needs root).
+    if !state.rootless {
+        rootfs::unmount_all(&state.fs_dir(id))
+            .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
+    }
     crate::userns::ranges::release(&crate::userns::ranges::dir(state.dir()), id);
     // Never through a mount: the host image's binds are detached with the
     // tmpfs above, and the removal refuses while anything is still mounted.

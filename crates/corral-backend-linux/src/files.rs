@@ -72,7 +72,7 @@ impl Target {
         let comps = path::normalize("path", p)?;
         require_meta(state, id)?;
         let root = rustix::fs::open(
-            state.root_dir(id),
+            crate::userns::rootless::files_root(state, id),
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )

@@ -48,6 +48,19 @@ pub struct InitConfig {
     /// watching the startup socket after the commit ([`crate::init`]).
     #[serde(default)]
     pub bound_to_creator: bool,
+    /// Rootless: the writable layer the init mounts and builds itself,
+    /// inside its own mount namespace (`crate::userns::rootless`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rootless: Option<RootlessLayer>,
+}
+
+/// The writable layer of a rootless sandbox, made by its init.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootlessLayer {
+    /// The tmpfs's size: the disk limit.
+    pub disk_bytes: u64,
+    /// Whether `/etc` is the curated one (else the host's, bound).
+    pub curated_etc: bool,
 }
 
 /// One top-level directory of the `host` image.
@@ -70,6 +83,11 @@ pub struct Prepare {
     /// frame then carries the locked claim of the range, which the outer
     /// init keeps open for the sandbox's life.
     pub user_namespace: Option<u32>,
+    /// Rootless: make a user namespace first as the caller (there is no
+    /// host root to drop); the init answers [`Startup::Unshared`] and the
+    /// host, the same user, writes its maps (`crate::userns::rootless`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rootless: bool,
 }
 
 /// The host's go-ahead, sent once the init is in the sandbox's cgroup. The

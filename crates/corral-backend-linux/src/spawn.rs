@@ -131,6 +131,7 @@ pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Res
     };
     let prepare = Prepare {
         user_namespace: claim.as_ref().map(|c| c.range.start()),
+        rootless: claim.is_none() && crate::userns::rootless::active(),
     };
     let lock: Vec<_> = claim.iter().map(|c| c.lock.as_fd()).collect();
     if let Err(e) = protocol::send_with_fds(started.startup.as_fd(), &prepare, &lock) {
@@ -144,6 +145,21 @@ pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Res
 /// maps (sandbox root is `range`'s first host id). Returns the namespace,
 /// for idmapped mounts.
 pub fn map_user_namespace(started: &mut Started, range: IdRange) -> io::Result<std::fs::File> {
+    wait_unshared(started)?;
+    let pid = started.child.id();
+    crate::userns::map::write(pid, range)?;
+    std::fs::File::open(format!("/proc/{pid}/ns/user"))
+}
+
+/// Rootless: waits until the init made its user namespace and writes its
+/// id maps as this same user ([`crate::userns::rootless::write_maps`]).
+pub fn map_rootless_namespace(started: &mut Started) -> io::Result<()> {
+    wait_unshared(started)?;
+    crate::userns::rootless::write_maps(started.child.id())
+}
+
+/// Waits for the init's [`Startup::Unshared`].
+fn wait_unshared(started: &mut Started) -> io::Result<()> {
     started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
     match protocol::read_frame::<Startup>(&mut started.startup)? {
         Some(Startup::Unshared {}) => {}
@@ -158,9 +174,7 @@ pub fn map_user_namespace(started: &mut Started, range: IdRange) -> io::Result<s
             ));
         }
     }
-    let pid = started.child.id();
-    crate::userns::map::write(pid, range)?;
-    std::fs::File::open(format!("/proc/{pid}/ns/user"))
+    Ok(())
 }
 
 /// With a user namespace: keeps `root`, the sandbox's root directory (as

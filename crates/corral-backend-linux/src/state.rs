@@ -44,6 +44,8 @@ pub struct State {
     pub pool: std::sync::Arc<crate::spawn::pool::Pool>,
     /// The isolation layers applied (all of them, unless opened for measuring).
     pub layers: crate::layers::Layers,
+    /// Whether the backend runs as an ordinary user ([`crate::userns::rootless`]).
+    pub rootless: bool,
 }
 
 impl State {
@@ -58,6 +60,7 @@ impl State {
             cgroups,
             images: None,
             layers: crate::layers::Layers::all(),
+            rootless: crate::userns::rootless::active(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;

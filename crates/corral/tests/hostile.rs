@@ -20,5 +20,7 @@ mod host;
 mod lifetime;
 #[path = "hostile/network.rs"]
 mod network;
+#[path = "hostile/rootless.rs"]
+mod rootless;
 #[path = "hostile/userns.rs"]
 mod userns;

@@ -133,10 +133,18 @@ fn receive<T: for<'de> serde::Deserialize<'de>>(
 /// host id of its range: the namespace is then owned by that id, and
 /// whatever the kernel counts per user (inotify instances, processes,
 /// user namespaces) is counted against it, never against host root.
-fn unshare_early(user_namespace: Option<u32>) -> Result<(), (&'static str, std::io::Error)> {
+///
+/// Rootless, the user namespace is made as the caller, who is no root.
+fn unshare_early(
+    user_namespace: Option<u32>,
+    rootless: bool,
+) -> Result<(), (&'static str, std::io::Error)> {
     let mut flags = UnshareFlags::NEWUTS | UnshareFlags::NEWIPC | UnshareFlags::NEWNET;
     if let Some(host_id) = user_namespace {
         crate::userns::drop_host_root(host_id).map_err(|e| ("dropping host root", e))?;
+        flags |= UnshareFlags::NEWUSER;
+    }
+    if rootless {
         flags |= UnshareFlags::NEWUSER;
     }
     // SAFETY: corral-init is single-threaded, so unsharing namespaces
@@ -151,8 +159,8 @@ fn outer(startup: OwnedFd) -> i32 {
     }
     // With a user namespace, the locked claim of its id range: kept open
     // by this outer stage, out of the sandbox's reach, while it lives.
-    let (user_namespace, range_lock) = match receive::<Prepare>(&startup) {
-        Ok(Some((prepare, fds))) => (prepare.user_namespace, fds),
+    let (user_namespace, rootless, range_lock) = match receive::<Prepare>(&startup) {
+        Ok(Some((prepare, fds))) => (prepare.user_namespace, prepare.rootless, fds),
         Ok(None) => return 1,
         Err(e) => return fail(&startup, "reading the preparation", e),
     };
@@ -163,8 +171,8 @@ fn outer(startup: OwnedFd) -> i32 {
         Some(Ok(w)) => Some(w),
         Some(Err(e)) => return fail(&startup, "starting the warden", e),
     };
-    let early = unshare_early(user_namespace);
-    if user_namespace.is_some() {
+    let early = unshare_early(user_namespace, rootless);
+    if user_namespace.is_some() || rootless {
         // The host writes the id maps on this answer.
         match &early {
             Ok(()) => {
@@ -199,7 +207,7 @@ fn outer(startup: OwnedFd) -> i32 {
     // warden with a user namespace, else this stage from the host's mount
     // namespace.
     let warden = warden.and_then(|w| w.arm(cfg.bound_to_creator.then(|| Path::new(&cfg.root))));
-    let host_mounts = (warden.is_none() && cfg.bound_to_creator)
+    let host_mounts = (warden.is_none() && cfg.bound_to_creator && !rootless)
         .then(creator::HostMounts::open)
         .flatten();
     if let Err(e) = enter_root(cfg, root_dir) {
@@ -219,6 +227,11 @@ fn outer(startup: OwnedFd) -> i32 {
     let child = match sys::fork() {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
+            if cfg.rootless.is_some()
+                && let Err(e) = crate::userns::rootless::seal_pid1()
+            {
+                std::process::exit(fail(&startup, "making PID 1 undumpable", e));
+            }
             drop(range_lock);
             drop(ready_r);
             // The host's mount namespace and the warden are the outer
@@ -267,6 +280,9 @@ fn outer(startup: OwnedFd) -> i32 {
 /// root through the descriptor: as the range's host id it may not search
 /// the state directory.
 fn enter_root(cfg: &InitConfig, root_dir: Option<OwnedFd>) -> Result<(), crate::rootfs::StepError> {
+    if let Some(layer) = &cfg.rootless {
+        return crate::userns::rootless::enter_root(cfg, layer);
+    }
     let step = |step: &str| {
         let step = step.to_string();
         move |error: std::io::Error| crate::rootfs::StepError { step, error }

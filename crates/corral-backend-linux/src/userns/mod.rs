@@ -25,6 +25,7 @@ pub mod idmap;
 pub mod map;
 pub mod ownership;
 pub mod ranges;
+pub mod rootless;
 pub mod sandbox;
 mod sys;
 

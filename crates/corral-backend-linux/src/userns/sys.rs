@@ -1,5 +1,5 @@
-//! The one raw call of user namespaces that rustix does not offer:
-//! `mount_setattr(2)` with an idmapping.
+//! The raw calls of user namespaces that rustix does not offer:
+//! `mount_setattr(2)` with an idmapping, and the rootless probe.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -49,4 +49,37 @@ pub fn set_read_only_idmapped(tree: BorrowedFd<'_>, userns: BorrowedFd<'_>) -> i
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Forks a child that tries `unshare(CLONE_NEWUSER)` and exits with the
+/// outcome: whether this process's user may make a user namespace.
+pub fn probe_user_namespace() -> io::Result<bool> {
+    // SAFETY: between fork and `_exit` the child only makes the raw
+    // `unshare` and `_exit` system calls, which are async-signal-safe, so
+    // no lock another thread held at the fork is ever needed.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: as above; `_exit` ends the child without running any
+        // of the parent's exit handlers.
+        unsafe {
+            let ok = libc::unshare(libc::CLONE_NEWUSER) == 0;
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+    }
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
 }

@@ -266,7 +266,13 @@ fn container_declaration(
         image_mode: ImageMode::Host,
         package_managers: Vec::new(),
         network_modes,
-        retention_modes: vec![RetentionMode::EphemeralZdr, RetentionMode::Durable],
+        // A durable release settles a snapshot: only where there are any
+        // (a rootless linux backend has none).
+        retention_modes: if capabilities.snapshot {
+            vec![RetentionMode::EphemeralZdr, RetentionMode::Durable]
+        } else {
+            vec![RetentionMode::EphemeralZdr]
+        },
         snapshots: capabilities.snapshot,
         snapshot_custody: SnapshotCustody::Runner,
         snapshot_clone: capabilities.snapshot_clone,
