@@ -164,9 +164,10 @@ fn outer(startup: OwnedFd) -> i32 {
         Ok(None) => return 1,
         Err(e) => return fail(&startup, "reading the preparation", e),
     };
-    // With a user namespace this stage gives up host root below; the
-    // warden keeps it, for a sandbox whose creator goes away.
-    let warden = match user_namespace.map(|_| warden::Warden::start()) {
+    // With a user namespace this stage gives up host root below (rootless,
+    // the host's namespaces); the warden keeps them, for a sandbox whose
+    // creator goes away.
+    let warden = match (user_namespace.is_some() || rootless).then(warden::Warden::start) {
         None => None,
         Some(Ok(w)) => Some(w),
         Some(Err(e)) => return fail(&startup, "starting the warden", e),

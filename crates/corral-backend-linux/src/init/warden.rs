@@ -1,6 +1,6 @@
 //! The warden: with a user namespace, the outer init gives up host root
 //! (it becomes the first host id of its range, then root of its own user
-//! namespace), so when a sandbox bound to its creator loses the creator no
+//! namespace) — rootless, it leaves the host's mount namespace — so when a sandbox bound to its creator loses the creator no
 //! process of the sandbox may remove what it holds on the host — its
 //! record, its mounts, its directory under the state directory.
 //!
@@ -143,9 +143,11 @@ pub fn remove_host_side(root: &Path) {
         return;
     };
     let _ = std::fs::remove_file(dir.join("meta.json"));
-    if crate::rootfs::unmount_all(&dir.join("fs")).is_ok() {
-        let _ = crate::rootfs::remove_unmounted(dir);
-    }
+    // Rootless nothing is mounted on the host's side, and an unprivileged
+    // unmount fails: the removal below still refuses while anything is
+    // mounted under the directory.
+    let _ = crate::rootfs::unmount_all(&dir.join("fs"));
+    let _ = crate::rootfs::remove_unmounted(dir);
 }
 
 #[cfg(test)]
