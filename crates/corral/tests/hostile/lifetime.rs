@@ -258,6 +258,38 @@ fn a_command_killed_by_sigprof_exits_155() {
     );
 }
 
+/// Issue item 12, through the command line: a script whose child is killed
+/// by the OOM killer (`tail` buffering 2 GiB with no line break, past the
+/// default 1 GiB memory limit) and which then goes on to `exit 0` still
+/// ends as an out-of-memory kill — exit 137 and one line saying so — not as
+/// the script's own status.
+#[test]
+fn an_oom_killed_child_ends_corral_run_with_one_line_saying_so() {
+    let test = "an_oom_killed_child_ends_corral_run_with_one_line_saying_so";
+    let Some(cli) = Cli::new(test) else {
+        return;
+    };
+    let script = "head -c 2G /dev/zero | tail -n 1 >/dev/null; exit 0";
+    let out = cli
+        .cmd(&["run", "--backend", "linux", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(137), "{stderr}");
+    // The shell's own report of its killed child ("Killed") is the
+    // workload's stderr; corral's is one line of its own, the last.
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("corral:"))
+        .collect();
+    assert_eq!(ours.len(), 1, "one line of corral's: {stderr}");
+    assert!(
+        ours[0].starts_with("corral: the command was killed: out of memory"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().last(), Some(ours[0]), "{stderr}");
+}
+
 /// Issue item 15: `kill -9` of `corral mcp` leaves nothing of its sandbox
 /// within 5 s — no process, no directory — without `gc --idle`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
