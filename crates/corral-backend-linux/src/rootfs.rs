@@ -437,6 +437,18 @@ pub fn mount_overlay(
     for d in [root, upper, work] {
         std::fs::DirBuilder::new().mode(0o755).create(d)?;
     }
+    overlay(root, layers, upper, work)
+}
+
+/// Host side: mounts at `root` (which exists) the overlay of `layers`
+/// (topmost first) with `upper` and `work`; a layer path that is empty or
+/// holds a `,` or `:` (which would split the mount's options) is refused.
+pub fn overlay(
+    root: &Path,
+    layers: &[std::path::PathBuf],
+    upper: &Path,
+    work: &Path,
+) -> io::Result<()> {
     let list: Vec<String> = layers
         .iter()
         .map(|l| l.to_string_lossy().into_owned())

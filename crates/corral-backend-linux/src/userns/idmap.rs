@@ -91,21 +91,6 @@ pub fn remount_overlay(
         all &= bind_read_only(layer, &target, userns)? == Bound::Idmapped;
         binds.push(target);
     }
-    let work = upper.with_file_name("work");
-    let list: Vec<String> = binds.iter().map(|b| b.display().to_string()).collect();
-    let data = format!(
-        "lowerdir={},upperdir={},workdir={}",
-        list.join(":"),
-        upper.display(),
-        work.display()
-    );
-    let data = std::ffi::CString::new(data).map_err(io::Error::other)?;
-    rustix::mount::mount(
-        "corral",
-        root,
-        "overlay",
-        MountFlags::NOSUID | MountFlags::NODEV,
-        Some(data.as_c_str()),
-    )?;
+    crate::rootfs::overlay(root, &binds, upper, &upper.with_file_name("work"))?;
     Ok(all)
 }
