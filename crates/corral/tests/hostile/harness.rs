@@ -14,13 +14,24 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// A fresh private state directory, whether or not the linux backend
+    /// runs here (see [`linux_available`]).
+    pub fn new() -> Cli {
+        Cli {
+            state: tempfile::tempdir().expect("tempdir"),
+            made: Default::default(),
+        }
+    }
+
+    /// The state directory.
+    pub fn state(&self) -> &std::path::Path {
+        self.state.path()
+    }
+
     /// A private state directory, or `None` (after printing `SKIP <test>:
     /// <reason>`) when this host cannot run the linux backend.
     pub fn linux(test: &str) -> Option<Cli> {
-        let cli = Cli {
-            state: tempfile::tempdir().expect("tempdir"),
-            made: Default::default(),
-        };
+        let cli = Cli::new();
         let out = cli.run(&["run", "--backend", "linux", "--", "true"]);
         if !out.status.success() {
             println!(
@@ -81,6 +92,21 @@ impl Drop for Cli {
             let _ = self.run(&["rm", &id]);
         }
     }
+}
+
+/// Whether linux sandboxes can run here (`corral-init` built next to
+/// `corral`, and the backend available); prints `SKIP` when not.
+pub fn linux_available(test: &str) -> bool {
+    let corral = std::path::Path::new(env!("CARGO_BIN_EXE_corral"));
+    if !corral.with_file_name("corral-init").is_file() {
+        println!("SKIP {test}: corral-init is not built next to corral");
+        return false;
+    }
+    if let Err(why) = corral_backend_linux::LinuxBackend::available() {
+        println!("SKIP {test}: {why}");
+        return false;
+    }
+    true
 }
 
 /// Bytes as text, lossily.

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use corral_backend_linux::images::digest::digest_of;
 
+use super::harness::{linux_available, text};
+
 /// `corral ARGS` on state directory `state`.
 fn corral(state: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_corral"))
@@ -14,24 +16,6 @@ fn corral(state: &Path, args: &[&str]) -> Output {
         .env("CORRAL_STATE_DIR", state)
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Whether the linux backend can run here (else prints `SKIP`).
-fn linux_here(test: &str) -> bool {
-    let init = Path::new(env!("CARGO_BIN_EXE_corral")).with_file_name("corral-init");
-    if !init.is_file() {
-        println!("SKIP {test}: corral-init is not built next to corral");
-        return false;
-    }
-    if let Err(why) = corral_backend_linux::LinuxBackend::available() {
-        println!("SKIP {test}: {why}");
-        return false;
-    }
-    true
 }
 
 /// Writes into `dir` an OCI layout named `shell` whose one layer holds the
@@ -113,7 +97,7 @@ fn shell_layout(test: &str, dir: &Path) -> Option<()> {
 #[test]
 fn an_imported_image_runs_and_is_not_removed_under_its_sandbox() {
     let test = "an_imported_image_runs_and_is_not_removed_under_its_sandbox";
-    if !linux_here(test) {
+    if !linux_available(test) {
         return;
     }
     let state = tempfile::tempdir().unwrap();
