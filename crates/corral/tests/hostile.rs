@@ -20,6 +20,8 @@ mod host;
 mod lifetime;
 #[path = "hostile/network.rs"]
 mod network;
+#[path = "hostile/reclaim.rs"]
+mod reclaim;
 #[path = "hostile/rootless.rs"]
 mod rootless;
 #[path = "hostile/userns.rs"]

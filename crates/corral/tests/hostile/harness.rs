@@ -4,10 +4,17 @@
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a sandbox's processes may take to go once its end was asked
+/// for (its creator killed, or `corral gc` run).
+pub const GONE_WITHIN: Duration = Duration::from_secs(5);
 
 /// The `corral` binary on a private state directory; every sandbox made
-/// with [`Cli::create`] is removed when it drops.
+/// with [`Cli::create`] is removed when it drops, and so is every linux
+/// sandbox left in the state directory.
 pub struct Cli {
     state: tempfile::TempDir,
     made: std::cell::RefCell<Vec<String>>,
@@ -26,6 +33,17 @@ impl Cli {
     /// The state directory.
     pub fn state(&self) -> &std::path::Path {
         self.state.path()
+    }
+
+    /// Has the sandbox `id`, made by a front run on this state directory,
+    /// removed at drop too (if it is still there then).
+    pub fn adopt(&self, id: &str) {
+        self.made.borrow_mut().push(id.to_string());
+    }
+
+    /// The linux backend's sandbox directories.
+    pub fn sandboxes_dir(&self) -> PathBuf {
+        self.state.path().join("linux/sandboxes")
     }
 
     /// A private state directory, or `None` (after printing `SKIP <test>:
@@ -91,6 +109,11 @@ impl Drop for Cli {
         for id in self.made.take() {
             let _ = self.run(&["rm", &id]);
         }
+        if self.sandboxes_dir().is_dir()
+            && let Ok(b) = corral_backend_linux::LinuxBackend::open(self.state.path())
+        {
+            let _ = b.destroy_all();
+        }
     }
 }
 
@@ -112,4 +135,38 @@ pub fn linux_available(test: &str) -> bool {
 /// Bytes as text, lossily.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// The command name of host process `pid`.
+pub fn comm(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_string())
+}
+
+/// Whether host process `pid` runs (exists and is not a zombie).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s.get(s.rfind(')')? + 2..)?.starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// Waits up to [`GONE_WITHIN`] for every process in `procs` to end;
+/// returns the ones still running after it.
+pub fn left_after(procs: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + GONE_WITHIN;
+    while procs.iter().any(|p| running(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    procs.iter().copied().filter(|p| running(*p)).collect()
+}
+
+/// Sends signal `name` (`KILL`, `TERM`, …) to host process `pid`.
+pub fn signal(pid: u32, name: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("spawn kill");
+    assert!(sent.success(), "kill -{name} {pid}");
 }
