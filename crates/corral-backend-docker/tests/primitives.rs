@@ -294,3 +294,39 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     backend.destroy(&again.id).await.unwrap();
     backend.close().await.unwrap();
 }
+
+/// Contract, snapshots: a sandbox restored from a snapshot and destroyed
+/// leaves the snapshot free to delete at once. `destroy` removes the
+/// container in the background; a delete that met the container still
+/// being removed was refused as `platform_rejected`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed() {
+    let test = "a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed";
+    let Some(backend) = common::backend(test).await else {
+        return;
+    };
+    let ops = backend.snapshot_ops().unwrap();
+    for round in 0..3 {
+        let source = backend
+            .create(CreateRequest {
+                labels: labels(test),
+                ..CreateRequest::default()
+            })
+            .await
+            .unwrap();
+        let snap = ops.snapshot(&source.id, &Labels::new()).await.unwrap();
+        backend.destroy(&source.id).await.unwrap();
+        let restored = backend
+            .create(CreateRequest {
+                labels: labels(test),
+                snapshot: Some(snap.id.clone()),
+                ..CreateRequest::default()
+            })
+            .await
+            .unwrap();
+        backend.destroy(&restored.id).await.unwrap();
+        ops.delete_snapshot(&snap.id)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: delete right after destroy: {e}"));
+    }
+}
