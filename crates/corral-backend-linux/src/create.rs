@@ -10,6 +10,7 @@
 //! a creator killed at any point leaves no process behind.
 
 use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
 
 use corral_backend::{
     BackendError, Capabilities, CreateRequest, ErrorCode, Result, SandboxInfo, check_enforceable,
@@ -327,24 +328,29 @@ fn limits(req: &CreateRequest) -> CgroupLimits {
     }
 }
 
-/// Claims `key` for `id`: `conflict` when a live sandbox holds it; a claim
-/// whose sandbox is gone is taken over.
+/// Claims `key` for `id`: `conflict` when a live sandbox holds it, or when
+/// another create claimed it less than [`crate::gc::KEY_GRACE`] ago (that
+/// create claims its key just before making its directory); a claim whose
+/// sandbox is gone is taken over. The claim is written whole under a name
+/// of its own and then linked into place, so that a racing claimer never
+/// reads a claim without its owner — an empty claim looked abandoned, and
+/// two racing creates with one key both went ahead.
 fn claim_key(state: &State, key: &str, id: &str) -> Result<()> {
     let path = state.key_path(key);
+    let whole = state.keys().join(format!(".claim-{id}"));
+    std::fs::write(&whole, id).map_err(|e| state_error("writing the key claim", &e))?;
+    let claimed = take_claim(state, key, &whole, &path);
+    let _ = std::fs::remove_file(&whole);
+    claimed
+}
+
+/// Links the whole claim `whole` into place at `path` (see [`claim_key`]).
+fn take_claim(state: &State, key: &str, whole: &Path, path: &Path) -> Result<()> {
     for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                return f
-                    .write_all(id.as_bytes())
-                    .map_err(|e| state_error("writing the key claim", &e));
-            }
+        match std::fs::hard_link(whole, path) {
+            Ok(()) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                let owner = std::fs::read_to_string(path).unwrap_or_default();
                 let alive =
                     crate::state::is_sandbox_id(&owner) && state.sandbox_dir(&owner).exists();
                 if alive {
@@ -353,7 +359,13 @@ fn claim_key(state: &State, key: &str, id: &str) -> Result<()> {
                         format!("key {key:?} is held by sandbox {owner}"),
                     ));
                 }
-                let _ = std::fs::remove_file(&path);
+                if !crate::gc::older_than(path, crate::gc::KEY_GRACE) {
+                    return Err(BackendError::new(
+                        ErrorCode::Conflict,
+                        format!("key {key:?} is being claimed by a create in progress"),
+                    ));
+                }
+                let _ = std::fs::remove_file(path);
             }
             Err(e) => return Err(state_error("claiming the key", &e)),
         }

@@ -217,7 +217,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// Whether `path` was last modified at least `age` ago.
-fn older_than(path: &Path, age: Duration) -> bool {
+pub(crate) fn older_than(path: &Path, age: Duration) -> bool {
     std::fs::symlink_metadata(path)
         .ok()
         .and_then(|m| m.modified().ok())
