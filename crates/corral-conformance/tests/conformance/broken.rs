@@ -2,8 +2,7 @@
 //! with a reason that names what went wrong — and still leave nothing
 //! behind.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -2,8 +2,7 @@
 //! Engine: no case fails, every skip names the token its envelope does not
 //! earn, and nothing of the target's scope is left in the engine.
 
-mod common;
-
+use crate::common;
 use common::{assert_fails_nothing_and_names_every_skip, with_outcome};
 use corral_backend::Labels;
 use corral_conformance::Outcome;

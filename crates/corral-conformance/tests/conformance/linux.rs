@@ -1,8 +1,7 @@
 //! The linux backend behind the contract adapter: no case fails, and every
 //! skip names the token its envelope does not earn.
 
-mod common;
-
+use crate::common;
 use common::{
     assert_fails_nothing_and_names_every_skip, linux_target_or_skip, planned_skips, with_outcome,
 };

@@ -1,7 +1,6 @@
 //! The memory oracle declares every token and passes all nine cases.
 
-mod common;
-
+use crate::common;
 use common::{assert_passed, assert_skips_name_their_missing_tokens, run_one};
 use corral_conformance::targets::{MemoryTarget, backend_inventory};
 use corral_conformance::{Outcome, Report, run};

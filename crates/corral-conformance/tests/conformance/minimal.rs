@@ -2,8 +2,7 @@
 //! `SandboxProviderCapabilities::minimum()`) runs three cases and records
 //! "six skips of nine", with no failure.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeSet;
 
 use common::{assert_passed, assert_skips_name_their_missing_tokens, with_outcome};

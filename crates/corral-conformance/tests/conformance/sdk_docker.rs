@@ -3,8 +3,7 @@
 //! git in the test image), and nothing is left in the target's scope.
 //! Skipped with the reason where no Docker Engine answers.
 
-mod common;
-
+use crate::common;
 use common::assert_passes_with_only_declared_skips;
 use corral_conformance::sdk::{Check, SdkTarget};
 use corral_conformance::targets::{DockerTarget, DockerTargetError};

@@ -3,8 +3,7 @@
 //! behind. Skipped with the reason where this host cannot make linux
 //! sandboxes.
 
-mod common;
-
+use crate::common;
 use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
 use corral_conformance::sdk::SdkTarget;
 

@@ -2,8 +2,7 @@
 //! are the ones the local target declares (none where this host has `git`
 //! and `python3`); nothing is left behind.
 
-mod common;
-
+use crate::common;
 use common::assert_passes_with_only_declared_skips;
 use corral_conformance::sdk::{Check, SdkTarget};
 use corral_conformance::targets::LocalTarget;

@@ -3,8 +3,7 @@
 //! is left behind. Also: declared skips, the inverted `previews` check,
 //! and the live rule.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -4,8 +4,7 @@
 //! cannot make linux sandboxes). Nothing fails, the only skips are the
 //! ones the served target declares, and nothing is left behind.
 
-mod common;
-
+use crate::common;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -3,8 +3,7 @@
 //! call at all; present while a run is in progress, gone after success,
 //! failure, timeout and abort.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::sync::Arc;
 use std::time::Duration;
 

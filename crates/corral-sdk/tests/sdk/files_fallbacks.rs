@@ -2,8 +2,7 @@
 //! that creates parents: the core then reads whole files and slices them,
 //! and skips its own `mkdir`.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,8 +2,7 @@
 //! edit, upload/download, search, mark/changes and watch, with hostile names
 //! and every error path.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 

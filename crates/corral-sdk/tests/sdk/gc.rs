@@ -1,8 +1,7 @@
 //! Idle garbage collection: removes idle `corral`-labelled sandboxes, never
 //! one with a run in progress, one recently active, or one without the label.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::time::Duration;
 
 use corral_backend::{CreateRequest, Labels};

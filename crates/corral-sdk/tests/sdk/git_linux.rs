@@ -1,8 +1,7 @@
 //! git inside a real linux sandbox (namespaces, overlay root, no network):
 //! the sandbox's own git (the `host` image carries the host's /usr).
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use corral_sdk::git::{CloneOptions, CommitOptions, GitAuth, LogOptions, PushOptions, Signature};
 use corral_sdk::{Command, CreateOptions, RunOptions, Sandbox};
 use sandbox_support::Target;

@@ -1,9 +1,8 @@
 //! A running background process is activity: garbage collection spares its
 //! sandbox until the process ends (by itself or by `kill`).
 
-mod processes_support;
-mod sandbox_support;
-
+use crate::processes_support;
+use crate::sandbox_support;
 use std::time::Duration;
 
 use corral_sdk::{Command, SpareReason, gc};

@@ -2,9 +2,8 @@
 //! linux: start, logs with cursors, attach from a new handle, list, kill of
 //! the whole group, wait, and every error path.
 
-mod processes_support;
-mod sandbox_support;
-
+use crate::processes_support;
+use crate::sandbox_support;
 use std::time::{Duration, Instant};
 
 use corral_sdk::processes::{LogCursor, ProcessState, StartOptions};

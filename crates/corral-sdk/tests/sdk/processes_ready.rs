@@ -2,9 +2,8 @@
 //! passing and failing, on memory, local and (where this host can run it)
 //! linux. A failure is a one-line error with the process's last log lines.
 
-mod processes_support;
-mod sandbox_support;
-
+use crate::processes_support;
+use crate::sandbox_support;
 use std::time::Duration;
 
 use corral_sdk::processes::{ReadyCheck, StartOptions};

@@ -2,8 +2,7 @@
 //! prefix of another) gives the same bytes as the whole text, no secret
 //! survives; runs, results, callbacks and errors are redacted.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::sync::{Arc, Mutex};
 
 use corral_backend::ErrorCode;

@@ -1,8 +1,7 @@
 //! Runs: results, errors, cwd/env/stdin, timeout, abort, the output cap,
 //! and both streaming forms, on memory, local and (where possible) linux.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

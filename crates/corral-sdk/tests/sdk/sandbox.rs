@@ -1,8 +1,7 @@
 //! Sandboxes: create with the corral label, locators, connect, find, list,
 //! destroy, get-or-create in both key modes, and error translation.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use std::sync::Arc;
 use std::time::Duration;
 

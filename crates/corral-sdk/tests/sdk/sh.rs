@@ -1,8 +1,7 @@
 //! `sh!`: hostile values reach the command as exactly one argument each,
 //! through real runs on memory, local (the host's `sh`) and linux.
 
-mod sandbox_support;
-
+use crate::sandbox_support;
 use corral_backend::ErrorCode;
 use corral_sdk::{CreateOptions, Sandbox, sh};
 use sandbox_support::{all, memory};

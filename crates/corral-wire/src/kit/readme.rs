@@ -19,7 +19,7 @@ header of every request and response; see `docs/wire.md`).
 Everything here is generated from the Rust types and decoders of
 `corral-contract` and `corral-wire`. Do not edit it by hand: run
 `corral kit write kit` to regenerate it and `corral kit check kit` to
-compare. A test (`crates/corral-wire/tests/kit_drift.rs`) fails when the
+compare. A test (`crates/corral-wire/tests/wire/kit_drift.rs`) fails when the
 checked-in kit differs from what the code generates.
 
 ## Schemas

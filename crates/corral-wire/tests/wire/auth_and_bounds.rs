@@ -2,8 +2,7 @@
 //! wrong token, another revision, an over-large body, an unknown route —
 //! each with its status, its refusal header and a contract error.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 
 use common::{serve, token};

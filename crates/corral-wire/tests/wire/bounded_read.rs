@@ -2,8 +2,7 @@
 //! past 16 MiB is refused in one line naming the bound and the ranged read,
 //! which still serves it.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 
 use common::remote_over;

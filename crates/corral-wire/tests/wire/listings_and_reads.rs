@@ -2,8 +2,7 @@
 //! runtime: `list_dir`, `list_project_dir`, `read_files` and `read_file`
 //! answer exactly what the same adapter answers in process.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 
 use common::{provision_request, runtime_over, with_project};

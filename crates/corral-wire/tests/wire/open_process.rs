@@ -3,8 +3,7 @@
 //! the one-live-process rule and the typed refusal of a failed open; the
 //! runtime validates the evidence as it does in process.
 
-mod common;
-
+use crate::common;
 use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::Duration;

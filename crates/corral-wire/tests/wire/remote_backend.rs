@@ -2,8 +2,7 @@
 //! the optional members it forwards, a client that vanishes mid-run, and
 //! a server that serves the contract only.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 

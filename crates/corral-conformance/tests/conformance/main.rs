@@ -1,0 +1,19 @@
+//! The conformance crate's integration tests, one binary: the contract suite and
+//! the SDK suite against every target (memory, minimal, local, linux, docker,
+//! remote), a deliberately broken provider, and signed evidence. The shared
+//! fixture is `common`.
+
+mod common;
+
+mod broken;
+mod docker;
+mod evidence;
+mod linux;
+mod local;
+mod memory;
+mod minimal;
+mod sdk_docker;
+mod sdk_linux;
+mod sdk_local;
+mod sdk_memory;
+mod sdk_remote;
