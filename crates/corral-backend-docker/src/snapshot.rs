@@ -182,7 +182,22 @@ impl SnapshotOps for DockerBackend {
             Err(Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => {}
-            Err(e) => return Err(map_error(&format!("delete snapshot {snapshot_id}"), &e)),
+            // The engine refused, but the snapshot's name may be gone all
+            // the same: a concurrent prune of dangling images (another
+            // delete's, in the same engine) raced this delete's removal of
+            // the image it had just untagged. Gone is what was asked.
+            Err(e) => {
+                let gone = matches!(
+                    self.docker.inspect_image(&reference(snapshot_id)).await,
+                    Err(Error::DockerResponseServerError {
+                        status_code: 404,
+                        ..
+                    })
+                );
+                if !gone {
+                    return Err(map_error(&format!("delete snapshot {snapshot_id}"), &e));
+                }
+            }
         }
         prune_untagged(self).await;
         Ok(())
