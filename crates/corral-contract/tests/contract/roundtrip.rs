@@ -1,8 +1,7 @@
 //! Every wire type round-trips through serde_json: value → JSON → value is
 //! the identity and JSON → value → JSON is byte-identical.
 
-mod common;
-
+use crate::common;
 use common::*;
 use corral_contract::*;
 

@@ -1,8 +1,7 @@
 //! The file primitives: exact modes, and no way out of the sandbox through
 //! a symlink.
 
-mod common;
-
+use crate::common;
 use common::{backend, host_root, sandbox};
 use corral_backend::contained::ContainmentReason;
 use corral_backend::{Backend, ContainedReadFailure, ErrorCode, FileType};

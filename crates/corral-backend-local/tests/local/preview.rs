@@ -1,8 +1,7 @@
 //! Previews: a sandbox port is a host port, reachable at
 //! `http://127.0.0.1:PORT` for the ports declared at create.
 
-mod common;
-
+use crate::common;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};

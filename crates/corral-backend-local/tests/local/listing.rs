@@ -1,7 +1,6 @@
 //! Complete leaf listings.
 
-mod common;
-
+use crate::common;
 use common::{backend, host_root, sandbox};
 use corral_backend::{Backend, ErrorCode, TreeEntryKind};
 

@@ -1,7 +1,6 @@
 //! Snapshots: round trips, corruption, clones.
 
-mod common;
-
+use crate::common;
 use common::{backend, host_root, sandbox, sandbox_dirs};
 use corral_backend::{Backend, CreateRequest, ErrorCode, FileType, Labels};
 

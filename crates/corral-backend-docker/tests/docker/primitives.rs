@@ -5,8 +5,7 @@
 //! of the allowed root, a paused sandbox refuses exec, and destroy frees a
 //! key at once.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 
 use corral_backend::{

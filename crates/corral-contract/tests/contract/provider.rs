@@ -2,8 +2,7 @@
 //! optional members refuse with their typed errors, handoffs carry an
 //! idempotent rollback, and the live-process traits are object safe.
 
-mod common;
-
+use crate::common;
 use std::future::{Future, ready};
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicUsize, Ordering};

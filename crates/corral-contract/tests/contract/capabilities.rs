@@ -1,8 +1,7 @@
 //! The capability envelope: defaults, cross-field rules, the minimum provider
 //! and the conformance token derivation.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeSet;
 
 use common::*;

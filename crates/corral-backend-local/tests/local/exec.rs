@@ -1,8 +1,7 @@
 //! exec: a cleared environment, working directories, stdin, exit codes,
 //! and killing the whole group on timeout and abort.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use common::{backend, host_root, sandbox, sh};
@@ -20,9 +19,13 @@ const LEAK: &str = "CORRAL_TEST_LEAK";
 #[test]
 fn the_host_environment_does_not_leak_in() {
     let exe = std::env::current_exe().unwrap();
+    // The probe's name inside this test binary: its module path without
+    // the binary's own name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let probe = format!("{module}::env_probe");
     let out = std::process::Command::new(exe)
         .args([
-            "env_probe",
+            probe.as_str(),
             "--exact",
             "--ignored",
             "--nocapture",

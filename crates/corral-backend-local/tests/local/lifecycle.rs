@@ -1,8 +1,7 @@
 //! Create, find, list, connect and destroy, across instances and processes'
 //! worth of state; exact keys; fail-closed creates.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use common::{backend, labels, sandbox_dirs};

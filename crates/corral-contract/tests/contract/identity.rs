@@ -1,7 +1,6 @@
 //! "seventeen top-level fields across twenty-one equality checks".
 
-mod common;
-
+use crate::common;
 use common::*;
 use corral_contract::*;
 

@@ -1,8 +1,7 @@
 //! The Runner's checks of returned results: execute, reads, listings,
 //! snapshots, clones, resume, release, cleanup and process evidence.
 
-mod common;
-
+use crate::common;
 use common::*;
 use corral_contract::*;
 

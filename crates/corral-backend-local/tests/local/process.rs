@@ -1,7 +1,6 @@
 //! Live processes.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use common::{backend, sandbox};

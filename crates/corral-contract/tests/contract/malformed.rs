@@ -1,8 +1,7 @@
 //! Every malformed value is refused, at construction and at decode, with a
 //! message naming the field (or type) and the rule.
 
-mod common;
-
+use crate::common;
 use common::*;
 use corral_contract::*;
 

@@ -2,8 +2,7 @@
 //! network namespace, so nothing — not even the host's loopback — is
 //! reachable, while a sandbox that asked for nothing keeps the host network.
 
-mod common;
-
+use crate::common;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 

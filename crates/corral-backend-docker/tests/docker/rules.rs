@@ -1,8 +1,7 @@
 //! The shared backend-rule suite, run against the docker backend on a real
 //! engine (a printed skip where none answers).
 
-mod common;
-
+use crate::common;
 corral_backend::backend_rules!(skippable |rule: &'static str| async move {
     common::backend(rule)
         .await

@@ -4,8 +4,7 @@
 //! instance started, and what a crashed destroy left for the sweep. Another
 //! sandbox's processes survive.
 
-mod common;
-
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
