@@ -15,7 +15,7 @@ use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::network::link_name;
 use corral_backend_linux::testhost::TestHost;
 
-mod common;
+use crate::common;
 use common::StateDir;
 
 fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {

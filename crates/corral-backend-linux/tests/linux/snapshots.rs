@@ -4,7 +4,7 @@
 use corral_backend::{Backend, CreateRequest, ErrorCode, Labels};
 use corral_backend_linux::LinuxBackend;
 
-mod common;
+use crate::common;
 use common::{backend, sh};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {

@@ -7,8 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-mod serve_support;
-
+use crate::serve_support;
 use serve_support::Served;
 
 const TOKEN: &str = "remote-cli-test-token-0123456789abcdef";

@@ -6,7 +6,7 @@ use corral_backend::{
     Backend, BatchFile, ContainedReadFailure, CreateRequest, ErrorCode, TreeEntryKind,
 };
 
-mod common;
+use crate::common;
 use common::{backend, sh};
 
 fn reason(r: Result<Vec<u8>, ContainedReadFailure>) -> ContainmentReason {

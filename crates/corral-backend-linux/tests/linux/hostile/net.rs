@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use corral_backend::{Backend, CreateRequest, Destination, ErrorCode, Network};
 use corral_backend_linux::testhost::TestHost;
 
-use crate::Host;
+use crate::hostile::Host;
 
 /// The longest a refused connection may take (a dropped one waits for
 /// curl's `-m 10`).

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use corral_backend::{Backend, CreateRequest};
 use corral_backend_linux::images::{ImageStore, store_dir};
 
-use crate::{Host, common};
+use crate::hostile::{Host, common};
 
 /// The host files a shell-only image needs: `/bin/sh` and what `ldd`
 /// names; `None` (after printing `SKIP`) when `ldd` cannot tell.

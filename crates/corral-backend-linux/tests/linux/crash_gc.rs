@@ -93,7 +93,7 @@ async fn crash_child() {
 fn start_child(state: &Path) -> (Child, mpsc::Receiver<String>) {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "crash_child",
+            "crash_gc::crash_child",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -15,7 +15,9 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{Cli, GONE_WITHIN, comm, left_after, linux_available, running, signal};
+use crate::hostile::harness::{
+    Cli, GONE_WITHIN, comm, left_after, linux_available, running, signal,
+};
 
 /// A private state directory, or `None` (after a SKIP line) where the
 /// linux backend cannot run.

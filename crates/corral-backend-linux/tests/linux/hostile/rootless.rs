@@ -29,7 +29,8 @@ const MARKER: &str = "ROOTLESS-CHILD";
 #[test]
 fn as_an_ordinary_user_a_sandbox_runs_as_root_of_a_user_namespace_of_that_user() {
     let name = "as_an_ordinary_user_a_sandbox_runs_as_root_of_a_user_namespace_of_that_user";
-    let Some((uid, out)) = run_child_as_user(name, "rootless::child_makes_a_sandbox") else {
+    let Some((uid, out)) = run_child_as_user(name, "hostile::rootless::child_makes_a_sandbox")
+    else {
         return;
     };
     if let Some(reason) = out

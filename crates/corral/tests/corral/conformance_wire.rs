@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod serve_support;
-
+use crate::serve_support;
 use serve_support::Served;
 
 const TOKEN: &str = "conformance-wire-token-0123456789";

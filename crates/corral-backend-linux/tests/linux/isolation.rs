@@ -5,7 +5,7 @@ use std::time::Duration;
 use corral_backend::{Backend, Command, CreateRequest, ExitStatus};
 use corral_backend_linux::LinuxBackend;
 
-mod common;
+use crate::common;
 use common::StateDir;
 
 /// A backend on a private state directory and one sandbox; every sandbox

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use corral_backend_docker::testimage::{self, TestBackendError};
 
-use crate::harness::{Cli, comm, left_after, running, signal, text};
+use crate::hostile::harness::{Cli, comm, left_after, running, signal, text};
 
 /// The label a front puts on its sandbox.
 const CREATOR: &str = "corral.creator";

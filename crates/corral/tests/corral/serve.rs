@@ -4,8 +4,7 @@
 
 use std::process::Command;
 
-mod serve_support;
-
+use crate::serve_support;
 use serve_support::Served;
 
 use corral_contract::*;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use corral_backend::{Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus};
 use corral_backend_linux::LinuxBackend;
 
-mod common;
+use crate::common;
 use common::backend;
 
 fn mounts_under(dir: &std::path::Path) -> usize {

@@ -20,7 +20,7 @@ use corral_backend::{
 };
 use corral_backend_linux::LinuxBackend;
 
-mod common;
+use crate::common;
 #[path = "hostile/disk.rs"]
 mod disk;
 #[path = "hostile/network.rs"]

@@ -13,7 +13,7 @@ use corral_backend::{
 };
 use corral_backend_linux::LinuxBackend;
 
-mod common;
+use crate::common;
 use common::{StateDir, backend, run};
 
 /// The host port of a preview URL `http://127.0.0.1:PORT/`.

@@ -334,7 +334,7 @@ async fn a_killed_creator_takes_its_bound_sandbox_with_it() {
         .args([
             "--ignored",
             "--exact",
-            "lifetime::bound_creator",
+            "hostile::lifetime::bound_creator",
             "--nocapture",
         ])
         .env(CREATOR_STATE, h._dir.path())

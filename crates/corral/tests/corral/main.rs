@@ -1,0 +1,16 @@
+//! The command line's integration tests, one binary: argument handling, the
+//! commands, gc, the kit, MCP, the remote backend, `corral serve`, the wire
+//! conformance from the command line, and the hostile suite through the real
+//! binary (`hostile`). The shared fixture is `serve_support`.
+
+mod serve_support;
+
+mod args_in_process;
+mod cli;
+mod conformance_wire;
+mod gc;
+mod hostile;
+mod kit_cli;
+mod mcp;
+mod remote;
+mod serve;
