@@ -10,7 +10,6 @@
 //! a creator killed at any point leaves no process behind.
 
 use std::os::unix::fs::DirBuilderExt;
-use std::path::Path;
 
 use corral_backend::{
     BackendError, Capabilities, CreateRequest, ErrorCode, Result, SandboxInfo, check_enforceable,
@@ -61,7 +60,7 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
     let warm = state.pool.take()?;
     let id = warm.id.clone();
     if let Some(key) = &req.key
-        && let Err(e) = claim_key(state, key, &id)
+        && let Err(e) = crate::keys::claim(state, key, &id)
     {
         state.pool.give_back(warm);
         return Err(e);
@@ -103,7 +102,7 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
                 let _ = cg.destroy();
             }
             if let Some(key) = &req.key {
-                destroy::release_key(state, key, &id);
+                crate::keys::release(state, key, &id);
             }
             Err(e)
         }
@@ -326,52 +325,4 @@ fn limits(req: &CreateRequest) -> CgroupLimits {
             .map(|c| ((c * 1000.0).round() as u64).max(1))
             .or(defaults.cpu_millicores),
     }
-}
-
-/// Claims `key` for `id`: `conflict` when a live sandbox holds it, or when
-/// another create claimed it less than [`crate::gc::KEY_GRACE`] ago (that
-/// create claims its key just before making its directory); a claim whose
-/// sandbox is gone is taken over. The claim is written whole under a name
-/// of its own and then linked into place, so that a racing claimer never
-/// reads a claim without its owner — an empty claim looked abandoned, and
-/// two racing creates with one key both went ahead.
-fn claim_key(state: &State, key: &str, id: &str) -> Result<()> {
-    let path = state.key_path(key);
-    let whole = state.keys().join(format!(".claim-{id}"));
-    std::fs::write(&whole, id).map_err(|e| state_error("writing the key claim", &e))?;
-    let claimed = take_claim(state, key, &whole, &path);
-    let _ = std::fs::remove_file(&whole);
-    claimed
-}
-
-/// Links the whole claim `whole` into place at `path` (see [`claim_key`]).
-fn take_claim(state: &State, key: &str, whole: &Path, path: &Path) -> Result<()> {
-    for _ in 0..2 {
-        match std::fs::hard_link(whole, path) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let owner = std::fs::read_to_string(path).unwrap_or_default();
-                let alive =
-                    crate::state::is_sandbox_id(&owner) && state.sandbox_dir(&owner).exists();
-                if alive {
-                    return Err(BackendError::new(
-                        ErrorCode::Conflict,
-                        format!("key {key:?} is held by sandbox {owner}"),
-                    ));
-                }
-                if !crate::gc::older_than(path, crate::gc::KEY_GRACE) {
-                    return Err(BackendError::new(
-                        ErrorCode::Conflict,
-                        format!("key {key:?} is being claimed by a create in progress"),
-                    ));
-                }
-                let _ = std::fs::remove_file(path);
-            }
-            Err(e) => return Err(state_error("claiming the key", &e)),
-        }
-    }
-    Err(BackendError::new(
-        ErrorCode::Conflict,
-        format!("key {key:?} is being claimed concurrently"),
-    ))
 }

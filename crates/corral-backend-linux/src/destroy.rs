@@ -24,7 +24,7 @@ pub fn destroy(state: &State, id: &str) -> Result<()> {
     let key = read_meta(state, id).ok().flatten().and_then(|m| m.key);
     teardown(state, id)?;
     if let Some(key) = key {
-        release_key(state, &key, id);
+        crate::keys::release(state, &key, id);
     }
     Ok(())
 }
@@ -136,14 +136,6 @@ fn exits_within(pidfd: &std::os::fd::OwnedFd, wait: Duration) -> bool {
             Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
             Err(_) => return false,
         }
-    }
-}
-
-/// Releases the claim of `key` when `id` holds it.
-pub fn release_key(state: &State, key: &str, id: &str) {
-    let path = state.key_path(key);
-    if std::fs::read_to_string(&path).is_ok_and(|owner| owner == id) {
-        let _ = std::fs::remove_file(&path);
     }
 }
 

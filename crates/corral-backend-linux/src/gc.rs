@@ -46,9 +46,6 @@ const CREATOR_FILE: &str = "creator";
 pub const NO_CREATOR_GRACE: Duration = Duration::from_secs(2);
 /// How old an empty sandbox cgroup with no directory here must be to be removed.
 pub const CGROUP_GRACE: Duration = Duration::from_secs(10);
-/// How old a key claim whose sandbox directory is gone must be to be removed
-/// (a create claims its key just before making its directory).
-pub const KEY_GRACE: Duration = Duration::from_secs(10);
 /// How long killed init processes get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
@@ -308,7 +305,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         }
     }
     crate::disk::image::sweep(&crate::disk::templates_dir(state));
-    report.key_claims = stale_key_claims(state);
+    report.key_claims = crate::keys::sweep(state);
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
     report.snapshot_temporaries = stale_snapshot_temporaries(state);
@@ -330,23 +327,6 @@ fn reclaim(state: &State, id: &str, report: &mut GcReport) {
 /// how many.
 fn stale_snapshot_temporaries(state: &State) -> usize {
     crate::snapshot::sweep(state, crate::snapshot::TEMPORARY_GRACE)
-}
-
-/// Removes key claims whose sandbox directory is gone; returns how many.
-fn stale_key_claims(state: &State) -> usize {
-    let Ok(entries) = std::fs::read_dir(state.keys()) else {
-        return 0;
-    };
-    let mut n = 0;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let owner = std::fs::read_to_string(&path).unwrap_or_default();
-        let orphan = !is_sandbox_id(&owner) || !state.sandbox_dir(&owner).exists();
-        if orphan && older_than(&path, KEY_GRACE) && std::fs::remove_file(&path).is_ok() {
-            n += 1;
-        }
-    }
-    n
 }
 
 #[cfg(test)]

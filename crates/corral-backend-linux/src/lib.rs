@@ -36,6 +36,7 @@ pub mod gc;
 mod hooks;
 pub mod images;
 pub mod init;
+mod keys;
 pub mod layers;
 mod listing;
 pub mod network;
