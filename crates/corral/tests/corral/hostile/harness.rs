@@ -47,18 +47,11 @@ impl Cli {
     }
 
     /// A private state directory, or `None` (after printing `SKIP <test>:
-    /// <reason>`) when this host cannot run the linux backend.
+    /// <reason>`) when this host cannot run the linux backend
+    /// ([`linux_available`]). A host that can but fails is the test's
+    /// failure, never a skip.
     pub fn linux(test: &str) -> Option<Cli> {
-        let cli = Cli::new();
-        let out = cli.run(&["run", "--backend", "linux", "--", "true"]);
-        if !out.status.success() {
-            println!(
-                "SKIP {test}: the linux backend does not run here: {}",
-                text(&out.stderr).trim()
-            );
-            return None;
-        }
-        Some(cli)
+        linux_available(test).then(Cli::new)
     }
 
     /// `corral ARGS` on the private state directory, stdin closed.
@@ -155,11 +148,34 @@ pub fn running(pid: u32) -> bool {
 /// Waits up to [`GONE_WITHIN`] for every process in `procs` to end;
 /// returns the ones still running after it.
 pub fn left_after(procs: &[u32]) -> Vec<u32> {
-    let deadline = Instant::now() + GONE_WITHIN;
-    while procs.iter().any(|p| running(*p)) && Instant::now() < deadline {
+    settles(GONE_WITHIN, || !procs.iter().any(|p| running(*p)));
+    procs.iter().copied().filter(|p| running(*p)).collect()
+}
+
+/// Polls `done` every 20 ms for up to `within`; whether it came true.
+pub fn settles(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
-    procs.iter().copied().filter(|p| running(*p)).collect()
+}
+
+/// Polls `found` every 20 ms until it gives a value; after `within`
+/// without one, the test fails naming `what` was awaited.
+pub fn wait_for<T>(what: &str, within: Duration, mut found: impl FnMut() -> Option<T>) -> T {
+    let mut value = None;
+    let came = settles(within, || {
+        value = found();
+        value.is_some()
+    });
+    assert!(came, "no {what} after {within:?}");
+    value.expect("settled with a value")
 }
 
 /// Sends signal `name` (`KILL`, `TERM`, …) to host process `pid`.

@@ -13,17 +13,11 @@
 
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::hostile::harness::{
-    Cli, GONE_WITHIN, comm, left_after, linux_available, running, signal,
+    Cli, GONE_WITHIN, comm, left_after, running, settles, signal, wait_for,
 };
-
-/// A private state directory, or `None` (after a SKIP line) where the
-/// linux backend cannot run.
-fn linux_cli(test: &str) -> Option<Cli> {
-    linux_available(test).then(Cli::new)
-}
 
 /// The linux sandboxes with a directory in `cli`'s state (complete or not).
 fn sandboxes(cli: &Cli) -> Vec<String> {
@@ -40,26 +34,20 @@ fn sandboxes(cli: &Cli) -> Vec<String> {
 /// Waits until one sandbox of `cli` is complete and `sleeps` `sleep`
 /// processes run in it; returns its id.
 fn wait_for_workload(cli: &Cli, front: &mut Child, sleeps: usize) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_for("workload", Duration::from_secs(30), || {
         assert!(
             front.try_wait().unwrap().is_none(),
             "the front exited before its workload ran"
         );
-        let ready = sandboxes(cli).into_iter().find(|id| {
+        sandboxes(cli).into_iter().find(|id| {
             cli.sandboxes_dir().join(id).join("meta.json").is_file()
                 && processes_of(id)
                     .iter()
                     .filter(|p| comm(**p).as_deref() == Some("sleep"))
                     .count()
                     >= sleeps
-        });
-        if let Some(id) = ready {
-            return id;
-        }
-        assert!(Instant::now() < deadline, "no workload after 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        })
+    })
 }
 
 /// The live host processes whose cgroup path names sandbox `id`.
@@ -77,11 +65,7 @@ fn processes_of(id: &str) -> Vec<u32> {
 
 /// Whether `path` is gone within [`GONE_WITHIN`].
 fn gone(path: &Path) -> bool {
-    let deadline = Instant::now() + GONE_WITHIN;
-    while path.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    !path.exists()
+    settles(GONE_WITHIN, || !path.exists())
 }
 
 const WORKLOAD: &str = "setsid sleep 1000 & sleep 1000";
@@ -92,7 +76,7 @@ const WORKLOAD: &str = "setsid sleep 1000 & sleep 1000";
 #[test]
 fn a_signalled_corral_run_destroys_its_sandbox() {
     let test = "a_signalled_corral_run_destroys_its_sandbox";
-    let Some(cli) = linux_cli(test) else {
+    let Some(cli) = Cli::linux(test) else {
         return;
     };
     for sig in ["HUP", "QUIT", "USR1", "ALRM"] {
@@ -125,7 +109,7 @@ fn a_signalled_corral_run_destroys_its_sandbox() {
 #[test]
 fn a_killed_corral_run_leaves_nothing_running() {
     let test = "a_killed_corral_run_leaves_nothing_running";
-    let Some(cli) = linux_cli(test) else {
+    let Some(cli) = Cli::linux(test) else {
         return;
     };
     let mut run = cli
@@ -160,7 +144,7 @@ fn a_killed_corral_run_leaves_nothing_running() {
 #[test]
 fn a_command_killed_by_sigprof_exits_155() {
     let test = "a_command_killed_by_sigprof_exits_155";
-    let Some(cli) = linux_cli(test) else {
+    let Some(cli) = Cli::linux(test) else {
         return;
     };
     let out = cli
@@ -191,7 +175,7 @@ fn a_command_killed_by_sigprof_exits_155() {
 #[test]
 fn an_oom_killed_child_ends_corral_run_with_one_line_saying_so() {
     let test = "an_oom_killed_child_ends_corral_run_with_one_line_saying_so";
-    let Some(cli) = linux_cli(test) else {
+    let Some(cli) = Cli::linux(test) else {
         return;
     };
     let script = "head -c 2G /dev/zero | tail -n 1 >/dev/null; exit 0";
@@ -222,7 +206,7 @@ async fn a_killed_corral_mcp_leaves_no_sandbox_running() {
     use rmcp::ServiceExt;
     use rmcp::model::{CallToolRequestParams, JsonObject};
     let test = "a_killed_corral_mcp_leaves_no_sandbox_running";
-    let Some(cli) = linux_cli(test) else {
+    let Some(cli) = Cli::linux(test) else {
         return;
     };
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))

@@ -11,11 +11,11 @@
 //! | a second `corral run` still alive during that gc       | spared; it destroys its own when it ends       |
 
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corral_backend_docker::testimage::{self, TestBackendError};
 
-use crate::hostile::harness::{Cli, comm, left_after, running, signal, text};
+use crate::hostile::harness::{Cli, comm, left_after, running, signal, text, wait_for};
 
 /// The label a front puts on its sandbox.
 const CREATOR: &str = "corral.creator";
@@ -63,29 +63,25 @@ fn listed(cli: &Cli, backend: &str) -> Vec<serde_json::Value> {
 fn made_by(cli: &Cli, backend: &str, front: &mut Front) -> String {
     let front = &mut front.0;
     let prefix = format!("{}:", front.id());
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(
-            front.try_wait().expect("try_wait").is_none(),
-            "corral run --backend {backend} exited before its sandbox ran"
-        );
-        let mine = listed(cli, backend).into_iter().find(|s| {
-            s["labels"][CREATOR]
-                .as_str()
-                .is_some_and(|c| c.starts_with(&prefix))
-                && s["status"] == "running"
-        });
-        if let Some(s) = mine {
-            let id = s["id"].as_str().expect("an id");
-            cli.adopt(id);
-            return id.to_string();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no running {backend} sandbox of creator {prefix} after 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let id = wait_for(
+        &format!("running {backend} sandbox of creator {prefix}"),
+        Duration::from_secs(120),
+        || {
+            assert!(
+                front.try_wait().expect("try_wait").is_none(),
+                "corral run --backend {backend} exited before its sandbox ran"
+            );
+            listed(cli, backend).into_iter().find_map(|s| {
+                let mine = s["labels"][CREATOR]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with(&prefix))
+                    && s["status"] == "running";
+                mine.then(|| s["id"].as_str().expect("an id").to_string())
+            })
+        },
+    );
+    cli.adopt(&id);
+    id
 }
 
 /// Whether `id` is listed on `backend`.
@@ -136,19 +132,14 @@ fn plain_gc_reclaims_a_local_sandbox_whose_creator_was_killed() {
         &["run", "--backend", "local", "--", "sh", "-c", WORKLOAD],
     );
     let id = made_by(&cli, "local", &mut killed);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let procs = loop {
+    let procs = wait_for("workload", Duration::from_secs(30), || {
         let procs = local_processes_of(&id);
         let sleeps = procs
             .iter()
             .filter(|p| comm(**p).as_deref() == Some("sleep"))
             .count();
-        if sleeps >= 2 {
-            break procs;
-        }
-        assert!(Instant::now() < deadline, "no workload after 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        (sleeps >= 2).then_some(procs)
+    });
     let mut alive = spawn(&cli, &["run", "--backend", "local", "--", "sleep", "1000"]);
     let spared = made_by(&cli, "local", &mut alive);
     signal(killed.0.id(), "KILL");
