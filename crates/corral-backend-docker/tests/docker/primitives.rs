@@ -17,6 +17,15 @@ fn labels(test: &str) -> Labels {
     BTreeMap::from([("corral.test".to_string(), test.to_string())])
 }
 
+/// The request every test starts from: the default one, labelled with the
+/// test's name.
+fn request(test: &str) -> CreateRequest {
+    CreateRequest {
+        labels: labels(test),
+        ..CreateRequest::default()
+    }
+}
+
 async fn run(backend: &dyn Backend, id: &str, script: &str) -> (ExitStatus, String) {
     let mut out = CollectedOutput::default();
     let outcome = backend
@@ -39,9 +48,8 @@ async fn limits_and_network_none_reach_the_engine() {
         return;
     };
     let mut req = CreateRequest {
-        labels: labels(test),
         network: Network::None,
-        ..CreateRequest::default()
+        ..request(test)
     };
     req.size.memory_bytes = Some(64 << 20);
     req.size.cpus = Some(0.5);
@@ -77,9 +85,8 @@ async fn the_default_network_is_none_on_the_engine() {
     for (row, network) in rows {
         let sb = backend
             .create(CreateRequest {
-                labels: labels(test),
                 network,
-                ..CreateRequest::default()
+                ..request(test)
             })
             .await
             .unwrap_or_else(|e| panic!("{row}: create: {e}"));
@@ -127,9 +134,8 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     assert_eq!(snap.source_sandbox_id, source.id);
     let restored = backend
         .create(CreateRequest {
-            labels: labels(test),
             snapshot: Some(snap.id.clone()),
-            ..CreateRequest::default()
+            ..request(test)
         })
         .await
         .unwrap();
@@ -170,9 +176,8 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     ops.delete_snapshot(&snap.id).await.unwrap();
     let from_clone = backend
         .create(CreateRequest {
-            labels: labels(test),
             snapshot: Some(clone.id.clone()),
-            ..CreateRequest::default()
+            ..request(test)
         })
         .await
         .unwrap();
@@ -188,9 +193,8 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     ops.delete_snapshot(&clone.id).await.unwrap();
     let missing = backend
         .create(CreateRequest {
-            labels: labels(test),
             snapshot: Some(snap.id.clone()),
-            ..CreateRequest::default()
+            ..request(test)
         })
         .await
         .unwrap_err();
@@ -211,13 +215,7 @@ async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
         eprintln!("skip: {test}: the engine's files are not on this host (not declared)");
         return;
     };
-    let sb = backend
-        .create(CreateRequest {
-            labels: labels(test),
-            ..CreateRequest::default()
-        })
-        .await
-        .unwrap();
+    let sb = backend.create(request(test)).await.unwrap();
     let (status, _) = run(
         &backend,
         &sb.id,
@@ -267,9 +265,8 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     };
     let key = format!("{test}-{}", corral_backend::now_ms());
     let req = CreateRequest {
-        labels: labels(test),
         key: Some(key.clone()),
-        ..CreateRequest::default()
+        ..request(test)
     };
     let sb = backend.create(req.clone()).await.unwrap();
     let pause = backend.pause_ops().unwrap();
@@ -294,10 +291,12 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     backend.close().await.unwrap();
 }
 
-/// Contract, snapshots: a sandbox restored from a snapshot and destroyed
-/// leaves the snapshot free to delete at once. `destroy` removes the
-/// container in the background; a delete that met the container still
-/// being removed was refused as `platform_rejected`.
+/// Contract, "Delivery is **at-least-once with idempotent effect**.
+/// `destroy`, `destroySnapshot`, and `rollback` may all be invoked again
+/// after a lost response; each must settle the same way": a snapshot whose
+/// restored sandbox was just destroyed (its container still being removed
+/// in the background) deletes at once, and a second delete settles the
+/// same way. Three rounds, since the removal races the delete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed() {
     let test = "a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed";
@@ -306,20 +305,13 @@ async fn a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed() {
     };
     let ops = backend.snapshot_ops().unwrap();
     for round in 0..3 {
-        let source = backend
-            .create(CreateRequest {
-                labels: labels(test),
-                ..CreateRequest::default()
-            })
-            .await
-            .unwrap();
+        let source = backend.create(request(test)).await.unwrap();
         let snap = ops.snapshot(&source.id, &Labels::new()).await.unwrap();
         backend.destroy(&source.id).await.unwrap();
         let restored = backend
             .create(CreateRequest {
-                labels: labels(test),
                 snapshot: Some(snap.id.clone()),
-                ..CreateRequest::default()
+                ..request(test)
             })
             .await
             .unwrap();
@@ -327,5 +319,8 @@ async fn a_snapshot_deletes_at_once_after_its_restored_sandbox_is_destroyed() {
         ops.delete_snapshot(&snap.id)
             .await
             .unwrap_or_else(|e| panic!("round {round}: delete right after destroy: {e}"));
+        ops.delete_snapshot(&snap.id)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: a second delete: {e}"));
     }
 }
