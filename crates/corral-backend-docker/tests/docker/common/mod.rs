@@ -2,8 +2,6 @@
 //! local socket) with the test image imported at set-up. Where no engine
 //! answers, or the test image cannot be made, a test prints why and skips.
 
-#![allow(dead_code)]
-
 use corral_backend_docker::DockerBackend;
 use corral_backend_docker::testimage::{self, TestBackendError};
 

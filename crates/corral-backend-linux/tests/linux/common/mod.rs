@@ -1,8 +1,6 @@
 //! What the linux backend's integration tests share: a backend on a
 //! temporary state directory that destroys everything a test left.
 
-#![allow(dead_code)]
-
 use corral_backend_linux::LinuxBackend;
 
 /// The state directory of a test; whatever the test left is destroyed when

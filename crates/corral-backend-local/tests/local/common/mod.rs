@@ -1,7 +1,5 @@
 //! Helpers shared by the integration tests.
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 
 use corral_backend::{

@@ -1,5 +1,4 @@
 //! Shared checks of the conformance integration tests.
-#![allow(dead_code)]
 
 use corral_backend::Labels;
 use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};

@@ -1,5 +1,4 @@
 //! Shared fixtures for the contract's integration tests.
-#![allow(dead_code)]
 
 use corral_contract::*;
 

@@ -1,12 +1,11 @@
 //! Fixtures for the `ContractAdapter` tests: requests, adapters over the
 //! memory and local backends, and [`faulty::Faulty`], a backend wrapper that
 //! dies after a chosen number of mutations.
-#![allow(dead_code)]
 
 pub mod faulty;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use corral_backend::Backend;
 use corral_backend_local::LocalBackend;
@@ -25,10 +24,6 @@ pub fn path(s: &str) -> SandboxPath {
 pub fn in_seconds(seconds: i64) -> Timestamp {
     let now = Timestamp::from_system_time(SystemTime::now()).unwrap();
     now.checked_add_millis(seconds * 1000).unwrap()
-}
-
-pub fn now() -> Timestamp {
-    in_seconds(0)
 }
 
 /// The memory adapter under the memory envelope.
@@ -228,17 +223,6 @@ pub async fn backend_read<B: Backend>(
 ) -> Option<Vec<u8>> {
     let sandbox = sandbox_of(adapter, id).await;
     adapter.backend().files().read(&sandbox, at).await.ok()
-}
-
-/// Waits until `check` holds, for at most five seconds.
-pub async fn eventually(mut check: impl FnMut() -> bool) -> bool {
-    for _ in 0..500 {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    check()
 }
 
 /// Unwraps the error of a result whose success type is not `Debug`.

@@ -84,18 +84,6 @@ pub enum CloneLie {
     CreatedAtItsExpiry,
 }
 
-impl CloneLie {
-    /// The field the lie corrupts.
-    pub const fn field(self) -> SnapshotField {
-        match self {
-            Self::ReusesSourceId => SnapshotField::SnapshotId,
-            Self::MovesExpiry => SnapshotField::ExpiresAt,
-            Self::BindsSourceSession => SnapshotField::SessionId,
-            Self::PredatesSource | Self::CreatedAtItsExpiry => SnapshotField::CreatedAt,
-        }
-    }
-}
-
 /// The exit and interval lies that only exist on the wire: the contract's
 /// types cannot hold them, so the liar builds the result as JSON and decodes
 /// it through serde (see [`super::wire`]).

@@ -15,7 +15,6 @@
 //! Each `liar_*.rs` test file includes this module and uses a part of it.
 
 // Each test file is its own crate and uses only part of the liar.
-#![allow(dead_code)]
 
 pub mod corrupt;
 pub mod fixtures;

@@ -1,8 +1,6 @@
 //! What the background-process tests share: a fresh sandbox on a target,
 //! and the cleanup that kills what a test left running before destroying it.
 
-#![allow(dead_code)]
-
 use corral_sdk::{CreateOptions, Sandbox};
 
 use crate::sandbox_support::Target;

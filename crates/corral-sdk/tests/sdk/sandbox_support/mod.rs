@@ -3,8 +3,6 @@
 //! file calls, run options that time out or abort, and a wait for the
 //! activity records of a sandbox.
 
-#![allow(dead_code)]
-
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,8 +4,6 @@
 //! `RemoteBackend` over a served backend, and the stream helpers the
 //! other wire tests share.
 
-#![allow(dead_code)]
-
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -129,7 +127,8 @@ pub async fn read_to_end(source: &mut Pin<Box<dyn ByteSource>>) -> Vec<u8> {
 /// `inner`'s provider behind a server, reached through `WireProvider`.
 pub struct WireTarget<T: ConformanceTarget> {
     pub inner: T,
-    pub server: Option<RunningServer>,
+    /// Kept so that the server runs as long as the target.
+    _server: RunningServer,
     client: WireProvider,
 }
 
@@ -141,7 +140,7 @@ impl<T: ConformanceTarget> WireTarget<T> {
             .unwrap();
         Self {
             inner,
-            server: Some(server),
+            _server: server,
             client,
         }
     }

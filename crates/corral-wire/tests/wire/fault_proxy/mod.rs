@@ -1,10 +1,9 @@
 //! A fault-injecting proxy on loopback, between a `WireProvider` and a
 //! corral-wire server.
 //!
-//! Unary members pass one request at a time: a rule can delay a request,
-//! send it upstream twice (the client gets the second reply), drop the
-//! reply after the server did the work, or cut the connection before the
-//! request reaches the server. The `openProcess` WebSocket is relayed
+//! Unary members pass one request at a time: a rule can send a request
+//! upstream twice (the client gets the second reply), or drop the reply
+//! after the server did the work. The `openProcess` WebSocket is relayed
 //! message by message (the proxy is a WebSocket server to the client and a
 //! WebSocket client to the server, after forwarding the upgrade as it
 //! came), and a rule can act on one frame:
@@ -33,8 +32,6 @@
 //! frames; [`Plan::seeded`] draws such rules from a seed so a failure
 //! reproduces from the seed it prints. The proxy can also refuse every new
 //! connection for a while (an outage) and cut everything in flight.
-
-#![allow(dead_code)]
 
 mod socket;
 
@@ -109,16 +106,12 @@ pub struct FrameRule {
 /// What happens to the unary request a rule picks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnaryFault {
-    /// Held this long before it is forwarded.
-    Delay(Duration),
     /// Sent upstream twice, one after the other; the client gets the
     /// second reply.
     Duplicate,
     /// Sent upstream once; the reply is dropped and the client's
     /// connection closed without one.
     DropReply,
-    /// The client's connection is closed before the request is forwarded.
-    Cut,
 }
 
 /// One unary fault.
@@ -283,7 +276,6 @@ pub(crate) struct State {
     unary: Mutex<Vec<Armed<UnaryRule>>>,
     fired: Mutex<Vec<String>>,
     replies: Mutex<Vec<Reply>>,
-    accepted: AtomicUsize,
     sockets: AtomicUsize,
     outage: AtomicBool,
     live: Mutex<Vec<AbortHandle>>,
@@ -343,7 +335,6 @@ impl FaultProxy {
             unary: arm(&plan.unary),
             fired: Mutex::default(),
             replies: Mutex::default(),
-            accepted: AtomicUsize::new(0),
             sockets: AtomicUsize::new(0),
             outage: AtomicBool::new(false),
             live: Mutex::default(),
@@ -351,7 +342,6 @@ impl FaultProxy {
         let shared = Arc::clone(&state);
         let accept = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                shared.accepted.fetch_add(1, Ordering::SeqCst);
                 if shared.outage.load(Ordering::SeqCst) {
                     continue;
                 }
@@ -384,11 +374,6 @@ impl FaultProxy {
     /// While on, every new connection is accepted and closed at once.
     pub fn outage(&self, on: bool) {
         self.state.outage.store(on, Ordering::SeqCst);
-    }
-
-    /// TCP connections accepted so far.
-    pub fn accepted(&self) -> usize {
-        self.state.accepted.load(Ordering::SeqCst)
     }
 
     /// `openProcess` sockets relayed so far.
@@ -505,11 +490,6 @@ async fn handle(
     let body = body.collect().await?.to_bytes();
     let path = parts.uri.path().to_owned();
     let fault = state.decide_unary(&path);
-    match fault {
-        Some(UnaryFault::Cut) => return Err("cut before forwarding".into()),
-        Some(UnaryFault::Delay(pause)) => tokio::time::sleep(pause).await,
-        _ => {}
-    }
     let mut reply = settle(&state, &path, forward(&state, &parts, body.clone()).await?).await?;
     match fault {
         Some(UnaryFault::Duplicate) => {

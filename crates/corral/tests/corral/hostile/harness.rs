@@ -1,8 +1,6 @@
 //! What the command-line hostile tests share: the real `corral` binary on a
 //! private state directory, on the linux backend.
 
-#![allow(dead_code)]
-
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -1,8 +1,6 @@
 //! The real `corral serve --backend memory` on a free loopback port, as
 //! the tests that talk to it start and stop it.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
