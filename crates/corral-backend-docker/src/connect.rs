@@ -1,6 +1,7 @@
 //! Connecting to the engine: one connection, the API version negotiated
-//! once, the default image checked, and whether container files are
-//! reachable from this host.
+//! once, the image sandboxes start from checked (except for a caller that
+//! only reclaims), and whether container files are reachable from this
+//! host.
 
 use std::path::Path;
 
@@ -27,6 +28,29 @@ impl DockerBackend {
     /// Connects and starts sandboxes from `image`, which must already be
     /// in the engine (no registry is contacted).
     pub async fn connect_with_image(image: &str) -> Result<Self> {
+        let backend = Self::connect_without_image_check(image).await?;
+        match backend.docker.inspect_image(image).await {
+            Ok(_) => Ok(backend),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Err(BackendError::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "the image {image:?} is not in the Docker Engine; load it with \
+                     `docker load`, `docker import` or `corral image push-docker` \
+                     (no registry is contacted)"
+                ),
+            )),
+            Err(e) => Err(map_error(&format!("inspecting image {image}"), &e)),
+        }
+    }
+
+    /// Connects as [`DockerBackend::connect_with_image`] does, but without
+    /// checking that `image` is in the engine: for what only lists,
+    /// inspects and destroys sandboxes (`corral gc`), which must work on an
+    /// engine that holds none of corral's images. A create from it fails on
+    /// the engine's own answer when the image is missing.
+    pub async fn connect_without_image_check(image: &str) -> Result<Self> {
         let host = std::env::var("DOCKER_HOST").ok();
         let docker = Docker::connect_with_defaults()
             .map_err(|e| map_error("connecting to the Docker Engine", &e))?
@@ -37,22 +61,6 @@ impl DockerBackend {
             .info()
             .await
             .map_err(|e| map_error("reading the Docker Engine's info", &e))?;
-        match docker.inspect_image(image).await {
-            Ok(_) => {}
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => {
-                return Err(BackendError::new(
-                    ErrorCode::Unavailable,
-                    format!(
-                        "the image {image:?} is not in the Docker Engine; load it with \
-                         `docker load`, `docker import` or `corral image push-docker` \
-                         (no registry is contacted)"
-                    ),
-                ));
-            }
-            Err(e) => return Err(map_error(&format!("inspecting image {image}"), &e)),
-        }
         let unix_socket = host
             .as_deref()
             .is_none_or(|h| h.starts_with("unix://") || h.starts_with('/'));

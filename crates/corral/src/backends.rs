@@ -87,9 +87,14 @@ pub fn open_linux() -> Result<LinuxBackend, CliError> {
 /// Connects to the engine of `DOCKER_HOST` in the caller's runtime, with
 /// the image `CORRAL_DOCKER_IMAGE` names (the test image by default).
 pub async fn open_docker() -> Result<DockerBackend, CliError> {
-    let image = std::env::var("CORRAL_DOCKER_IMAGE")
-        .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string());
-    Ok(DockerBackend::connect_with_image(&image).await?)
+    Ok(DockerBackend::connect_with_image(&docker_image()).await?)
+}
+
+/// The image docker sandboxes start from: `CORRAL_DOCKER_IMAGE`, or the
+/// test image.
+pub fn docker_image() -> String {
+    std::env::var("CORRAL_DOCKER_IMAGE")
+        .unwrap_or_else(|_| corral_backend_docker::DEFAULT_IMAGE.to_string())
 }
 
 /// Connects to the `corral serve` at `endpoint` (`http://HOST:PORT`) with

@@ -18,13 +18,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, ErrorCode};
+use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::gc::GcReport;
 use corral_backend_local::LocalBackend;
 use serde::Serialize;
 
 use crate::args::GcArgs;
+use crate::backends::docker_image;
 use crate::error::{CliError, CliResult};
 
 /// How long a half-created local sandbox must have been untouched to be
@@ -47,11 +49,22 @@ enum LinuxOutcome {
 struct Report {
     linux: LinuxOutcome,
     local: LocalReport,
+    docker: DockerOutcome,
     /// The sandboxes whose creator is gone, one report per backend swept.
     creators: Vec<super::creator::CreatorSweep>,
     /// The idle sweep, one report per backend, with `--idle`.
     #[serde(skip_serializing_if = "Option::is_none")]
     idle: Option<Vec<corral_sdk::GcReport>>,
+}
+
+/// Whether the Docker Engine's sandboxes were swept, or why not.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum DockerOutcome {
+    /// The engine answered; its sandboxes are in the creator sweep.
+    Swept,
+    /// No engine answers here, or connecting failed (the reason says which).
+    Skipped(String),
 }
 
 /// What the local backend's sweep reclaimed.
@@ -83,11 +96,24 @@ pub async fn gc(args: GcArgs) -> CliResult {
             .clone()
             .map(|l| Arc::new(l) as Arc<dyn Backend>),
     );
-    // Docker is swept only where its daemon answers.
-    if let Ok(docker) = crate::backends::open(Some("docker")).await {
-        swept.push(docker);
-    }
+    // Docker is swept wherever its engine answers, whatever images it
+    // holds: a sweep only lists and destroys.
     let mut creators = Vec::new();
+    let docker = match DockerBackend::connect_without_image_check(&docker_image()).await {
+        Ok(docker) => {
+            swept.push(Arc::new(docker));
+            DockerOutcome::Swept
+        }
+        Err(e) if e.code == ErrorCode::Unavailable => DockerOutcome::Skipped(e.message),
+        Err(e) => {
+            creators.push(super::creator::CreatorSweep {
+                backend: "docker".to_string(),
+                failed: vec![e.message.clone()],
+                ..Default::default()
+            });
+            DockerOutcome::Skipped(e.message)
+        }
+    };
     for backend in &swept {
         creators.push(super::creator::sweep(backend).await);
     }
@@ -114,6 +140,7 @@ pub async fn gc(args: GcArgs) -> CliResult {
     let report = Report {
         linux,
         local,
+        docker,
         creators,
         idle,
     };
@@ -227,6 +254,9 @@ fn human(report: &Report) -> String {
         report.local.sandboxes.len(),
         ids(&report.local.sandboxes)
     );
+    if let DockerOutcome::Skipped(why) = &report.docker {
+        text.push_str(&format!("docker: skipped ({why})\n"));
+    }
     for c in report.creators.iter().filter(|c| !c.removed.is_empty()) {
         text.push_str(&format!(
             "{}: reclaimed {} sandbox(es) whose creator is gone{}\n",
@@ -292,6 +322,7 @@ mod tests {
             local: LocalReport {
                 sandboxes: Vec::new(),
             },
+            docker: DockerOutcome::Swept,
             creators: Vec::new(),
             idle: None,
         };
@@ -310,12 +341,22 @@ mod tests {
             local: LocalReport {
                 sandboxes: vec!["loc-1".into()],
             },
+            docker: DockerOutcome::Swept,
             creators: Vec::new(),
             idle: None,
         };
         assert_eq!(
             human(&skipped),
             "linux: skipped (no root)\nlocal: reclaimed 1 half-created sandbox(es) (loc-1)\n"
+        );
+        let no_engine = Report {
+            docker: DockerOutcome::Skipped("no Docker Engine socket at /x".into()),
+            ..skipped
+        };
+        assert!(
+            human(&no_engine).ends_with("docker: skipped (no Docker Engine socket at /x)\n"),
+            "{}",
+            human(&no_engine)
         );
     }
 

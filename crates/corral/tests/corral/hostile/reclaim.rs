@@ -9,6 +9,7 @@
 //! | `kill -9` of `corral run --backend local`, `setsid`'d  | plain `corral gc` reclaims it; nothing runs    |
 //! | `kill -9` of `corral run --backend docker`             | plain `corral gc` removes its container        |
 //! | a second `corral run` still alive during that gc       | spared; it destroys its own when it ends       |
+//! | that gc run with `CORRAL_DOCKER_IMAGE` naming no image | it still sweeps the engine (no silent skip)    |
 
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -19,6 +20,9 @@ use crate::hostile::harness::{Cli, comm, left_after, running, signal, text, wait
 
 /// The label a front puts on its sandbox.
 const CREATOR: &str = "corral.creator";
+
+/// An image no engine holds.
+const ABSENT_IMAGE: &str = "corral-absent:never-imported";
 
 /// A workload with a child that left the front's session.
 const WORKLOAD: &str = "setsid sleep 1000 & sleep 1000";
@@ -89,10 +93,14 @@ fn is_listed(cli: &Cli, backend: &str, id: &str) -> bool {
     listed(cli, backend).iter().any(|s| s["id"] == id)
 }
 
-/// Plain `corral gc --json`: it succeeds, and returns the ids its creator
-/// sweep of `backend` removed.
-fn gc_removed(cli: &Cli, backend: &str) -> Vec<String> {
-    let out = cli.run(&["gc", "--json"]);
+/// Plain `corral gc --json` with `env` added: it succeeds, and returns the
+/// ids its creator sweep of `backend` removed.
+fn gc_removed(cli: &Cli, backend: &str, env: &[(&str, &str)]) -> Vec<String> {
+    let out = cli
+        .cmd(&["gc", "--json"])
+        .envs(env.iter().copied())
+        .output()
+        .expect("spawn corral gc");
     assert!(out.status.success(), "corral gc: {}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("gc --json");
     report["creators"]
@@ -145,7 +153,7 @@ fn plain_gc_reclaims_a_local_sandbox_whose_creator_was_killed() {
     signal(killed.0.id(), "KILL");
     killed.0.wait().expect("wait");
     assert_eq!(
-        gc_removed(&cli, "local"),
+        gc_removed(&cli, "local", &[]),
         std::slice::from_ref(&id),
         "what gc reclaimed"
     );
@@ -193,7 +201,10 @@ async fn plain_gc_reclaims_a_docker_sandbox_whose_creator_was_killed() {
         );
         signal(killed.0.id(), "KILL");
         killed.0.wait().expect("wait");
-        let removed = gc_removed(&cli, "docker");
+        // The gc is told of an image the engine does not hold: a sweep only
+        // lists and destroys, so it needs none (it once skipped docker in
+        // silence when the image it would start sandboxes from was absent).
+        let removed = gc_removed(&cli, "docker", &[("CORRAL_DOCKER_IMAGE", ABSENT_IMAGE)]);
         // The engine is shared: another test's plain `corral gc`, running at
         // the same moment, may be the one that removed the killed run's
         // container. Either way a plain gc did, and none took the live one.
