@@ -215,7 +215,7 @@ pub fn oom_kills(state: &State, id: &str) -> Option<u64> {
 pub fn exit_status(code: Option<i32>, sig: Option<i32>) -> ExitStatus {
     match (code, sig) {
         (Some(c), _) => ExitStatus::Code(c),
-        (None, Some(s)) => ExitStatus::Signal(signal::name_of(s)),
+        (None, Some(s)) => signal::exit_status(s),
         (None, None) => ExitStatus::Code(-1),
     }
 }

@@ -69,7 +69,7 @@ impl Control {
 
     fn kill_now(&self) {
         if !self.settled() {
-            let _ = kill_group(self.pgid, ControlSignal::Kill.number());
+            let _ = kill_group(self.pgid, ControlSignal::Sigkill.number());
         }
     }
 }
@@ -152,7 +152,7 @@ pub(crate) async fn start(
     tokio::spawn(async move {
         let status = child.wait().await;
         // The leader is gone: nothing of its group outlives it.
-        let _ = kill_group(pgid, ControlSignal::Kill.number());
+        let _ = kill_group(pgid, ControlSignal::Sigkill.number());
         let status = status.map_or(ExitStatus::Code(-1), exit_status_of);
         let _ = tx.send(Some(status));
     });

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use corral_backend::{
     ControlSignal, ExitStatus, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Result,
-    TerminalControl,
+    SignalName, TerminalControl,
 };
 use tokio::sync::{Notify, watch};
 
@@ -91,7 +91,7 @@ impl ProcessControl for Control {
         Ok(settled
             .ok()
             .and_then(|s| s.clone())
-            .unwrap_or(ExitStatus::Signal("SIGKILL".into())))
+            .unwrap_or(ExitStatus::Signal(SignalName::Sigkill)))
     }
 
     async fn signal(&self, signal: ControlSignal) -> Result<()> {
@@ -103,21 +103,19 @@ impl ProcessControl for Control {
             self.wait().await?;
             return Ok(());
         }
-        if signal == ControlSignal::Interrupt
+        if signal == ControlSignal::Sigint
             && let Some(interrupt) = &self.interrupt
         {
             interrupt.notify_waiters();
             return Ok(());
         }
-        self.settle(ExitStatus::Signal(corral_backend::signal::name_of(
-            signal.number(),
-        )));
+        self.settle(ExitStatus::Signal(signal.into()));
         self.kill_groups().await;
         Ok(())
     }
 
     async fn kill(&self) -> Result<()> {
-        self.signal(ControlSignal::Kill).await?;
+        self.signal(ControlSignal::Sigkill).await?;
         self.wait().await.map(|_| ())
     }
 }

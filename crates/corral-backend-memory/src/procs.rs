@@ -196,9 +196,7 @@ impl JobExit {
     pub(crate) fn status(self) -> corral_backend::ExitStatus {
         match self {
             JobExit::Code(c) => corral_backend::ExitStatus::Code(c),
-            JobExit::Signal(s) => {
-                corral_backend::ExitStatus::Signal(corral_backend::signal::name_of(s))
-            }
+            JobExit::Signal(s) => corral_backend::signal::exit_status(s),
         }
     }
 }

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{BackendError, Result};
 use crate::sandbox::validate_env;
+use crate::signal::SignalName;
 
 /// Most arguments one command may have (the contract's bound).
 pub const MAX_ARGS: usize = 256;
@@ -225,8 +226,13 @@ impl OutputSink for CollectedOutput {
 pub enum ExitStatus {
     /// It exited with this code.
     Code(i32),
-    /// A signal killed it (`SIGKILL`, `SIGSEGV`, …), named.
-    Signal(String),
+    /// A signal the contract names killed it (`SIGKILL`, `SIGSEGV`, …: the
+    /// standard signals 1–31).
+    Signal(SignalName),
+    /// A signal the contract has no name for killed it (a real-time signal,
+    /// 32–64), by number. The contract's exit object cannot carry it, so the
+    /// runtime refuses it as a provider defect rather than rename it.
+    UnnamedSignal(i32),
     /// The kernel's out-of-memory killer ended it because the sandbox reached
     /// its memory limit (a `SIGKILL` the backend attributed to the limit).
     OomKilled,
@@ -243,8 +249,9 @@ impl ExitStatus {
     pub fn shell_code(&self) -> i32 {
         match self {
             ExitStatus::Code(c) => *c,
-            ExitStatus::Signal(name) => 128 + crate::signal::number_of(name).unwrap_or(0),
-            ExitStatus::OomKilled => 128 + crate::signal::ControlSignal::Kill.number(),
+            ExitStatus::Signal(name) => 128 + name.number(),
+            ExitStatus::UnnamedSignal(n) => 128 + n,
+            ExitStatus::OomKilled => 128 + SignalName::Sigkill.number(),
         }
     }
 }
@@ -262,12 +269,13 @@ pub struct ExecOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::ExitStatus;
+    use super::{ExitStatus, SignalName};
 
     #[test]
     fn shell_codes_are_the_code_or_128_plus_the_signal() {
         assert_eq!(ExitStatus::Code(3).shell_code(), 3);
-        assert_eq!(ExitStatus::Signal("SIGTERM".into()).shell_code(), 143);
+        assert_eq!(ExitStatus::Signal(SignalName::Sigterm).shell_code(), 143);
+        assert_eq!(ExitStatus::UnnamedSignal(34).shell_code(), 162);
         assert_eq!(ExitStatus::OomKilled.shell_code(), 137);
     }
 }

@@ -82,7 +82,7 @@ pub fn group_alive(pgid: u32) -> bool {
 pub fn exit_status_of(status: std::process::ExitStatus) -> ExitStatus {
     match (status.code(), status.signal()) {
         (Some(c), _) => ExitStatus::Code(c),
-        (None, Some(s)) => ExitStatus::Signal(signal::name_of(s)),
+        (None, Some(s)) => signal::exit_status(s),
         (None, None) => ExitStatus::Code(-1),
     }
 }

@@ -49,7 +49,7 @@ pub use sandbox::{
     PreviewUrl, SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,
     validate_env, validate_key, validate_label,
 };
-pub use signal::ControlSignal;
+pub use signal::{ControlSignal, SignalName};
 pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};
 pub use tree::{
     BatchFile, BatchWriteOps, ContainedReadFailure, ContainedReadOps, TreeEntry, TreeEntryKind,

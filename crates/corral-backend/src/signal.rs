@@ -1,16 +1,19 @@
-//! Signal names, as results and control requests carry them.
-//!
-//! The table is the contract's [`SignalName`] (the standard signals 1–31):
-//! one vocabulary for every backend, so a signal the contract names is
-//! never reported as a bare number.
+//! Signals, as results and control requests carry them: the contract's
+//! vocabularies, one for every backend, so a signal the contract names is
+//! never reported as a bare number and no backend keeps a table of its own.
 
-use corral_contract::SignalName;
+pub use corral_contract::{ControlSignal, SignalName};
 
-/// The conventional name of Linux signal `n` (`SIG<n>` where it has none).
-pub fn name_of(n: i32) -> String {
-    SignalName::from_number(n)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|| format!("SIG{n}"))
+use crate::exec::ExitStatus;
+
+/// The status of a process that Linux signal `n` ended: named when the
+/// contract names it (the standard signals 1–31), by number otherwise (the
+/// real-time signals).
+pub fn exit_status(n: i32) -> ExitStatus {
+    match SignalName::from_number(n) {
+        Some(name) => ExitStatus::Signal(name),
+        None => ExitStatus::UnnamedSignal(n),
+    }
 }
 
 /// The number of a signal name (`SIGTERM` or `TERM`).
@@ -23,51 +26,43 @@ pub fn number_of(name: &str) -> Option<i32> {
     SignalName::parse(&full).ok().map(SignalName::number)
 }
 
-/// The control signals a caller may send to a live process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum ControlSignal {
-    /// Interrupt.
-    #[serde(rename = "SIGINT")]
-    Interrupt,
-    /// Polite termination.
-    #[serde(rename = "SIGTERM")]
-    Terminate,
-    /// Forced kill.
-    #[serde(rename = "SIGKILL")]
-    Kill,
-}
-
-impl ControlSignal {
-    /// The Linux signal number.
-    pub fn number(self) -> i32 {
-        match self {
-            ControlSignal::Interrupt => 2,
-            ControlSignal::Terminate => 15,
-            ControlSignal::Kill => 9,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip() {
-        assert_eq!(name_of(9), "SIGKILL");
-        assert_eq!(number_of("SIGKILL"), Some(9));
-        assert_eq!(number_of("TERM"), Some(15));
-        assert_eq!(name_of(64), "SIG64");
+    fn every_standard_signal_is_named_and_the_rest_are_numbered() {
+        let table: &[(i32, ExitStatus)] = &[
+            (9, ExitStatus::Signal(SignalName::Sigkill)),
+            (15, ExitStatus::Signal(SignalName::Sigterm)),
+            (27, ExitStatus::Signal(SignalName::Sigprof)),
+            (31, ExitStatus::Signal(SignalName::Sigsys)),
+            (34, ExitStatus::UnnamedSignal(34)),
+            (64, ExitStatus::UnnamedSignal(64)),
+        ];
+        for (n, status) in table {
+            assert_eq!(exit_status(*n), *status, "{n}");
+        }
+        for n in 1..=31 {
+            let ExitStatus::Signal(name) = exit_status(n) else {
+                panic!("signal {n} has no name");
+            };
+            assert_eq!(number_of(name.as_str()), Some(n), "{name}");
+        }
     }
 
     #[test]
-    fn every_standard_signal_has_its_name() {
-        assert_eq!(name_of(27), "SIGPROF");
-        assert_eq!(number_of("SIGPROF"), Some(27));
-        for n in 1..=31 {
-            let name = name_of(n);
-            assert!(!name.starts_with("SIG") || name != format!("SIG{n}"), "{n}");
-            assert_eq!(number_of(&name), Some(n), "{name}");
-        }
+    fn names_parse_with_or_without_the_prefix() {
+        assert_eq!(number_of("SIGKILL"), Some(9));
+        assert_eq!(number_of("TERM"), Some(15));
+        assert_eq!(number_of("SIG64"), None);
+        assert_eq!(number_of("NOPE"), None);
+    }
+
+    #[test]
+    fn control_signals_are_the_contract_s_with_their_numbers() {
+        assert_eq!(ControlSignal::Sigint.number(), 2);
+        assert_eq!(ControlSignal::Sigterm.number(), 15);
+        assert_eq!(ControlSignal::Sigkill.number(), 9);
     }
 }

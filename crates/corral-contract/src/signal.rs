@@ -136,6 +136,13 @@ vocabulary! {
     }
 }
 
+impl ControlSignal {
+    /// The Linux signal number.
+    pub fn number(self) -> i32 {
+        SignalName::from(self).number()
+    }
+}
+
 impl From<ControlSignal> for SignalName {
     fn from(value: ControlSignal) -> Self {
         match value {

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use corral_backend::{Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus};
+use corral_backend::{
+    Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus, SignalName,
+};
 use corral_backend_linux::LinuxBackend;
 
 use crate::common;
@@ -230,7 +232,7 @@ async fn start_process_streams_stdio_and_kills_its_group() {
     p.control.kill().await.unwrap();
     assert_eq!(
         p.control.wait().await.unwrap(),
-        ExitStatus::Signal("SIGKILL".into())
+        ExitStatus::Signal(SignalName::Sigkill)
     );
     p.control.kill().await.unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;

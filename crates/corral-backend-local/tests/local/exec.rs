@@ -7,7 +7,7 @@ use std::time::Duration;
 use common::{backend, host_root, sandbox, sh};
 use corral_backend::{
     Backend, CancellationToken, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest,
-    ExitStatus,
+    ExitStatus, SignalName,
 };
 
 /// The variable the probe looks for; set only in the re-executed test binary.
@@ -122,7 +122,7 @@ async fn cwd_stdin_and_exit_codes() {
     assert!(out.stdout.is_empty());
 
     let (status, _) = sh(&b, &info.id, "kill -TERM $$").await;
-    assert_eq!(status, ExitStatus::Signal("SIGTERM".into()));
+    assert_eq!(status, ExitStatus::Signal(SignalName::Sigterm));
 
     let mut out = CollectedOutput::default();
     for (cwd, code) in [

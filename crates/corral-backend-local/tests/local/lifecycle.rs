@@ -5,7 +5,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::{backend, labels, sandbox_dirs};
-use corral_backend::{Backend, CreateRequest, ErrorCode, KeyMode, Network};
+use corral_backend::{Backend, CreateRequest, ErrorCode, KeyMode, Network, SignalName};
 use corral_backend_local::LocalBackend;
 
 #[tokio::test]
@@ -280,7 +280,10 @@ async fn destroy_removes_locked_down_trees_and_kills_live_processes() {
         .await
         .expect("the live process died with its sandbox")
         .unwrap();
-    assert_eq!(status, corral_backend::ExitStatus::Signal("SIGKILL".into()));
+    assert_eq!(
+        status,
+        corral_backend::ExitStatus::Signal(SignalName::Sigkill)
+    );
 }
 
 #[tokio::test]

@@ -4,7 +4,9 @@ use crate::common;
 use std::time::Duration;
 
 use common::{backend, sandbox};
-use corral_backend::{Backend, Command, ControlSignal, ErrorCode, ExitStatus, ProcessSpec};
+use corral_backend::{
+    Backend, Command, ControlSignal, ErrorCode, ExitStatus, ProcessSpec, SignalName,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn spec(argv: &[&str]) -> ProcessSpec {
@@ -47,7 +49,7 @@ async fn cat_echoes_until_half_close() {
         "wait is re-readable"
     );
     p.control.kill().await.unwrap();
-    p.control.signal(ControlSignal::Terminate).await.unwrap();
+    p.control.signal(ControlSignal::Sigterm).await.unwrap();
     b.destroy(&info.id).await.unwrap();
 }
 
@@ -69,7 +71,7 @@ async fn kill_is_idempotent_and_takes_the_group() {
     p.control.kill().await.unwrap();
     p.control.kill().await.unwrap();
     let status = waiter.await.unwrap().unwrap();
-    assert_eq!(status, ExitStatus::Signal("SIGKILL".into()));
+    assert_eq!(status, ExitStatus::Signal(SignalName::Sigkill));
     assert_eq!(p.control.wait().await.unwrap(), status);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(
@@ -99,12 +101,12 @@ async fn signals_reach_the_process_and_stderr_is_separate() {
     let mut buf = [0u8; 6];
     p.stderr.read_exact(&mut buf).await.unwrap();
     assert_eq!(&buf, b"ready\n");
-    p.control.signal(ControlSignal::Terminate).await.unwrap();
+    p.control.signal(ControlSignal::Sigterm).await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(5), p.control.wait())
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(status, ExitStatus::Signal("SIGTERM".into()));
+    assert_eq!(status, ExitStatus::Signal(SignalName::Sigterm));
     let mut out = Vec::new();
     p.stdout.read_to_end(&mut out).await.unwrap();
     assert!(out.is_empty());

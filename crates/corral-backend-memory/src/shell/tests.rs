@@ -24,6 +24,7 @@ async fn run(b: &MemoryBackend, id: &str, req: ExecRequest) -> Run {
     let code = match outcome.status {
         ExitStatus::Code(c) => c,
         ExitStatus::Signal(s) => panic!("killed by {s}"),
+        ExitStatus::UnnamedSignal(n) => panic!("killed by signal {n}"),
         ExitStatus::OomKilled => panic!("killed by the OOM killer"),
     };
     Run {

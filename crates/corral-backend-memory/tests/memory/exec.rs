@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use corral_backend::{
     Backend, CancellationToken, CollectedOutput, Command, CreateRequest, ErrorCode, ExecOutcome,
-    ExecRequest, ExitStatus, StreamKind,
+    ExecRequest, ExitStatus, SignalName, StreamKind,
 };
 use corral_backend_memory::MemoryBackend;
 
@@ -251,7 +251,7 @@ async fn kill_and_destroy_end_a_running_exec_with_a_signal() {
     assert_eq!((status, out.stdout), (ExitStatus::Code(0), b"0\n".to_vec()));
     assert_eq!(
         victim.await.unwrap().0,
-        ExitStatus::Signal("SIGTERM".into())
+        ExitStatus::Signal(SignalName::Sigterm)
     );
     let (_, out) = sh(&b, &id, "kill 2; echo $?").await;
     assert_eq!(out.stderr, b"sh: kill: (2) - No such process\n");
@@ -262,6 +262,6 @@ async fn kill_and_destroy_end_a_running_exec_with_a_signal() {
     b.destroy(&id).await.unwrap();
     assert_eq!(
         victim.await.unwrap().0,
-        ExitStatus::Signal("SIGKILL".into())
+        ExitStatus::Signal(SignalName::Sigkill)
     );
 }

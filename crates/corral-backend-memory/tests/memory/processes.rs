@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use corral_backend::{
-    Backend, Command, ControlSignal, CreateRequest, ErrorCode, ExitStatus, ProcessSpec,
+    Backend, Command, ControlSignal, CreateRequest, ErrorCode, ExitStatus, ProcessSpec, SignalName,
     TerminalSpec,
 };
 use corral_backend_memory::MemoryBackend;
@@ -70,7 +70,7 @@ async fn half_close_ends_cat_and_stdout_reaches_eof() {
     assert_eq!(status, ExitStatus::Code(0));
     // Settled once, re-readable.
     assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Code(0));
-    p.control.signal(ControlSignal::Terminate).await.unwrap();
+    p.control.signal(ControlSignal::Sigterm).await.unwrap();
     p.control.kill().await.unwrap();
     assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Code(0));
     let mut err = Vec::new();
@@ -96,12 +96,12 @@ async fn signals_kill_the_group_and_settle_once() {
         b.usage_ops().unwrap().usage(&id).await.unwrap().processes,
         Some(2)
     );
-    p.control.signal(ControlSignal::Terminate).await.unwrap();
-    p.control.signal(ControlSignal::Interrupt).await.unwrap();
+    p.control.signal(ControlSignal::Sigterm).await.unwrap();
+    p.control.signal(ControlSignal::Sigint).await.unwrap();
     p.control.kill().await.unwrap();
     assert_eq!(
         p.control.wait().await.unwrap(),
-        ExitStatus::Signal("SIGTERM".into())
+        ExitStatus::Signal(SignalName::Sigterm)
     );
     let mut rest = Vec::new();
     p.stdout.read_to_end(&mut rest).await.unwrap();
@@ -163,7 +163,7 @@ async fn destroying_the_sandbox_kills_its_processes() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(status, ExitStatus::Signal("SIGKILL".into()));
+    assert_eq!(status, ExitStatus::Signal(SignalName::Sigkill));
 }
 
 fn terminal(command: Option<Command>) -> TerminalSpec {
@@ -200,7 +200,7 @@ async fn the_terminal_is_an_interactive_shell() {
     // ^C interrupts the running line, not the shell.
     t.input.write_all(b"sleep 30; echo never\n").await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    t.control.signal(ControlSignal::Interrupt).await.unwrap();
+    t.control.signal(ControlSignal::Sigint).await.unwrap();
     assert_eq!(read_until(&mut t.output, "$ ").await, "^C\n$ ");
     t.input.write_all(b"echo $?; exit 3\n").await.unwrap();
     let mut rest = String::new();
@@ -232,7 +232,7 @@ async fn a_terminal_can_run_a_command_and_be_killed() {
     t.control.kill().await.unwrap();
     assert_eq!(
         t.control.wait().await.unwrap(),
-        ExitStatus::Signal("SIGKILL".into())
+        ExitStatus::Signal(SignalName::Sigkill)
     );
     // EOF on the input ends the shell with the last status.
     let mut t = ops.open_terminal(&id, terminal(None)).await.unwrap();

@@ -118,14 +118,11 @@ pub(crate) fn exit_of(
         ExitStatus::Code(code) => u8::try_from(*code)
             .map(|c| ExitCause::Code(ExitCode::from(c)))
             .map_err(|_| defect()),
-        ExitStatus::Signal(name) => SignalName::parse(name)
-            .map(ExitCause::Signal)
-            .map_err(|_| defect()),
+        ExitStatus::Signal(name) => Ok(ExitCause::Signal(*name)),
+        ExitStatus::UnnamedSignal(_) => Err(defect()),
         // The contract has no out-of-memory cause: the kernel's OOM killer
         // delivers SIGKILL, and that is what the contract reports.
-        ExitStatus::OomKilled => SignalName::parse("SIGKILL")
-            .map(ExitCause::Signal)
-            .map_err(|_| defect()),
+        ExitStatus::OomKilled => Ok(ExitCause::Signal(SignalName::Sigkill)),
     }
 }
 
@@ -224,10 +221,10 @@ mod tests {
             ExitCause::Code(ExitCode::from(3))
         );
         assert_eq!(
-            exit_of(op, &ExitStatus::Signal("SIGKILL".into())).unwrap(),
+            exit_of(op, &ExitStatus::Signal(SignalName::Sigkill)).unwrap(),
             ExitCause::Signal(SignalName::Sigkill)
         );
         assert!(exit_of(op, &ExitStatus::Code(-1)).is_err());
-        assert!(exit_of(op, &ExitStatus::Signal("SIG64".into())).is_err());
+        assert!(exit_of(op, &ExitStatus::UnnamedSignal(64)).is_err());
     }
 }

@@ -162,14 +162,9 @@ impl LiveProcess for Process {
     }
 
     fn signal(&self, signal: ControlSignal) -> BoxFuture<'_, Result<(), SandboxError>> {
-        let backend_signal = match signal {
-            ControlSignal::Sigint => corral_backend::ControlSignal::Interrupt,
-            ControlSignal::Sigterm => corral_backend::ControlSignal::Terminate,
-            ControlSignal::Sigkill => corral_backend::ControlSignal::Kill,
-        };
         Box::pin(async move {
             self.control
-                .signal(backend_signal)
+                .signal(signal)
                 .await
                 .map_err(|e| from_backend(Operation::OpenProcess, Subject::Path, &e))
         })

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use corral_backend::{Command, ErrorCode, ExitStatus};
+use corral_backend::{Command, ErrorCode, ExitStatus, SignalName};
 
 use super::{PROCS_DIR, ProcessInfo, ProcessRecord, ProcessState, Processes, check_name, dir_of};
 use crate::error::Result;
@@ -24,16 +24,21 @@ for f in /proc/[0-9]*/stat; do
 done
 exit 1"#;
 
-/// Parses an `exit` record: `CODE` or `signal NAME`, ending in a newline
-/// (a record without one is still being written).
+/// Parses an `exit` record: `CODE` or `signal NAME` (`SIG<n>` for a
+/// signal the contract has no name for), ending in a newline (a record
+/// without one is still being written). The record lives in the sandbox, so
+/// a name that is no signal reads as no record at all, like a code that is
+/// no number.
 pub(crate) fn parse_exit(text: &str) -> Option<ExitStatus> {
     let line = text.strip_suffix('\n')?.trim();
     if let Some(sig) = line.strip_prefix("signal ") {
         let sig = sig.trim();
-        if sig.is_empty() {
-            return None;
+        if let Ok(name) = SignalName::parse(sig) {
+            return Some(ExitStatus::Signal(name));
         }
-        return Some(ExitStatus::Signal(sig.to_string()));
+        let n: i32 = sig.strip_prefix("SIG")?.parse().ok()?;
+        return (SignalName::from_number(n).is_none() && (1..=64).contains(&n))
+            .then_some(ExitStatus::UnnamedSignal(n));
     }
     line.parse().ok().map(ExitStatus::Code)
 }
@@ -43,6 +48,7 @@ pub(crate) fn exit_text(status: &ExitStatus) -> String {
     match status {
         ExitStatus::Code(c) => format!("{c}\n"),
         ExitStatus::Signal(s) => format!("signal {s}\n"),
+        ExitStatus::UnnamedSignal(n) => format!("signal SIG{n}\n"),
         ExitStatus::OomKilled => "signal SIGKILL\n".to_string(),
     }
 }
@@ -229,12 +235,39 @@ mod tests {
         assert_eq!(parse_exit("143\n"), Some(ExitStatus::Code(143)));
         assert_eq!(
             parse_exit("signal SIGTERM\n"),
-            Some(ExitStatus::Signal("SIGTERM".into()))
+            Some(ExitStatus::Signal(SignalName::Sigterm))
         );
         assert_eq!(parse_exit("1"), None, "a record still being written");
         assert_eq!(parse_exit(""), None);
         assert_eq!(parse_exit("x\n"), None);
-        let s = ExitStatus::Signal("SIGKILL".into());
-        assert_eq!(parse_exit(&exit_text(&s)), Some(s));
+        for s in [
+            ExitStatus::Signal(SignalName::Sigkill),
+            ExitStatus::UnnamedSignal(34),
+            ExitStatus::Code(7),
+        ] {
+            assert_eq!(parse_exit(&exit_text(&s)), Some(s.clone()), "{s:?}");
+        }
+    }
+
+    /// The record is the sandbox's to write: what a hostile workload puts
+    /// there reads as a signal only when it is one.
+    #[test]
+    fn a_forged_exit_record_names_no_signal_that_does_not_exist() {
+        let table = [
+            ("signal \n", None),
+            ("signal SIGNOPE\n", None),
+            ("signal SIG9\n", None),
+            ("signal SIG0\n", None),
+            ("signal SIG65\n", None),
+            ("signal SIG-1\n", None),
+            (
+                "signal SIGKILL\n",
+                Some(ExitStatus::Signal(SignalName::Sigkill)),
+            ),
+            ("signal SIG64\n", Some(ExitStatus::UnnamedSignal(64))),
+        ];
+        for (record, status) in table {
+            assert_eq!(parse_exit(record), status, "{record:?}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use corral_backend::{ErrorCode, ExitStatus};
+use corral_backend::{ErrorCode, ExitStatus, SignalName};
 
 use super::control::exit_text;
 use super::{DEFAULT_KILL_GRACE, ProcessState, Processes, check_name, dir_of};
@@ -27,11 +27,11 @@ impl Processes<'_> {
         let (Some(pgid), ProcessState::Running) = (pid, &state) else {
             return Ok(state);
         };
-        let mut signal = "SIGTERM";
+        let mut signal = SignalName::Sigterm;
         self.control(OP, format!("kill -TERM -{pgid} 2>/dev/null"))
             .await?;
         if !self.gone_within(OP, pgid, grace).await? {
-            signal = "SIGKILL";
+            signal = SignalName::Sigkill;
             self.control(OP, format!("kill -KILL -{pgid} 2>/dev/null"))
                 .await?;
             if !self.gone_within(OP, pgid, KILL_CONFIRM).await? {
@@ -48,7 +48,7 @@ impl Processes<'_> {
         if let Some(status) = self.exit_of(OP, name).await? {
             return Ok(ProcessState::Exited(status));
         }
-        let status = ExitStatus::Signal(signal.to_string());
+        let status = ExitStatus::Signal(signal);
         self.sb
             .files()
             .write_op(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use corral_backend_local::LocalBackend;
 use corral_sdk::processes::{LogCursor, ProcessState};
-use corral_sdk::{Command, CreateOptions, ExitStatus, Sandbox, StreamKind};
+use corral_sdk::{Command, CreateOptions, ExitStatus, Sandbox, SignalName, StreamKind};
 
 // SDK spec, "What the core does for you": background processes can be
 // reattached by name.
@@ -51,7 +51,7 @@ async fn another_program_reattaches_through_the_locator() {
     let state_after = h.kill().await.unwrap();
     assert_eq!(
         state_after,
-        ProcessState::Exited(ExitStatus::Signal("SIGTERM".into()))
+        ProcessState::Exited(ExitStatus::Signal(SignalName::Sigterm))
     );
     // Once it has ended, the rest of the log comes with `ended`.
     let rest = h.logs(cursor).await.unwrap();

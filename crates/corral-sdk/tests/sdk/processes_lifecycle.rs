@@ -7,7 +7,7 @@ use crate::sandbox_support;
 use std::time::{Duration, Instant};
 
 use corral_sdk::processes::{LogCursor, ProcessState, StartOptions};
-use corral_sdk::{Command, ErrorCode, ExitStatus, Sandbox, StreamKind};
+use corral_sdk::{Command, ErrorCode, ExitStatus, Sandbox, SignalName, StreamKind};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -63,13 +63,16 @@ async fn start_logs_attach_list_kill_wait() {
         assert_eq!(handle.name(), "web-1");
 
         // Logs continue from the cursor: nothing is returned twice.
+        // On a loaded machine the first read may already hold both lines:
+        // what is proven is that the reads from the cursor, joined, are the
+        // log exactly once.
         let (text, cursor) = logs_until(&sb, "web-1", "first\n").await;
-        assert_eq!(text, "first\n", "{p}");
+        assert!(text.starts_with("first\n"), "{p}: {text:?}");
         let (more, _) = {
             let started = Instant::now();
             let mut cursor = cursor;
             let mut more = String::new();
-            while !more.contains("second") {
+            while !format!("{text}{more}").contains("second") {
                 let logs = procs.logs("web-1", cursor).await.unwrap();
                 more.push_str(&logs.text(StreamKind::Stdout));
                 cursor = logs.next;
@@ -78,7 +81,7 @@ async fn start_logs_attach_list_kill_wait() {
             }
             (more, cursor)
         };
-        assert_eq!(more, "second\n", "{p}");
+        assert_eq!(format!("{text}{more}"), "first\nsecond\n", "{p}");
         let all = procs.logs("web-1", LogCursor::default()).await.unwrap();
         assert_eq!(all.text(StreamKind::Stderr), "oops\n", "{p}");
         assert!(!all.ended);
@@ -112,12 +115,12 @@ async fn start_logs_attach_list_kill_wait() {
         let state = attached.kill().await.unwrap();
         assert_eq!(
             state,
-            ProcessState::Exited(ExitStatus::Signal("SIGTERM".into())),
+            ProcessState::Exited(ExitStatus::Signal(SignalName::Sigterm)),
             "{p}"
         );
         assert_eq!(
             procs.wait("web-1", LONG).await.unwrap(),
-            ExitStatus::Signal("SIGTERM".into())
+            ExitStatus::Signal(SignalName::Sigterm)
         );
         // Killing again changes nothing.
         assert_eq!(procs.kill("web-1").await.unwrap(), state);
