@@ -120,7 +120,7 @@ pub use network::{Destinations, HostPort, NetworkPolicy};
 pub use octets::{
     BASE64_PATTERN, FileContent, Octets, OutputBytes, StdinBytes, base64_decode, base64_encode,
 };
-pub use operation::{Compensated, Operation};
+pub use operation::{Compensated, HandoffMember, Operation};
 pub use path::{SANDBOX_PATH_PATTERN, SandboxPath};
 pub use process::{
     ByteSink, ByteSource, EvidenceField, EvidenceMismatch, LiveProcess, OpenProcessRequest,

@@ -1,14 +1,80 @@
-//! Operation names, as errors and the lifecycle gate speak them.
+//! Operation names, as errors and the lifecycle gate speak them, and the
+//! contract's operations table ([`contract_members!`](crate::contract_members)),
+//! the one place a member's name is spelled.
 
 use std::fmt;
 
 use crate::InvalidValue;
 use crate::macros::vocabulary;
 
+/// The contract's operations table, once: the eighteen members in table
+/// order, each a variant name and its wire spelling, handed to
+/// `$callback!` as rows of `$(#[doc])* Variant = "wire_name",`.
+///
+/// [`Operation`] is declared from it, and so is every other enumeration of
+/// the members (the wire's routes): adding a row adds the member
+/// everywhere, and each exhaustive `match` on such an enumeration fails to
+/// compile until it handles the new member.
+///
+/// ```
+/// macro_rules! names {
+///     ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+///         const NAMES: &[&str] = &[$($name),*];
+///     };
+/// }
+/// corral_contract::contract_members!(names);
+/// assert_eq!(NAMES.len(), corral_contract::Operation::MEMBERS.len());
+/// assert_eq!(NAMES[9], "list_project_dir");
+/// ```
+#[macro_export]
+macro_rules! contract_members {
+    ($callback:ident) => {
+        $callback! {
+            /// `capabilities`.
+            Capabilities = "capabilities",
+            /// `provision` (handoff).
+            Provision = "provision",
+            /// `writeFile`.
+            WriteFile = "write_file",
+            /// `beginActiveWrite` (optional).
+            BeginActiveWrite = "begin_active_write",
+            /// `activate` (handoff).
+            Activate = "activate",
+            /// `execute`.
+            Execute = "execute",
+            /// `readFile`.
+            ReadFile = "read_file",
+            /// `readFiles` (optional).
+            ReadFiles = "read_files",
+            /// `listDir` (optional).
+            ListDir = "list_dir",
+            /// `listProjectDir` (optional).
+            ListProjectDir = "list_project_dir",
+            /// `snapshot` (handoff).
+            Snapshot = "snapshot",
+            /// `cloneSnapshot` (handoff).
+            CloneSnapshot = "clone_snapshot",
+            /// `release` (handoff).
+            Release = "release",
+            /// `resume` (handoff).
+            Resume = "resume",
+            /// `destroy`.
+            Destroy = "destroy",
+            /// `destroySnapshot`.
+            DestroySnapshot = "destroy_snapshot",
+            /// `cleanup`.
+            Cleanup = "cleanup",
+            /// `openProcess` (optional).
+            OpenProcess = "open_process",
+        }
+    };
+}
+
 vocabulary! {
     /// A member whose rejected result the Runner compensates: the six handoff
-    /// operations (`{ value, rollback }`), plus `openProcess`, whose rejected
-    /// handle the Runner destroys under a 30-second bound.
+    /// operations (`{ value, rollback }`, [`HandoffMember`]), plus
+    /// `openProcess`, whose rejected handle the Runner destroys under a
+    /// 30-second bound. Its names are its members' (a test holds them equal).
     pub enum Compensated: "compensated operation" {
         /// `provision`.
         Provision = "provision",
@@ -42,115 +108,119 @@ impl Compensated {
     }
 }
 
-/// The operation an error names: one of the contract's members, one of the
-/// two identity cross-checks, or a compensation rendered `<member>_rollback`.
-///
-/// The contract's prose counts "seventeen members: one capability envelope,
-/// fifteen lifecycle operations, and `openProcess`"; its operations table
-/// lists eighteen rows, because `beginActiveWrite` sits in the table without
-/// the count changing. corral follows the table: eighteen members
-/// ([`Operation::MEMBERS`]), five of them optional.
-///
-/// Wire form: one snake_case string (`provision`, `instance_identity`,
-/// `open_process_identity`, `snapshot_rollback`, …).
+/// A member that returns an allocation handoff (`{ value, rollback }`):
+/// the six whose rollback the caller runs or drops. Its name is its
+/// member's; [`Operation::handoff`] classifies the members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Operation {
-    /// `capabilities`.
-    Capabilities,
-    /// `provision` (handoff).
+pub enum HandoffMember {
+    /// `provision`.
     Provision,
-    /// `writeFile`.
-    WriteFile,
-    /// `beginActiveWrite` (optional).
-    BeginActiveWrite,
-    /// `activate` (handoff).
+    /// `activate`.
     Activate,
-    /// `execute`.
-    Execute,
-    /// `readFile`.
-    ReadFile,
-    /// `readFiles` (optional).
-    ReadFiles,
-    /// `listDir` (optional).
-    ListDir,
-    /// `listProjectDir` (optional).
-    ListProjectDir,
-    /// `snapshot` (handoff).
+    /// `snapshot`.
     Snapshot,
-    /// `cloneSnapshot` (handoff).
+    /// `cloneSnapshot`.
     CloneSnapshot,
-    /// `release` (handoff).
+    /// `release`.
     Release,
-    /// `resume` (handoff).
+    /// `resume`.
     Resume,
-    /// `destroy`.
-    Destroy,
-    /// `destroySnapshot`.
-    DestroySnapshot,
-    /// `cleanup`.
-    Cleanup,
-    /// `openProcess` (optional).
-    OpenProcess,
-    /// The instance identity cross-check (the twenty-one equality checks).
-    InstanceIdentity,
-    /// The `openProcess` evidence cross-check.
-    OpenProcessIdentity,
-    /// The compensation of a rejected or interrupted handoff (or of a
-    /// rejected `openProcess` handle), rendered `<member>_rollback`.
-    Rollback(Compensated),
 }
 
-impl Operation {
-    /// The eighteen members of the contract's operations table, in table order.
-    pub const MEMBERS: [Operation; 18] = [
-        Self::Capabilities,
+impl HandoffMember {
+    /// The six, in the operations table's order.
+    pub const ALL: [HandoffMember; 6] = [
         Self::Provision,
-        Self::WriteFile,
-        Self::BeginActiveWrite,
         Self::Activate,
-        Self::Execute,
-        Self::ReadFile,
-        Self::ReadFiles,
-        Self::ListDir,
-        Self::ListProjectDir,
         Self::Snapshot,
         Self::CloneSnapshot,
         Self::Release,
         Self::Resume,
-        Self::Destroy,
-        Self::DestroySnapshot,
-        Self::Cleanup,
-        Self::OpenProcess,
     ];
 
-    /// The wire spelling of a member or identity check; `None` for a
-    /// rollback (which is rendered from its member).
-    const fn base_name(self) -> Option<&'static str> {
-        Some(match self {
-            Self::Capabilities => "capabilities",
-            Self::Provision => "provision",
-            Self::WriteFile => "write_file",
-            Self::BeginActiveWrite => "begin_active_write",
-            Self::Activate => "activate",
-            Self::Execute => "execute",
-            Self::ReadFile => "read_file",
-            Self::ReadFiles => "read_files",
-            Self::ListDir => "list_dir",
-            Self::ListProjectDir => "list_project_dir",
-            Self::Snapshot => "snapshot",
-            Self::CloneSnapshot => "clone_snapshot",
-            Self::Release => "release",
-            Self::Resume => "resume",
-            Self::Destroy => "destroy",
-            Self::DestroySnapshot => "destroy_snapshot",
-            Self::Cleanup => "cleanup",
-            Self::OpenProcess => "open_process",
-            Self::InstanceIdentity => "instance_identity",
-            Self::OpenProcessIdentity => "open_process_identity",
-            Self::Rollback(_) => return None,
-        })
+    /// The compensation of this member's handoff, as errors name it.
+    pub const fn compensated(self) -> Compensated {
+        match self {
+            Self::Provision => Compensated::Provision,
+            Self::Activate => Compensated::Activate,
+            Self::Snapshot => Compensated::Snapshot,
+            Self::CloneSnapshot => Compensated::CloneSnapshot,
+            Self::Release => Compensated::Release,
+            Self::Resume => Compensated::Resume,
+        }
     }
 
+    /// The member.
+    pub const fn member(self) -> Operation {
+        self.compensated().member()
+    }
+}
+
+impl From<HandoffMember> for Compensated {
+    fn from(member: HandoffMember) -> Self {
+        member.compensated()
+    }
+}
+
+impl fmt::Display for HandoffMember {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.member(), f)
+    }
+}
+
+/// Declares [`Operation`] from the operations table's rows: the members,
+/// then the two identity checks and the compensations.
+macro_rules! declare_operation {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// The operation an error names: one of the contract's members, one of
+        /// the two identity cross-checks, or a compensation rendered
+        /// `<member>_rollback`.
+        ///
+        /// The contract's prose counts "seventeen members: one capability
+        /// envelope, fifteen lifecycle operations, and `openProcess`"; its
+        /// operations table lists eighteen rows, because `beginActiveWrite`
+        /// sits in the table without the count changing. corral follows the
+        /// table: eighteen members ([`Operation::MEMBERS`], declared by
+        /// [`contract_members!`](crate::contract_members)), five of them
+        /// optional.
+        ///
+        /// Wire form: one snake_case string (`provision`, `instance_identity`,
+        /// `open_process_identity`, `snapshot_rollback`, …).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Operation {
+            $($(#[$doc])* $variant,)*
+            /// The instance identity cross-check (the twenty-one equality checks).
+            InstanceIdentity,
+            /// The `openProcess` evidence cross-check.
+            OpenProcessIdentity,
+            /// The compensation of a rejected or interrupted handoff (or of a
+            /// rejected `openProcess` handle), rendered `<member>_rollback`.
+            Rollback(Compensated),
+        }
+
+        impl Operation {
+            /// The eighteen members of the contract's operations table, in
+            /// table order.
+            pub const MEMBERS: [Operation; [$(Operation::$variant),*].len()] =
+                [$(Operation::$variant),*];
+
+            /// The wire spelling of a member or identity check; `None` for a
+            /// rollback (which is rendered from its member).
+            const fn base_name(self) -> Option<&'static str> {
+                Some(match self {
+                    $(Self::$variant => $name,)*
+                    Self::InstanceIdentity => "instance_identity",
+                    Self::OpenProcessIdentity => "open_process_identity",
+                    Self::Rollback(_) => return None,
+                })
+            }
+        }
+    };
+}
+
+crate::contract_members!(declare_operation);
+
+impl Operation {
     /// Whether this is one of the eighteen members.
     pub fn is_member(self) -> bool {
         Self::MEMBERS.contains(&self)
@@ -170,15 +240,36 @@ impl Operation {
 
     /// Whether the member returns an allocation handoff `{ value, rollback }`.
     pub const fn is_handoff(self) -> bool {
-        matches!(
-            self,
-            Self::Provision
-                | Self::Activate
-                | Self::Snapshot
-                | Self::CloneSnapshot
-                | Self::Release
-                | Self::Resume
-        )
+        self.handoff().is_some()
+    }
+
+    /// The handoff member this is, when the member returns an allocation
+    /// handoff: the one classification, every operation named, so that a
+    /// new member does not compile until it is classified.
+    pub const fn handoff(self) -> Option<HandoffMember> {
+        Some(match self {
+            Self::Provision => HandoffMember::Provision,
+            Self::Activate => HandoffMember::Activate,
+            Self::Snapshot => HandoffMember::Snapshot,
+            Self::CloneSnapshot => HandoffMember::CloneSnapshot,
+            Self::Release => HandoffMember::Release,
+            Self::Resume => HandoffMember::Resume,
+            Self::Capabilities
+            | Self::WriteFile
+            | Self::BeginActiveWrite
+            | Self::Execute
+            | Self::ReadFile
+            | Self::ReadFiles
+            | Self::ListDir
+            | Self::ListProjectDir
+            | Self::Destroy
+            | Self::DestroySnapshot
+            | Self::Cleanup
+            | Self::OpenProcess
+            | Self::InstanceIdentity
+            | Self::OpenProcessIdentity
+            | Self::Rollback(_) => return None,
+        })
     }
 
     /// Every operation name, for schemas and exhaustive tests.
@@ -264,6 +355,29 @@ mod tests {
         let handoffs = Operation::MEMBERS.iter().filter(|m| m.is_handoff()).count();
         assert_eq!(handoffs, 6);
         assert_eq!(Operation::all().len(), 18 + 2 + 7);
+    }
+
+    #[test]
+    fn the_handoff_members_are_the_members_classified_handoff_in_table_order() {
+        let classified: Vec<HandoffMember> = Operation::MEMBERS
+            .iter()
+            .filter_map(|m| m.handoff())
+            .collect();
+        assert_eq!(classified, HandoffMember::ALL);
+        for member in HandoffMember::ALL {
+            assert_eq!(member.member().handoff(), Some(member));
+            assert_eq!(Compensated::from(member).member(), member.member());
+            assert_eq!(member.to_string(), member.member().to_string());
+        }
+    }
+
+    // A compensation's name is its member's: the vocabulary spells the
+    // names for its serde form, and they must be the table's.
+    #[test]
+    fn every_compensation_is_named_as_its_member() {
+        for compensated in Compensated::ALL {
+            assert_eq!(compensated.as_str(), compensated.member().to_string());
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use corral_contract::{
-    ActiveWriteTransaction, BoxFuture, Compensated, DispatchMarker, JournalState, Rollback,
+    ActiveWriteTransaction, BoxFuture, DispatchMarker, HandoffMember, JournalState, Rollback,
     SandboxError, TransactionId,
 };
 
@@ -19,13 +19,17 @@ use crate::protocol::{HandoffId, HandoffTicket, Route, TransactionReply, Transac
 /// it after the handoff window).
 pub(crate) struct WireRollback {
     transport: Arc<Transport>,
-    member: Compensated,
+    member: HandoffMember,
     handoff: HandoffId,
     done: AtomicBool,
 }
 
 impl WireRollback {
-    pub(crate) fn new(transport: Arc<Transport>, member: Compensated, handoff: HandoffId) -> Self {
+    pub(crate) fn new(
+        transport: Arc<Transport>,
+        member: HandoffMember,
+        handoff: HandoffId,
+    ) -> Self {
         Self {
             transport,
             member,

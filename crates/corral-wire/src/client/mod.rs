@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use corral_contract::{
     ActiveWriteRequest, ActiveWriteTransaction, CleanupRequest, CleanupResult,
-    CloneSnapshotRequest, Compensated, ExecuteRequest, Handoff, InstanceId, ListDirRequest,
+    CloneSnapshotRequest, ExecuteRequest, Handoff, HandoffMember, InstanceId, ListDirRequest,
     ListDirResult, ListProjectDirRequest, ListProjectDirResult, LiveProcess, OpenProcessRequest,
     ReadFileRequest, ReadFileResult, ReadFilesRequest, ReadFilesResult, ReleaseDisposition,
     ReleaseRequest, ResumeRequest, SandboxError, SandboxExecutionResult, SandboxInstance,
@@ -137,11 +137,10 @@ impl WireProvider {
 
     async fn handoff<Req: serde::Serialize, T: DeserializeOwned + 'static>(
         &self,
-        route: Route,
-        member: Compensated,
+        member: HandoffMember,
         body: &Req,
     ) -> Result<Handoff<T>, SandboxError> {
-        let reply: HandoffReply<T> = self.post(route, body).await?;
+        let reply: HandoffReply<T> = self.post(Route::of_handoff(member), body).await?;
         let rollback = WireRollback::new(Arc::clone(&self.transport), member, reply.handoff);
         Ok(Handoff::new(reply.value, rollback))
     }
@@ -156,8 +155,7 @@ impl SandboxProvider for WireProvider {
         &self,
         request: SandboxProvisionRequest,
     ) -> Result<Handoff<SandboxInstance>, SandboxError> {
-        self.handoff(Route::Provision, Compensated::Provision, &request)
-            .await
+        self.handoff(HandoffMember::Provision, &request).await
     }
 
     async fn write_file(&self, request: WriteFileRequest) -> Result<(), SandboxError> {
@@ -180,8 +178,7 @@ impl SandboxProvider for WireProvider {
         instance_id: InstanceId,
     ) -> Result<Handoff<SandboxInstance>, SandboxError> {
         let body = InstanceBody { instance_id };
-        self.handoff(Route::Activate, Compensated::Activate, &body)
-            .await
+        self.handoff(HandoffMember::Activate, &body).await
     }
 
     async fn execute(
@@ -214,32 +211,28 @@ impl SandboxProvider for WireProvider {
         &self,
         request: SnapshotRequest,
     ) -> Result<Handoff<SnapshotRef>, SandboxError> {
-        self.handoff(Route::Snapshot, Compensated::Snapshot, &request)
-            .await
+        self.handoff(HandoffMember::Snapshot, &request).await
     }
 
     async fn clone_snapshot(
         &self,
         request: CloneSnapshotRequest,
     ) -> Result<Handoff<SnapshotRef>, SandboxError> {
-        self.handoff(Route::CloneSnapshot, Compensated::CloneSnapshot, &request)
-            .await
+        self.handoff(HandoffMember::CloneSnapshot, &request).await
     }
 
     async fn release(
         &self,
         request: ReleaseRequest,
     ) -> Result<Handoff<ReleaseDisposition>, SandboxError> {
-        self.handoff(Route::Release, Compensated::Release, &request)
-            .await
+        self.handoff(HandoffMember::Release, &request).await
     }
 
     async fn resume(
         &self,
         request: ResumeRequest,
     ) -> Result<Handoff<SandboxInstance>, SandboxError> {
-        self.handoff(Route::Resume, Compensated::Resume, &request)
-            .await
+        self.handoff(HandoffMember::Resume, &request).await
     }
 
     async fn destroy(&self, instance_id: InstanceId) -> Result<(), SandboxError> {

@@ -245,6 +245,33 @@ mod tests {
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
+    // Every route has its vectors, once, and every route a vector file
+    // names is a route: a member added to the contract's table, or a
+    // settlement route without a path, fails here.
+    #[test]
+    fn the_vector_files_name_every_route_once() {
+        let mut named = Vec::new();
+        for f in generate().unwrap() {
+            if !f.path.starts_with("vectors") {
+                continue;
+            }
+            let value: Value = serde_json::from_str(&f.contents).unwrap();
+            let listed = value["routes"].as_array().into_iter().flatten();
+            for route in std::iter::once(&value).chain(listed) {
+                if let Some(path) = route["route"].as_str() {
+                    named.push(path.to_owned());
+                }
+            }
+        }
+        named.sort();
+        let mut routes: Vec<String> = crate::protocol::Route::ALL
+            .iter()
+            .map(|r| r.path().to_owned())
+            .collect();
+        routes.sort();
+        assert_eq!(named, routes);
+    }
+
     #[test]
     fn rendering_sorts_keys_and_ends_with_a_newline() {
         let text = render(&serde_json::json!({"b": 1, "a": {"d": 2, "c": 3}})).unwrap();

@@ -133,8 +133,8 @@ fn settlement<T: Serialize + DeserializeOwned>(
 /// The settlement routes' vector files: handoff rollback and settle, and
 /// the active-write commit and rollback.
 fn settlements() -> Result<Vec<(String, Value)>, KitError> {
-    let handoffs = |route: fn(Compensated) -> Route| -> Vec<Route> {
-        Compensated::ALL.iter().map(|m| route(*m)).collect()
+    let handoffs = |route: fn(HandoffMember) -> Route| -> Vec<Route> {
+        HandoffMember::ALL.map(route).to_vec()
     };
     let handoff = HandoffTicket {
         handoff: HandoffId("h-1".to_owned()),

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use corral_contract::{FailureReason, SandboxError, SandboxProvider};
+use corral_contract::{SandboxError, SandboxProvider};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -49,19 +49,12 @@ pub(crate) fn provider_error(error: &SandboxError) -> Response<Body> {
 /// A refusal before the provider saw the request: the status, the
 /// refusal header, and a contract error naming the route's operation.
 pub(crate) fn refuse(route: Option<Route>, refusal: Refusal) -> Response<Body> {
-    let reason = match refusal {
-        Refusal::Unauthenticated => FailureReason::PermissionDenied,
-        Refusal::UnknownTicket => FailureReason::NotFound,
-        Refusal::BodyTooLarge
-        | Refusal::MalformedBody
-        | Refusal::RevisionMismatch
-        | Refusal::UnknownRoute => FailureReason::PlatformRejected,
-    };
     let body = match route {
-        Some(route) => {
-            serde_json::to_vec(&SandboxError::operation_failed(route.operation(), reason))
-                .unwrap_or_default()
-        }
+        Some(route) => serde_json::to_vec(&SandboxError::operation_failed(
+            route.operation(),
+            refusal.reason(),
+        ))
+        .unwrap_or_default(),
         None => b"null".to_vec(),
     };
     let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);

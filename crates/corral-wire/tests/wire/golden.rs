@@ -111,17 +111,10 @@ fn vectors() -> Value {
             })
         })
         .collect();
-    let refusals: Vec<Value> = [
-        Refusal::Unauthenticated,
-        Refusal::BodyTooLarge,
-        Refusal::MalformedBody,
-        Refusal::RevisionMismatch,
-        Refusal::UnknownRoute,
-        Refusal::UnknownTicket,
-    ]
-    .iter()
-    .map(|r| json!({"refusal": r.as_str(), "status": r.status()}))
-    .collect();
+    let refusals: Vec<Value> = Refusal::ALL
+        .iter()
+        .map(|r| json!({"refusal": r.as_str(), "status": r.status()}))
+        .collect();
     let frames: Vec<Value> = frames()
         .iter()
         .map(|f| serde_json::to_value(f).unwrap())
