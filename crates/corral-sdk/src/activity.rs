@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use corral_backend::{Backend, now_ms};
 
+use crate::Operation;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -79,7 +80,7 @@ impl Sandbox {
     fn record_error(&self, e: corral_backend::BackendError) -> crate::SandboxError {
         self.fail(
             e.code,
-            "run",
+            Operation::Run,
             format!("writing the run's activity record: {}", e.message),
         )
     }

@@ -4,6 +4,8 @@ use std::fmt;
 
 use corral_backend::{BackendError, ErrorCode};
 
+use crate::operation::Operation;
+
 /// An SDK failure: a closed code, the backend that failed, the SDK operation
 /// that failed, and a one-line message with secrets redacted. Displayed as
 /// `SandboxError [code] provider.operation: message`. A backend's native
@@ -16,7 +18,7 @@ pub struct SandboxError {
     /// The backend's name (`linux`, `local`, `memory`, …).
     pub provider: String,
     /// The SDK operation, e.g. `run`, `files.edit`, `git.clone`.
-    pub operation: String,
+    pub operation: Operation,
     /// One line saying what went wrong.
     pub message: String,
 }
@@ -26,20 +28,20 @@ impl SandboxError {
     pub fn new(
         code: ErrorCode,
         provider: impl Into<String>,
-        operation: impl Into<String>,
+        operation: Operation,
         message: impl Into<String>,
     ) -> Self {
         let message: String = message.into();
         SandboxError {
             code,
             provider: provider.into(),
-            operation: operation.into(),
+            operation,
             message: message.replace(['\r', '\n'], " "),
         }
     }
 
     /// Translates a backend error raised during `operation` of `provider`.
-    pub fn from_backend(provider: &str, operation: &str, err: BackendError) -> Self {
+    pub fn from_backend(provider: &str, operation: Operation, err: BackendError) -> Self {
         Self::new(err.code, provider, operation, err.message)
     }
 }
@@ -65,7 +67,12 @@ mod tests {
 
     #[test]
     fn displays_code_provider_operation_message() {
-        let e = SandboxError::new(ErrorCode::NotFound, "memory", "files.read", "no file\n/x");
+        let e = SandboxError::new(
+            ErrorCode::NotFound,
+            "memory",
+            Operation::FilesRead,
+            "no file\n/x",
+        );
         assert_eq!(
             e.to_string(),
             "SandboxError [not_found] memory.files.read: no file /x"

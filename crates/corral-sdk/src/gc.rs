@@ -7,6 +7,7 @@ use std::time::Duration;
 use corral_backend::{Backend, CORRAL_LABEL, ErrorCode, FileType, Labels, now_ms};
 use serde::Serialize;
 
+use crate::Operation;
 use crate::activity::ACTIVITY_DIR;
 use crate::error::{Result, SandboxError};
 
@@ -75,7 +76,7 @@ pub async fn gc(backend: Arc<dyn Backend>, idle: Duration) -> Result<GcReport> {
     let sandboxes: Vec<_> = backend
         .list(&Labels::new())
         .await
-        .map_err(|e| SandboxError::from_backend(&name, "gc", e))?
+        .map_err(|e| SandboxError::from_backend(&name, Operation::Gc, e))?
         .into_iter()
         .filter(|info| info.labels.contains_key(CORRAL_LABEL))
         .collect();

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use corral_backend::{Backend, ErrorCode, KeyMode};
 
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::sandbox::{CreateOptions, Sandbox};
 
@@ -44,7 +45,11 @@ impl Sandbox {
     ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         if let Err(e) = corral_backend::validate_key(key) {
-            return Err(SandboxError::from_backend(&provider, "get_or_create", e));
+            return Err(SandboxError::from_backend(
+                &provider,
+                Operation::GetOrCreate,
+                e,
+            ));
         }
         let mut options = options;
         options.key = Some(key.to_string());
@@ -77,7 +82,7 @@ impl Sandbox {
         Err(SandboxError::new(
             ErrorCode::Conflict,
             provider,
-            "get_or_create",
+            Operation::GetOrCreate,
             format!(
                 "key {key:?} is taken, but no sandbox with it could be found for {}s (still being created, or its claim was left behind)",
                 SETTLE.as_secs()

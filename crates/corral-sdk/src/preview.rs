@@ -3,6 +3,7 @@
 
 use corral_backend::PreviewUrl;
 
+use crate::Operation;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -19,7 +20,7 @@ impl Sandbox {
             .backend()
             .preview_url(self.id(), port)
             .await
-            .map_err(|e| self.error("preview", e))?;
+            .map_err(|e| self.error(Operation::Preview, e))?;
         for value in url.headers.values() {
             self.add_secret(value.clone());
         }

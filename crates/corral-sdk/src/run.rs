@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use corral_backend::{CancellationToken, ErrorCode, ExecRequest, ExitStatus};
 
+use crate::Operation;
 use crate::activity::new_run_id;
 use crate::error::Result;
 use crate::output::{OutputCallback, RunSink};
@@ -105,12 +106,12 @@ impl Sandbox {
     ) -> Result<RunResult> {
         let command = command
             .into_command()
-            .map_err(|msg| self.fail(ErrorCode::InvalidInput, "run", msg))?;
+            .map_err(|msg| self.fail(ErrorCode::InvalidInput, Operation::Run, msg))?;
         for v in options.secret_env.values() {
             self.add_secret(v.clone());
         }
         let env = merge_secret_env(options.env, options.secret_env)
-            .map_err(|msg| self.fail(ErrorCode::InvalidInput, "run", msg))?;
+            .map_err(|msg| self.fail(ErrorCode::InvalidInput, Operation::Run, msg))?;
         let mut req = ExecRequest {
             command,
             cwd: options.cwd,
@@ -120,7 +121,7 @@ impl Sandbox {
             abort: options.abort,
             activity_path: None,
         };
-        req.validate().map_err(|e| self.error("run", e))?;
+        req.validate().map_err(|e| self.error(Operation::Run, e))?;
         let redactor = self.redactor();
         let cap = options.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
         let mut sink = RunSink::new(&redactor, cap, options.on_output);
@@ -132,7 +133,7 @@ impl Sandbox {
         let outcome = self.backend().exec(self.id(), req, &mut sink).await;
         record.end().await;
         sink.finish();
-        let outcome = outcome.map_err(|e| self.error("run", e))?;
+        let outcome = outcome.map_err(|e| self.error(Operation::Run, e))?;
         let truncated = sink.stdout.dropped > 0 || sink.stderr.dropped > 0;
         Ok(RunResult {
             exit: outcome.status,

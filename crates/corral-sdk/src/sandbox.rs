@@ -9,6 +9,7 @@ use corral_backend::{
     SandboxInfo, Size,
 };
 
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::locator::Locator;
 use crate::redact::Redactor;
@@ -86,8 +87,9 @@ impl Sandbox {
     pub async fn create(backend: Arc<dyn Backend>, options: CreateOptions) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         let redactor = Redactor::new(options.secret_env.values().cloned());
-        let env = merge_secret_env(options.env, options.secret_env)
-            .map_err(|msg| SandboxError::new(ErrorCode::InvalidInput, &provider, "create", msg))?;
+        let env = merge_secret_env(options.env, options.secret_env).map_err(|msg| {
+            SandboxError::new(ErrorCode::InvalidInput, &provider, Operation::Create, msg)
+        })?;
         let mut labels = options.labels;
         labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
         let req = CreateRequest {
@@ -105,7 +107,12 @@ impl Sandbox {
             bound_to_creator: options.bound_to_creator,
         };
         let info = backend.create(req).await.map_err(|e| {
-            SandboxError::new(e.code, &provider, "create", redactor.redact(&e.message))
+            SandboxError::new(
+                e.code,
+                &provider,
+                Operation::Create,
+                redactor.redact(&e.message),
+            )
         })?;
         let sandbox = Sandbox::from_info(backend, info);
         *sandbox.write_redactor() = redactor;
@@ -117,8 +124,9 @@ impl Sandbox {
     /// `invalid_input`, a sandbox that is gone with `not_found`.
     pub async fn connect(backend: Arc<dyn Backend>, locator: &str) -> Result<Sandbox> {
         let provider = backend.name().to_string();
-        let invalid =
-            |msg: String| SandboxError::new(ErrorCode::InvalidInput, &provider, "connect", msg);
+        let invalid = |msg: String| {
+            SandboxError::new(ErrorCode::InvalidInput, &provider, Operation::Connect, msg)
+        };
         let parsed = Locator::parse(locator).map_err(invalid)?;
         if parsed.backend != provider {
             return Err(invalid(format!(
@@ -135,7 +143,7 @@ impl Sandbox {
         let info = backend
             .connect(id)
             .await
-            .map_err(|e| SandboxError::from_backend(&provider, "connect", e))?;
+            .map_err(|e| SandboxError::from_backend(&provider, Operation::Connect, e))?;
         Ok(Sandbox::from_info(backend, info))
     }
 
@@ -145,7 +153,7 @@ impl Sandbox {
         let found = backend
             .find(key)
             .await
-            .map_err(|e| SandboxError::from_backend(&provider, "find", e))?;
+            .map_err(|e| SandboxError::from_backend(&provider, Operation::Find, e))?;
         Ok(found.map(|info| Sandbox::from_info(backend, info)))
     }
 
@@ -156,7 +164,7 @@ impl Sandbox {
         let infos = backend
             .list(labels)
             .await
-            .map_err(|e| SandboxError::from_backend(&provider, "list", e))?;
+            .map_err(|e| SandboxError::from_backend(&provider, Operation::List, e))?;
         Ok(infos
             .into_iter()
             .map(|info| Sandbox::from_info(backend.clone(), info))
@@ -206,13 +214,13 @@ impl Sandbox {
         match self.inner.backend.destroy(self.id()).await {
             Ok(()) => Ok(()),
             Err(e) if e.code == ErrorCode::NotFound => Ok(()),
-            Err(e) => Err(self.error("destroy", e)),
+            Err(e) => Err(self.error(Operation::Destroy, e)),
         }
     }
 
     /// Translates a backend error raised during `operation`, with every
     /// known secret redacted from its message.
-    pub(crate) fn error(&self, operation: &str, err: BackendError) -> SandboxError {
+    pub(crate) fn error(&self, operation: Operation, err: BackendError) -> SandboxError {
         self.fail(err.code, operation, err.message)
     }
 
@@ -220,7 +228,7 @@ impl Sandbox {
     pub(crate) fn fail(
         &self,
         code: ErrorCode,
-        operation: &str,
+        operation: Operation,
         message: impl Into<String>,
     ) -> SandboxError {
         let message = self.redact_text(&message.into());

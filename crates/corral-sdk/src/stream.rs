@@ -8,6 +8,7 @@ use corral_backend::{CancellationToken, ErrorCode, StreamKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::output::OutputCallback;
 use crate::run::{RunOptions, RunResult};
@@ -60,7 +61,7 @@ impl RunStream {
         Err(SandboxError::new(
             ErrorCode::Aborted,
             self.provider.clone(),
-            "run",
+            Operation::Run,
             "the run ended without a result (its runtime shut down)",
         ))
     }
@@ -108,7 +109,7 @@ impl Sandbox {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             let _ = tx.send(Err(self.fail(
                 ErrorCode::InvalidInput,
-                "run",
+                Operation::Run,
                 "run_stream needs a tokio runtime (call it from async code)",
             )));
             return stream;
@@ -117,7 +118,7 @@ impl Sandbox {
         runtime.spawn(async move {
             let result = match command {
                 Ok(command) => sandbox.run_with(command, options).await,
-                Err(msg) => Err(sandbox.fail(ErrorCode::InvalidInput, "run", msg)),
+                Err(msg) => Err(sandbox.fail(ErrorCode::InvalidInput, Operation::Run, msg)),
             };
             // The receiver may be gone (the stream was dropped): nothing to tell.
             let _ = tx.send(result.map(RunEvent::Finished));

@@ -7,6 +7,7 @@ use corral_backend::FileType;
 use serde::{Deserialize, Serialize};
 
 use super::Files;
+use crate::Operation;
 use crate::error::Result;
 
 /// The recorded state of one entry.
@@ -75,7 +76,7 @@ pub(crate) fn diff(
 impl Files<'_> {
     pub(crate) async fn state(
         &self,
-        op: &'static str,
+        op: Operation,
         root: &str,
     ) -> Result<BTreeMap<String, MarkEntry>> {
         let entries = self.walk(op, root).await?;
@@ -100,14 +101,14 @@ impl Files<'_> {
     pub async fn mark(&self, root: &str) -> Result<Mark> {
         Ok(Mark {
             root: root.to_string(),
-            entries: self.state("files.mark", root).await?,
+            entries: self.state(Operation::FilesMark, root).await?,
         })
     }
 
     /// What was added, modified or removed under the mark's root since
     /// `mark` was taken.
     pub async fn changes(&self, mark: &Mark) -> Result<Changes> {
-        let now = self.state("files.changes", &mark.root).await?;
+        let now = self.state(Operation::FilesChanges, &mark.root).await?;
         Ok(diff(&mark.entries, &now))
     }
 }

@@ -3,6 +3,7 @@
 use corral_backend::{ErrorCode, FileType};
 
 use super::Files;
+use crate::Operation;
 use crate::error::Result;
 
 /// How [`Files::edit_with`] replaces.
@@ -52,7 +53,7 @@ impl Files<'_> {
         new: &str,
         options: EditOptions,
     ) -> Result<EditOutcome> {
-        const OP: &str = "files.edit";
+        const OP: Operation = Operation::FilesEdit;
         let fail = |code, msg: String| self.sb.fail(code, OP, msg);
         if old.is_empty() {
             return Err(fail(

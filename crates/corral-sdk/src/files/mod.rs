@@ -23,6 +23,7 @@ pub use transfer::{CHUNK_BYTES, TransferSummary};
 pub use walk::MAX_WALK_ENTRIES;
 pub use watch::{DEFAULT_WATCH_INTERVAL, WatchEvent, WatchEventKind, WatchOptions, Watcher};
 
+use crate::Operation;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -69,7 +70,7 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
 }
 
 impl Files<'_> {
-    fn op(&self, op: &'static str) -> impl Fn(BackendError) -> crate::SandboxError + '_ {
+    fn op(&self, op: Operation) -> impl Fn(BackendError) -> crate::SandboxError + '_ {
         move |e| self.sb.error(op, e)
     }
 
@@ -79,7 +80,7 @@ impl Files<'_> {
         b.files()
             .read(self.sb.id(), path)
             .await
-            .map_err(self.op("files.read"))
+            .map_err(self.op(Operation::FilesRead))
     }
 
     /// The file at `path` as UTF-8 text; `invalid_input` when it is not UTF-8.
@@ -88,7 +89,7 @@ impl Files<'_> {
         String::from_utf8(bytes).map_err(|_| {
             self.sb.fail(
                 ErrorCode::InvalidInput,
-                "files.read",
+                Operation::FilesRead,
                 format!("{path}: not UTF-8 text"),
             )
         })
@@ -103,13 +104,13 @@ impl Files<'_> {
             return ranged
                 .read_range(self.sb.id(), path, offset, len)
                 .await
-                .map_err(self.op("files.read_range"));
+                .map_err(self.op(Operation::FilesReadRange));
         }
         let all = b
             .files()
             .read(self.sb.id(), path)
             .await
-            .map_err(self.op("files.read_range"))?;
+            .map_err(self.op(Operation::FilesReadRange))?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
         let end = start
             .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
@@ -132,13 +133,13 @@ impl Files<'_> {
         bytes: impl AsRef<[u8]>,
         mode: u32,
     ) -> Result<()> {
-        self.write_op("files.write", path, bytes.as_ref(), mode)
+        self.write_op(Operation::FilesWrite, path, bytes.as_ref(), mode)
             .await
     }
 
     pub(crate) async fn write_op(
         &self,
-        op: &'static str,
+        op: Operation,
         path: &str,
         bytes: &[u8],
         mode: u32,
@@ -167,7 +168,7 @@ impl Files<'_> {
     /// made: no `mkdir` (`mode` within `0o7777`).
     pub(crate) async fn write_into_dir(
         &self,
-        op: &'static str,
+        op: Operation,
         path: &str,
         bytes: &[u8],
         mode: u32,
@@ -185,7 +186,7 @@ impl Files<'_> {
         b.files()
             .list(self.sb.id(), path)
             .await
-            .map_err(self.op("files.list"))
+            .map_err(self.op(Operation::FilesList))
     }
 
     /// Metadata of `path` (a final symlink is not followed).
@@ -194,7 +195,7 @@ impl Files<'_> {
         b.files()
             .stat(self.sb.id(), path)
             .await
-            .map_err(self.op("files.stat"))
+            .map_err(self.op(Operation::FilesStat))
     }
 
     /// Whether anything (a file, a directory, a symlink…) is at `path`.
@@ -203,7 +204,7 @@ impl Files<'_> {
         match b.files().stat(self.sb.id(), path).await {
             Ok(_) => Ok(true),
             Err(e) if e.code == ErrorCode::NotFound => Ok(false),
-            Err(e) => Err(self.sb.error("files.exists", e)),
+            Err(e) => Err(self.sb.error(Operation::FilesExists, e)),
         }
     }
 
@@ -214,7 +215,7 @@ impl Files<'_> {
         b.files()
             .remove(self.sb.id(), path, recursive)
             .await
-            .map_err(self.op("files.remove"))
+            .map_err(self.op(Operation::FilesRemove))
     }
 
     /// Creates the directory `path` and its missing ancestors; no error
@@ -224,7 +225,7 @@ impl Files<'_> {
         b.files()
             .mkdir(self.sb.id(), path, true)
             .await
-            .map_err(self.op("files.mkdir"))
+            .map_err(self.op(Operation::FilesMkdir))
     }
 }
 

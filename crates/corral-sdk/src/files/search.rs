@@ -5,6 +5,7 @@ use globset::{Glob, GlobMatcher};
 use regex::Regex;
 
 use super::Files;
+use crate::Operation;
 use crate::error::Result;
 
 /// Default cap on the number of matches one search returns.
@@ -64,7 +65,7 @@ impl Files<'_> {
         path: &str,
         options: SearchOptions,
     ) -> Result<Vec<SearchMatch>> {
-        const OP: &str = "files.search";
+        const OP: Operation = Operation::FilesSearch;
         let re = Regex::new(pattern).map_err(|e| {
             let first = e.to_string().lines().last().unwrap_or_default().to_string();
             self.sb.fail(

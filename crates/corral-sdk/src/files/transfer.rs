@@ -22,6 +22,7 @@ use corral_backend::{ErrorCode, FileType};
 use tokio::io::AsyncWriteExt;
 
 use super::{Files, join};
+use crate::Operation;
 use crate::error::Result;
 
 /// Bytes per ranged read of a download.
@@ -42,7 +43,7 @@ pub struct TransferSummary {
 
 fn io_fail(
     files: &Files<'_>,
-    op: &'static str,
+    op: Operation,
     what: &Path,
     e: &std::io::Error,
 ) -> crate::SandboxError {
@@ -61,7 +62,7 @@ impl Files<'_> {
         host_path: impl AsRef<Path>,
         sandbox_path: &str,
     ) -> Result<TransferSummary> {
-        const OP: &str = "files.upload";
+        const OP: Operation = Operation::FilesUpload;
         let host_path = host_path.as_ref();
         let meta = tokio::fs::symlink_metadata(host_path)
             .await
@@ -137,7 +138,7 @@ impl Files<'_> {
         in_made_dir: bool,
         summary: &mut TransferSummary,
     ) -> Result<()> {
-        const OP: &str = "files.upload";
+        const OP: Operation = Operation::FilesUpload;
         let bytes = tokio::fs::read(host)
             .await
             .map_err(|e| io_fail(self, OP, host, &e))?;
@@ -159,7 +160,7 @@ impl Files<'_> {
         sandbox_path: &str,
         host_path: impl AsRef<Path>,
     ) -> Result<TransferSummary> {
-        const OP: &str = "files.download";
+        const OP: Operation = Operation::FilesDownload;
         let host_path = host_path.as_ref();
         let entries = self.walk(OP, sandbox_path).await?;
         let mut summary = TransferSummary::default();
@@ -203,7 +204,7 @@ impl Files<'_> {
         Ok(summary)
     }
 
-    async fn host_mkdir(&self, op: &'static str, dir: &Path) -> Result<()> {
+    async fn host_mkdir(&self, op: Operation, dir: &Path) -> Result<()> {
         if let Ok(m) = tokio::fs::symlink_metadata(dir).await
             && m.file_type().is_symlink()
         {
@@ -228,7 +229,7 @@ impl Files<'_> {
         mode: u32,
         summary: &mut TransferSummary,
     ) -> Result<()> {
-        const OP: &str = "files.download";
+        const OP: Operation = Operation::FilesDownload;
         if let Ok(m) = tokio::fs::symlink_metadata(dest).await
             && !m.is_file()
         {

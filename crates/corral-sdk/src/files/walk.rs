@@ -8,6 +8,7 @@ use corral_backend::{ErrorCode, FileType};
 use sha2::{Digest, Sha256};
 
 use super::{CONTROL_DIR, Files, join};
+use crate::Operation;
 use crate::error::Result;
 
 /// Most entries one walk visits before it fails with `quota`.
@@ -26,7 +27,7 @@ pub(crate) struct WalkEntry {
 }
 
 /// Refuses a directory entry name that could step out of its directory.
-fn check_name(files: &Files<'_>, op: &'static str, dir: &str, name: &str) -> Result<()> {
+fn check_name(files: &Files<'_>, op: Operation, dir: &str, name: &str) -> Result<()> {
     if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
         return Err(files.sb.fail(
             ErrorCode::Provider,
@@ -40,7 +41,7 @@ fn check_name(files: &Files<'_>, op: &'static str, dir: &str, name: &str) -> Res
 impl Files<'_> {
     /// Every entry under `root` (the root itself excluded when it is a
     /// directory; a file root is its own single entry), sorted by path.
-    pub(crate) async fn walk(&self, op: &'static str, root: &str) -> Result<Vec<WalkEntry>> {
+    pub(crate) async fn walk(&self, op: Operation, root: &str) -> Result<Vec<WalkEntry>> {
         let b = self.sb.backend();
         let id = self.sb.id();
         let st = b
@@ -105,7 +106,7 @@ impl Files<'_> {
     /// file. A file gone meanwhile has no digest.
     pub(crate) async fn digests(
         &self,
-        op: &'static str,
+        op: Operation,
         root: &str,
         entries: &[WalkEntry],
     ) -> Result<BTreeMap<String, String>> {

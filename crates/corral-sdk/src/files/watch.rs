@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::changes::{MarkEntry, diff};
+use crate::Operation;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -96,7 +97,7 @@ async fn poll_loop(
             _ = tokio::time::sleep(interval) => {}
             _ = tx.closed() => return,
         }
-        let now = match sb.files().state("files.watch", &root).await {
+        let now = match sb.files().state(Operation::FilesWatch, &root).await {
             Ok(s) => s,
             Err(e) => {
                 let _ = tx.send(Err(e)).await;
@@ -136,11 +137,11 @@ impl super::Files<'_> {
         if options.interval.is_zero() {
             return Err(self.sb.fail(
                 corral_backend::ErrorCode::InvalidInput,
-                "files.watch",
+                Operation::FilesWatch,
                 "interval: must be more than zero",
             ));
         }
-        let first = self.state("files.watch", path).await?;
+        let first = self.state(Operation::FilesWatch, path).await?;
         let (tx, rx) = mpsc::channel(256);
         tokio::spawn(poll_loop(
             self.sb.clone(),

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::{Git, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// The local branches of a repository.
@@ -25,7 +26,7 @@ pub struct CheckoutOptions {
 impl Git<'_> {
     /// The local branches and the current one.
     pub async fn branches(&self, dir: &str) -> Result<Branches> {
-        const OP: &str = "git.branch";
+        const OP: Operation = Operation::GitBranch;
         self.check_dir(OP, dir)?;
         let list = GitRun::new(
             OP,
@@ -46,7 +47,7 @@ impl Git<'_> {
 
     /// Creates branch `name` at `start` (default: HEAD) without checking it out.
     pub async fn create_branch(&self, dir: &str, name: &str, start: Option<&str>) -> Result<()> {
-        const OP: &str = "git.branch";
+        const OP: Operation = Operation::GitBranch;
         self.check_dir(OP, dir)?;
         self.check_name(OP, "branch", name)?;
         let mut run = GitRun::new(OP, dir, &["branch", "--", name]);
@@ -59,7 +60,7 @@ impl Git<'_> {
 
     /// Deletes branch `name`; `force` also deletes it when it is not merged.
     pub async fn delete_branch(&self, dir: &str, name: &str, force: bool) -> Result<()> {
-        const OP: &str = "git.branch";
+        const OP: Operation = Operation::GitBranch;
         self.check_dir(OP, dir)?;
         self.check_name(OP, "branch", name)?;
         let flag = if force { "-D" } else { "-d" };
@@ -70,7 +71,7 @@ impl Git<'_> {
     /// Checks out `target` (a branch, tag or commit), or creates branch
     /// `target` and checks it out with `options.create`.
     pub async fn checkout(&self, dir: &str, target: &str, options: CheckoutOptions) -> Result<()> {
-        const OP: &str = "git.checkout";
+        const OP: Operation = Operation::GitCheckout;
         self.check_dir(OP, dir)?;
         self.check_name(OP, "checkout target", target)?;
         let run = if options.create {

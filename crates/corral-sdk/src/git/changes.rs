@@ -1,6 +1,7 @@
 //! `git.add`, `git.commit` and `git.diff`.
 
 use super::{Git, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// An author or committer.
@@ -38,7 +39,7 @@ pub struct DiffOptions {
 impl Git<'_> {
     /// Stages `paths` (relative to `dir`, or absolute beneath it).
     pub async fn add(&self, dir: &str, paths: &[&str]) -> Result<()> {
-        const OP: &str = "git.add";
+        const OP: Operation = Operation::GitAdd;
         self.check_dir(OP, dir)?;
         if paths.is_empty() {
             return Err(self.invalid(OP, "no paths to add (use add_all to stage everything)"));
@@ -52,7 +53,7 @@ impl Git<'_> {
 
     /// Stages every change, new and deleted files included (`git add --all`).
     pub async fn add_all(&self, dir: &str) -> Result<()> {
-        const OP: &str = "git.add";
+        const OP: Operation = Operation::GitAdd;
         self.check_dir(OP, dir)?;
         let run = GitRun::new(OP, dir, &["add", "--all"]);
         self.exec(run, None).await.map(|_| ())
@@ -60,7 +61,7 @@ impl Git<'_> {
 
     /// Commits what is staged with `message`; returns the new commit's hash.
     pub async fn commit(&self, dir: &str, message: &str, options: CommitOptions) -> Result<String> {
-        const OP: &str = "git.commit";
+        const OP: Operation = Operation::GitCommit;
         self.check_dir(OP, dir)?;
         if message.trim().is_empty() {
             return Err(self.invalid(OP, "the commit message is empty"));
@@ -100,7 +101,7 @@ impl Git<'_> {
 
     /// The diff as git prints it (unified, no colour).
     pub async fn diff(&self, dir: &str, options: DiffOptions) -> Result<String> {
-        const OP: &str = "git.diff";
+        const OP: Operation = Operation::GitDiff;
         self.check_dir(OP, dir)?;
         let mut run = GitRun::new(OP, dir, &["diff", "--no-color", "--no-ext-diff"]);
         if options.staged {

@@ -1,6 +1,7 @@
 //! `git.clone`.
 
 use super::{Git, GitAuth, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// How to clone.
@@ -18,7 +19,7 @@ impl Git<'_> {
     /// Clones `url` into `dest` (an absolute sandbox path that must not
     /// exist or be empty); its parent directories are created.
     pub async fn clone(&self, url: &str, dest: &str, options: CloneOptions) -> Result<()> {
-        const OP: &str = "git.clone";
+        const OP: Operation = Operation::GitClone;
         self.check_name(OP, "url", url)?;
         // A password written into the URL is a secret too.
         if let Some(password) = url_password(url) {

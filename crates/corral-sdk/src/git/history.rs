@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::{Git, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// Field and record separators in the log format (unit and record separators).
@@ -36,7 +37,7 @@ impl Git<'_> {
     /// The history from HEAD (or `options.revision`), newest first. Empty
     /// for a repository without commits.
     pub async fn log(&self, dir: &str, options: LogOptions) -> Result<Vec<Commit>> {
-        const OP: &str = "git.log";
+        const OP: Operation = Operation::GitLog;
         self.check_dir(OP, dir)?;
         let mut run = GitRun::new(OP, dir, &["log", FORMAT]);
         if let Some(n) = options.max_count {

@@ -61,6 +61,7 @@ pub use history::{Commit, LogOptions};
 pub use remote::{PullMode, PullOptions, PushOptions};
 pub use status::{FileState, GitStatus, StatusEntry};
 
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::run::{RunOptions, RunResult};
 use crate::sandbox::Sandbox;
@@ -85,7 +86,7 @@ impl Sandbox {
 /// One git invocation, before it runs.
 pub(crate) struct GitRun<'r> {
     /// The SDK operation, e.g. `git.clone`.
-    pub(crate) op: &'static str,
+    pub(crate) op: Operation,
     /// The directory git runs in (an absolute sandbox path).
     pub(crate) cwd: &'r str,
     /// The arguments after `git`.
@@ -97,7 +98,7 @@ pub(crate) struct GitRun<'r> {
 }
 
 impl<'r> GitRun<'r> {
-    pub(crate) fn new(op: &'static str, cwd: &'r str, args: &[&str]) -> Self {
+    pub(crate) fn new(op: Operation, cwd: &'r str, args: &[&str]) -> Self {
         GitRun {
             op,
             cwd,
@@ -187,12 +188,12 @@ impl<'a> Git<'a> {
             .run_with(Command::Argv(argv), options)
             .await
             .map_err(|e| SandboxError {
-                operation: run.op.to_string(),
+                operation: run.op,
                 ..e
             })?;
         if result.truncated {
             // A cut status, log or diff would be a wrong answer, not a short one.
-            let sub = run.op.strip_prefix("git.").unwrap_or(run.op);
+            let sub = run.op.member();
             return Err(self.sandbox.fail(
                 ErrorCode::Quota,
                 run.op,
@@ -205,10 +206,10 @@ impl<'a> Git<'a> {
         Ok(result)
     }
 
-    fn exit_error(&self, op: &str, result: &RunResult) -> SandboxError {
+    fn exit_error(&self, op: Operation, result: &RunResult) -> SandboxError {
         let stderr = result.stderr_text();
         let code = errors::classify(result.code(), &stderr);
-        let sub = op.strip_prefix("git.").unwrap_or(op);
+        let sub = op.member();
         let said = errors::one_line(&stderr);
         let message = if code == ErrorCode::Unavailable && result.code() == 127 {
             format!("git is not installed in this sandbox (git {sub} exited with 127)")
@@ -220,12 +221,12 @@ impl<'a> Git<'a> {
         self.sandbox.fail(code, op, message)
     }
 
-    pub(crate) fn invalid(&self, op: &str, message: impl Into<String>) -> SandboxError {
+    pub(crate) fn invalid(&self, op: Operation, message: impl Into<String>) -> SandboxError {
         self.sandbox.fail(ErrorCode::InvalidInput, op, message)
     }
 
     /// Checks that `dir` is an absolute sandbox path.
-    pub(crate) fn check_dir(&self, op: &str, dir: &str) -> Result<()> {
+    pub(crate) fn check_dir(&self, op: Operation, dir: &str) -> Result<()> {
         if !dir.starts_with('/') {
             return Err(self.invalid(
                 op,
@@ -240,7 +241,7 @@ impl<'a> Git<'a> {
 
     /// Checks a branch, remote or revision name given by the caller: not
     /// empty, not option-like, no NUL or line break.
-    pub(crate) fn check_name(&self, op: &str, what: &str, name: &str) -> Result<()> {
+    pub(crate) fn check_name(&self, op: Operation, what: &str, name: &str) -> Result<()> {
         if name.is_empty() {
             return Err(self.invalid(op, format!("{what} is empty")));
         }
@@ -261,7 +262,7 @@ impl<'a> Git<'a> {
 
     /// `path` relative to the repository `dir`: a relative path as is, an
     /// absolute one when it lies beneath `dir`.
-    pub(crate) fn repo_path(&self, op: &str, dir: &str, path: &str) -> Result<String> {
+    pub(crate) fn repo_path(&self, op: Operation, dir: &str, path: &str) -> Result<String> {
         if path.contains('\0') {
             return Err(self.invalid(op, format!("path {path:?} contains a NUL byte")));
         }
@@ -296,15 +297,38 @@ mod tests {
             .await
             .unwrap();
         let git = sb.git();
-        assert_eq!(git.repo_path("t", "/w/r", "a/b").unwrap(), "a/b");
-        assert_eq!(git.repo_path("t", "/w/r", "/w/r/a").unwrap(), "a");
-        assert_eq!(git.repo_path("t", "/w/r/", "/w/r").unwrap(), ".");
-        assert!(git.repo_path("t", "/w/r", "/w/rx/a").is_err());
-        assert!(git.repo_path("t", "/w/r", "/etc/passwd").is_err());
-        assert!(git.check_name("t", "branch", "-f").is_err());
-        assert!(git.check_name("t", "branch", "").is_err());
-        assert!(git.check_name("t", "branch", "feature/x").is_ok());
-        assert!(git.check_dir("t", "rel").is_err());
+        assert_eq!(
+            git.repo_path(Operation::GitStatus, "/w/r", "a/b").unwrap(),
+            "a/b"
+        );
+        assert_eq!(
+            git.repo_path(Operation::GitStatus, "/w/r", "/w/r/a")
+                .unwrap(),
+            "a"
+        );
+        assert_eq!(
+            git.repo_path(Operation::GitStatus, "/w/r/", "/w/r")
+                .unwrap(),
+            "."
+        );
+        assert!(
+            git.repo_path(Operation::GitStatus, "/w/r", "/w/rx/a")
+                .is_err()
+        );
+        assert!(
+            git.repo_path(Operation::GitStatus, "/w/r", "/etc/passwd")
+                .is_err()
+        );
+        assert!(
+            git.check_name(Operation::GitStatus, "branch", "-f")
+                .is_err()
+        );
+        assert!(git.check_name(Operation::GitStatus, "branch", "").is_err());
+        assert!(
+            git.check_name(Operation::GitStatus, "branch", "feature/x")
+                .is_ok()
+        );
+        assert!(git.check_dir(Operation::GitStatus, "rel").is_err());
         sb.destroy().await.unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! `git.pull` and `git.push`.
 
 use super::{Git, GitAuth, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// How `pull` integrates the fetched commits.
@@ -47,7 +48,7 @@ pub struct PushOptions {
 impl Git<'_> {
     /// Fetches and integrates commits from a remote into the current branch.
     pub async fn pull(&self, dir: &str, options: PullOptions) -> Result<()> {
-        const OP: &str = "git.pull";
+        const OP: Operation = Operation::GitPull;
         self.check_dir(OP, dir)?;
         let mode = match options.mode {
             PullMode::FastForwardOnly => "--ff-only",
@@ -64,7 +65,7 @@ impl Git<'_> {
 
     /// Pushes the current branch (or `options.branch`) to a remote.
     pub async fn push(&self, dir: &str, options: PushOptions) -> Result<()> {
-        const OP: &str = "git.push";
+        const OP: Operation = Operation::GitPush;
         self.check_dir(OP, dir)?;
         let mut run = GitRun::new(OP, dir, &["push", "--quiet", "--porcelain"]);
         if options.set_upstream {
@@ -83,7 +84,7 @@ impl Git<'_> {
 
     fn remote_args<'r>(
         &self,
-        op: &str,
+        op: Operation,
         mut run: GitRun<'r>,
         remote: &Option<String>,
         branch: &Option<String>,

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::{Git, GitRun};
+use crate::Operation;
 use crate::error::Result;
 
 /// The state of one side (index or work tree) of a changed path.
@@ -87,7 +88,7 @@ impl Git<'_> {
     /// The status of the repository at `dir` (untracked files included,
     /// ignored ones not).
     pub async fn status(&self, dir: &str) -> Result<GitStatus> {
-        const OP: &str = "git.status";
+        const OP: Operation = Operation::GitStatus;
         self.check_dir(OP, dir)?;
         let run = GitRun::new(
             OP,

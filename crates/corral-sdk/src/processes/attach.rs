@@ -7,6 +7,7 @@ use std::time::Duration;
 use corral_backend::ExitStatus;
 
 use super::{LogCursor, Logs, ProcessInfo, ProcessState, Processes, ReadyCheck, check_name};
+use crate::Operation;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -69,7 +70,7 @@ impl Processes<'_> {
     /// A handle on the existing process `name` (running or ended);
     /// `not_found` when the sandbox has no record of it.
     pub async fn attach(&self, name: &str) -> Result<ProcessHandle> {
-        const OP: &str = "processes.attach";
+        const OP: Operation = Operation::ProcessesAttach;
         check_name(self.sb, OP, name)?;
         self.state_of(OP, name).await?;
         Ok(ProcessHandle::new(self.sb.clone(), name))

@@ -5,6 +5,7 @@ use std::time::Duration;
 use corral_backend::{Command, ErrorCode, ExitStatus, SignalName};
 
 use super::{PROCS_DIR, ProcessInfo, ProcessRecord, ProcessState, Processes, check_name, dir_of};
+use crate::Operation;
 use crate::error::Result;
 use crate::run::{RunOptions, RunResult};
 use crate::sh::quote;
@@ -55,7 +56,7 @@ pub(crate) fn exit_text(status: &ExitStatus) -> String {
 
 impl Processes<'_> {
     /// Runs a control command (a shell script) with a bounded time.
-    pub(crate) async fn control(&self, op: &str, script: String) -> Result<RunResult> {
+    pub(crate) async fn control(&self, op: Operation, script: String) -> Result<RunResult> {
         let options = RunOptions {
             timeout: Some(CONTROL_TIMEOUT),
             ..RunOptions::default()
@@ -69,7 +70,7 @@ impl Processes<'_> {
     /// A record file's text; `None` when it does not exist.
     pub(crate) async fn record_file(
         &self,
-        op: &str,
+        op: Operation,
         name: &str,
         file: &str,
     ) -> Result<Option<String>> {
@@ -82,13 +83,13 @@ impl Processes<'_> {
     }
 
     /// The process's pid (= group id), once the wrapper wrote it.
-    pub(crate) async fn pid_of(&self, op: &str, name: &str) -> Result<Option<u32>> {
+    pub(crate) async fn pid_of(&self, op: Operation, name: &str) -> Result<Option<u32>> {
         let text = self.record_file(op, name, "pid").await?;
         Ok(text.and_then(|t| t.strip_suffix('\n').and_then(|l| l.trim().parse().ok())))
     }
 
     /// The exit record, once written.
-    pub(crate) async fn exit_of(&self, op: &str, name: &str) -> Result<Option<ExitStatus>> {
+    pub(crate) async fn exit_of(&self, op: Operation, name: &str) -> Result<Option<ExitStatus>> {
         let text = self.record_file(op, name, "exit").await?;
         Ok(text.as_deref().and_then(parse_exit))
     }
@@ -96,7 +97,7 @@ impl Processes<'_> {
     /// Whether process group `pgid` has a live (non-zombie) member: one
     /// control run, `kill -0` first, then the `/proc` scan in a shell of
     /// its own (so a shell that cannot parse the scan still runs `kill -0`).
-    pub(crate) async fn group_alive(&self, op: &str, pgid: u32) -> Result<bool> {
+    pub(crate) async fn group_alive(&self, op: Operation, pgid: u32) -> Result<bool> {
         let script = format!(
             "kill -0 -{pgid} 2>/dev/null || exit 1\nsh -c {} corral-scan {pgid}",
             quote(GROUP_SCAN)
@@ -112,7 +113,7 @@ impl Processes<'_> {
     /// An ended or lost process's activity record is removed.
     pub(crate) async fn state_of(
         &self,
-        op: &str,
+        op: Operation,
         name: &str,
     ) -> Result<(Option<u32>, ProcessState)> {
         let found = self.probe_state(op, name).await?;
@@ -132,7 +133,7 @@ impl Processes<'_> {
             .await;
     }
 
-    async fn probe_state(&self, op: &str, name: &str) -> Result<(Option<u32>, ProcessState)> {
+    async fn probe_state(&self, op: Operation, name: &str) -> Result<(Option<u32>, ProcessState)> {
         if let Some(status) = self.exit_of(op, name).await? {
             let pid = self.pid_of(op, name).await?;
             return Ok((pid, ProcessState::Exited(status)));
@@ -165,12 +166,12 @@ impl Processes<'_> {
 
     /// What is known of process `name`; `not_found` when there is no such process.
     pub async fn status(&self, name: &str) -> Result<ProcessInfo> {
-        const OP: &str = "processes.status";
+        const OP: Operation = Operation::ProcessesStatus;
         check_name(self.sb, OP, name)?;
         self.info(OP, name).await
     }
 
-    pub(crate) async fn info(&self, op: &str, name: &str) -> Result<ProcessInfo> {
+    pub(crate) async fn info(&self, op: Operation, name: &str) -> Result<ProcessInfo> {
         let (pid, state) = self.state_of(op, name).await?;
         let record = self
             .record_file(op, name, "spec.json")
@@ -195,7 +196,7 @@ impl Processes<'_> {
 
     /// Every process with a record in this sandbox, running or ended, by name.
     pub async fn list(&self) -> Result<Vec<ProcessInfo>> {
-        const OP: &str = "processes.list";
+        const OP: Operation = Operation::ProcessesList;
         let entries = match self
             .sb
             .backend()

@@ -6,6 +6,7 @@ use corral_backend::{ErrorCode, ExitStatus, SignalName};
 
 use super::control::exit_text;
 use super::{DEFAULT_KILL_GRACE, ProcessState, Processes, check_name, dir_of};
+use crate::Operation;
 use crate::error::Result;
 
 /// How long `kill` waits for the group to be gone after `SIGKILL`.
@@ -21,7 +22,7 @@ impl Processes<'_> {
 
     /// [`kill`](Self::kill) with the time between `SIGTERM` and `SIGKILL`.
     pub async fn kill_with_grace(&self, name: &str, grace: Duration) -> Result<ProcessState> {
-        const OP: &str = "processes.kill";
+        const OP: Operation = Operation::ProcessesKill;
         check_name(self.sb, OP, name)?;
         let (pid, state) = self.state_of(OP, name).await?;
         let (Some(pgid), ProcessState::Running) = (pid, &state) else {
@@ -77,7 +78,7 @@ impl Processes<'_> {
         Ok(out)
     }
 
-    async fn gone_within(&self, op: &str, pgid: u32, limit: Duration) -> Result<bool> {
+    async fn gone_within(&self, op: Operation, pgid: u32, limit: Duration) -> Result<bool> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);
         loop {
@@ -97,7 +98,7 @@ impl Processes<'_> {
     /// `timeout`, and with `not_found` when it ended without an exit record
     /// (its group was killed from outside the SDK).
     pub async fn wait(&self, name: &str, timeout: Duration) -> Result<ExitStatus> {
-        const OP: &str = "processes.wait";
+        const OP: Operation = Operation::ProcessesWait;
         check_name(self.sb, OP, name)?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);

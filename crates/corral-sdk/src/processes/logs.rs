@@ -11,6 +11,7 @@ use corral_backend::{ErrorCode, StreamKind};
 use serde::{Deserialize, Serialize};
 
 use super::{Processes, check_name, dir_of};
+use crate::Operation;
 use crate::error::Result;
 
 /// Most bytes of each stream one `logs` call reads.
@@ -68,7 +69,7 @@ impl Processes<'_> {
     /// Output of process `name` since `cursor` (use `LogCursor::default()`
     /// for the start), secrets redacted, and the cursor to continue from.
     pub async fn logs(&self, name: &str, cursor: LogCursor) -> Result<Logs> {
-        const OP: &str = "processes.logs";
+        const OP: Operation = Operation::ProcessesLogs;
         check_name(self.sb, OP, name)?;
         // Decide "ended" before reading, so an ended read holds everything.
         let (_, state) = self.state_of(OP, name).await?;
@@ -101,7 +102,13 @@ impl Processes<'_> {
 
     /// Up to [`MAX_LOG_READ`] bytes of a record's output file from `offset`
     /// (empty when the file does not exist yet).
-    async fn read_from(&self, op: &str, name: &str, file: &str, offset: u64) -> Result<Vec<u8>> {
+    async fn read_from(
+        &self,
+        op: Operation,
+        name: &str,
+        file: &str,
+        offset: u64,
+    ) -> Result<Vec<u8>> {
         let path = format!("{}/{file}", dir_of(name));
         match self
             .sb
@@ -117,7 +124,7 @@ impl Processes<'_> {
 
     /// The last [`TAIL_LINES`] lines of each stream, redacted, as one line
     /// of text for error messages.
-    pub(crate) async fn tail_text(&self, op: &str, name: &str) -> String {
+    pub(crate) async fn tail_text(&self, op: Operation, name: &str) -> String {
         let mut parts = Vec::new();
         for file in ["stdout", "stderr"] {
             let path = format!("{}/{file}", dir_of(name));

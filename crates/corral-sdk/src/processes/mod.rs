@@ -78,6 +78,7 @@ pub use attach::ProcessHandle;
 pub use logs::{LogChunk, LogCursor, Logs, MAX_LOG_READ, TAIL_LINES};
 pub use readiness::{READY_POLL, ReadyCheck};
 
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::sandbox::Sandbox;
 
@@ -168,7 +169,7 @@ pub struct ProcessInfo {
 
 /// Checks a process name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting
 /// with `.` or `-`.
-pub(crate) fn check_name(sb: &Sandbox, op: &str, name: &str) -> Result<()> {
+pub(crate) fn check_name(sb: &Sandbox, op: Operation, name: &str) -> Result<()> {
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
@@ -210,7 +211,12 @@ pub(crate) fn dir_of(name: &str) -> String {
 }
 
 impl Processes<'_> {
-    pub(crate) fn fail(&self, code: ErrorCode, op: &str, msg: impl Into<String>) -> SandboxError {
+    pub(crate) fn fail(
+        &self,
+        code: ErrorCode,
+        op: Operation,
+        msg: impl Into<String>,
+    ) -> SandboxError {
         self.sb.fail(code, op, msg)
     }
 }

@@ -19,6 +19,7 @@ use corral_backend::{ErrorCode, StreamKind};
 use regex::Regex;
 
 use super::{LogCursor, ProcessState, Processes, check_name};
+use crate::Operation;
 use crate::error::Result;
 use crate::sh::quote;
 
@@ -80,7 +81,7 @@ impl Processes<'_> {
         check: &ReadyCheck,
         timeout: Duration,
     ) -> Result<()> {
-        const OP: &str = "processes.ready";
+        const OP: Operation = Operation::ProcessesReady;
         check_name(self.sb, OP, name)?;
         let log_re = match check {
             ReadyCheck::LogLine(re) => Some(Regex::new(re).map_err(|e| {
@@ -175,7 +176,7 @@ impl Processes<'_> {
     /// check, read on from `cursor`).
     async fn probe(
         &self,
-        op: &str,
+        op: Operation,
         name: &str,
         check: &ReadyCheck,
         log_re: Option<&Regex>,
@@ -191,7 +192,7 @@ impl Processes<'_> {
         }
     }
 
-    async fn probe_port(&self, op: &str, port: u16) -> Result<Probe> {
+    async fn probe_port(&self, op: Operation, port: u16) -> Result<Probe> {
         let script = format!("set -- {port:04X}\n{PORT_SCAN}");
         let r = self.control(op, script).await?;
         Ok(if r.success() {
@@ -201,7 +202,7 @@ impl Processes<'_> {
         })
     }
 
-    async fn probe_http(&self, op: &str, port: u16, path: &str, status: u16) -> Result<Probe> {
+    async fn probe_http(&self, op: Operation, port: u16, path: &str, status: u16) -> Result<Probe> {
         let url = format!("http://127.0.0.1:{port}{path}");
         let script = format!(
             "curl -s -o /dev/null -w '%{{http_code}}' --max-time 5 {}",
@@ -228,7 +229,7 @@ impl Processes<'_> {
 
     async fn probe_log(
         &self,
-        op: &str,
+        op: Operation,
         name: &str,
         re: &Regex,
         cursor: &mut LogCursor,

@@ -9,6 +9,7 @@ use super::{
     PROCS_DIR, ProcessHandle, ProcessRecord, ProcessState, Processes, StartOptions, activity_name,
     activity_path, check_name, dir_of,
 };
+use crate::Operation;
 use crate::error::Result;
 use crate::run::RunOptions;
 use crate::sh::quote;
@@ -65,7 +66,7 @@ impl Processes<'_> {
         command: Command,
         options: StartOptions,
     ) -> Result<ProcessHandle> {
-        const OP: &str = "processes.start";
+        const OP: Operation = Operation::ProcessesStart;
         check_name(self.sb, OP, name)?;
         command.validate().map_err(|e| self.sb.error(OP, e))?;
         if let Some(cwd) = &options.cwd
@@ -149,7 +150,7 @@ impl Processes<'_> {
     /// [`PROCS_DIR`] as commands see it: `pwd -P` run there by the first
     /// start on this handle, then kept (the path does not change while the
     /// sandbox lives), so later starts make one run instead of two.
-    async fn procs_dir_seen(&self, op: &str) -> Result<&str> {
+    async fn procs_dir_seen(&self, op: Operation) -> Result<&str> {
         let seen = self
             .sb
             .inner
@@ -187,7 +188,7 @@ impl Processes<'_> {
 
     async fn launch(
         &self,
-        op: &str,
+        op: Operation,
         name: &str,
         command: &Command,
         options: &StartOptions,

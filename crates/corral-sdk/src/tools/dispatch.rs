@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::args::{EditFileArgs, ListFilesArgs, ReadFileArgs, RunArgs, SearchArgs, WriteFileArgs};
 use super::{MAX_TEXT_BYTES, Tool};
+use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::files::DEFAULT_FILE_MODE;
 use crate::run::RunOptions;
@@ -30,7 +31,7 @@ pub async fn dispatch(sandbox: &Sandbox, name: &str, args: Value) -> Value {
     let answer = match Tool::from_name(name) {
         None => Err(sandbox.fail(
             ErrorCode::InvalidInput,
-            "tools.dispatch",
+            Operation::ToolDispatch,
             Tool::unknown(name),
         )),
         Some(tool) => call(sandbox, tool, args).await,
@@ -87,8 +88,8 @@ async fn call(sandbox: &Sandbox, tool: Tool, args: Value) -> Result<Value> {
 }
 
 /// The operation name errors of `tool` carry.
-pub(crate) fn op(tool: Tool) -> String {
-    format!("tools.{}", tool.name())
+pub(crate) fn op(tool: Tool) -> Operation {
+    Operation::of_tool(tool)
 }
 
 fn parse<T: DeserializeOwned>(sandbox: &Sandbox, tool: Tool, args: Value) -> Result<T> {
@@ -98,7 +99,7 @@ fn parse<T: DeserializeOwned>(sandbox: &Sandbox, tool: Tool, args: Value) -> Res
         other => {
             return Err(sandbox.fail(
                 ErrorCode::InvalidInput,
-                &op(tool),
+                op(tool),
                 format!("arguments must be a JSON object, not {other}"),
             ));
         }
@@ -106,7 +107,7 @@ fn parse<T: DeserializeOwned>(sandbox: &Sandbox, tool: Tool, args: Value) -> Res
     serde_json::from_value(args).map_err(|e| {
         sandbox.fail(
             ErrorCode::InvalidInput,
-            &op(tool),
+            op(tool),
             format!("bad arguments for {}: {e}", tool.name()),
         )
     })
@@ -125,14 +126,14 @@ pub(crate) fn resolve(sandbox: &Sandbox, tool: Tool, field: &str, path: &str) ->
     if path.is_empty() {
         return Err(sandbox.fail(
             ErrorCode::InvalidInput,
-            &op(tool),
+            op(tool),
             format!("{field} is empty"),
         ));
     }
     if path.contains('\0') {
         return Err(sandbox.fail(
             ErrorCode::InvalidInput,
-            &op(tool),
+            op(tool),
             format!("{field} {path:?} contains a NUL byte"),
         ));
     }
@@ -158,13 +159,13 @@ pub(crate) fn cap(text: &str, max: usize) -> (String, bool) {
 async fn run(sandbox: &Sandbox, a: RunArgs) -> Result<Value> {
     let tool = Tool::Run;
     if a.command.trim().is_empty() {
-        return Err(sandbox.fail(ErrorCode::InvalidInput, &op(tool), "command is empty"));
+        return Err(sandbox.fail(ErrorCode::InvalidInput, op(tool), "command is empty"));
     }
     let timeout_ms = a.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
     if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
         return Err(sandbox.fail(
             ErrorCode::InvalidInput,
-            &op(tool),
+            op(tool),
             format!("timeout_ms {timeout_ms} is outside 1..={MAX_TIMEOUT_MS}"),
         ));
     }
@@ -206,7 +207,7 @@ async fn read_file(sandbox: &Sandbox, a: ReadFileArgs) -> Result<Value> {
     if stat.size > MAX_READ_BYTES {
         return Err(sandbox.fail(
             ErrorCode::InvalidInput,
-            &op(tool),
+            op(tool),
             format!(
                 "{path} is {} bytes; read_file reads files of at most {MAX_READ_BYTES} bytes \
                  (use run with head, tail or sed for parts of larger ones)",
@@ -223,7 +224,7 @@ async fn read_file(sandbox: &Sandbox, a: ReadFileArgs) -> Result<Value> {
     let offset = a.offset.unwrap_or(0);
     let limit = a.limit.unwrap_or(DEFAULT_LINES);
     if limit == 0 {
-        return Err(sandbox.fail(ErrorCode::InvalidInput, &op(tool), "limit 0 reads nothing"));
+        return Err(sandbox.fail(ErrorCode::InvalidInput, op(tool), "limit 0 reads nothing"));
     }
     let total_lines = text.lines().count() as u64;
     let picked: String = text
@@ -261,7 +262,7 @@ async fn write_file(sandbox: &Sandbox, a: WriteFileArgs) -> Result<Value> {
         Some(m) => Some(parse_mode(m).ok_or_else(|| {
             sandbox.fail(
                 ErrorCode::InvalidInput,
-                &op(tool),
+                op(tool),
                 format!("mode {m:?} is not octal permission bits such as \"644\""),
             )
         })?),

@@ -41,7 +41,7 @@ pub(crate) async fn search(
     if pattern.is_empty() {
         return Err(sandbox.fail(
             corral_backend::ErrorCode::InvalidInput,
-            &op(Tool::Search),
+            op(Tool::Search),
             "pattern is empty",
         ));
     }

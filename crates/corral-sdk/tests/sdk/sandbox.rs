@@ -289,7 +289,12 @@ async fn create_fails_closed_on_what_the_backend_cannot_enforce() {
 
 #[test]
 fn sandbox_error_display_format() {
-    let e = SandboxError::new(ErrorCode::Timeout, "local", "run", "took\nlong");
+    let e = SandboxError::new(
+        ErrorCode::Timeout,
+        "local",
+        corral_sdk::Operation::Run,
+        "took\nlong",
+    );
     assert_eq!(e.to_string(), "SandboxError [timeout] local.run: took long");
 }
 
