@@ -19,42 +19,6 @@ use crate::state::{NAME, State, info_of, list_metas, require_meta};
 use crate::terminal::LinuxTerminals;
 use crate::usage::LinuxUsage;
 
-/// The wall-clock limit of an exec whose request sets no `timeout`:
-/// 30 minutes. Change it with [`LinuxBackend::with_default_exec_timeout`]
-/// or the [`DEFAULT_TIMEOUT_ENV`] variable (read by [`LinuxBackend::open`]);
-/// a request's own `timeout` always wins.
-pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// The environment variable [`LinuxBackend::open`] reads the default exec
-/// wall-clock limit from: a positive number with an optional unit `ms`,
-/// `s` (the default), `m` or `h` (`90`, `500ms`, `45m`, `2h`).
-pub const DEFAULT_TIMEOUT_ENV: &str = "CORRAL_LINUX_DEFAULT_TIMEOUT";
-
-/// Parses a default exec timeout as [`DEFAULT_TIMEOUT_ENV`] holds it.
-pub fn parse_default_timeout(text: &str) -> Result<Duration> {
-    let bad = |why: &str| {
-        BackendError::invalid(format!(
-            "{DEFAULT_TIMEOUT_ENV}={text:?}: {why} (expected a positive number with an optional \
-             unit ms, s, m or h, like 90s or 30m)"
-        ))
-    };
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| bad("not a number"))?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "" | "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => return Err(bad("unknown unit")),
-    };
-    if d.is_zero() {
-        return Err(bad("zero would time out every command"));
-    }
-    Ok(d)
-}
-
 /// The linux backend. Cheap to clone; clones share the state directory.
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
@@ -143,8 +107,8 @@ impl LinuxBackend {
     }
 
     /// Opens the backend on `state_dir` (its state lives in `state_dir/linux/`).
-    /// The default exec wall-clock limit is [`DEFAULT_EXEC_TIMEOUT`], or
-    /// what [`DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
+    /// The default exec wall-clock limit is [`crate::DEFAULT_EXEC_TIMEOUT`], or
+    /// what [`crate::DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
     /// is refused with `invalid_input`).
     pub fn open(state_dir: impl AsRef<Path>) -> Result<Self> {
         Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::all())
@@ -161,15 +125,7 @@ impl LinuxBackend {
     }
 
     fn open_with_layers(state_dir: &Path, layers: crate::layers::Layers) -> Result<Self> {
-        let default_timeout = match std::env::var(DEFAULT_TIMEOUT_ENV) {
-            Ok(text) if !text.trim().is_empty() => parse_default_timeout(&text)?,
-            Ok(_) | Err(std::env::VarError::NotPresent) => DEFAULT_EXEC_TIMEOUT,
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(BackendError::invalid(format!(
-                    "{DEFAULT_TIMEOUT_ENV} is not valid UTF-8"
-                )));
-            }
-        };
+        let default_timeout = crate::exec_timeout::from_env()?;
         // Rootless, no cgroup can be made (nor delegated) for a sandbox.
         let cgroups = match crate::userns::rootless::active() {
             true => None,
@@ -214,8 +170,8 @@ impl LinuxBackend {
     }
 
     /// The same backend with `limit` as the wall-clock limit of every exec
-    /// whose request sets no `timeout` (instead of [`DEFAULT_EXEC_TIMEOUT`]
-    /// or [`DEFAULT_TIMEOUT_ENV`]); a zero limit is refused.
+    /// whose request sets no `timeout` (instead of [`crate::DEFAULT_EXEC_TIMEOUT`]
+    /// or [`crate::DEFAULT_TIMEOUT_ENV`]); a zero limit is refused.
     pub fn with_default_exec_timeout(mut self, limit: Duration) -> Result<Self> {
         if limit.is_zero() {
             return Err(BackendError::invalid(
@@ -490,39 +446,5 @@ impl Backend for LinuxBackend {
             }))
         })
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_timeouts_parse_with_units_and_refuse_nonsense() {
-        assert_eq!(
-            parse_default_timeout("90").unwrap(),
-            Duration::from_secs(90)
-        );
-        assert_eq!(
-            parse_default_timeout("90s").unwrap(),
-            Duration::from_secs(90)
-        );
-        assert_eq!(
-            parse_default_timeout("500ms").unwrap(),
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            parse_default_timeout(" 45m ").unwrap(),
-            Duration::from_secs(2700)
-        );
-        assert_eq!(
-            parse_default_timeout("2h").unwrap(),
-            Duration::from_secs(7200)
-        );
-        for bad in ["", "0", "0s", "-5", "5d", "1.5s", "m", "ten"] {
-            let err = parse_default_timeout(bad).unwrap_err();
-            assert_eq!(err.code, ErrorCode::InvalidInput, "{bad:?}");
-            assert!(err.message.contains(DEFAULT_TIMEOUT_ENV), "{err}");
-        }
     }
 }
