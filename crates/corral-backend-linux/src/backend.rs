@@ -15,7 +15,8 @@ use corral_backend::{
 use crate::files::LinuxFiles;
 use crate::pause::LinuxPause;
 use crate::process::LinuxProcesses;
-use crate::state::{NAME, State, info_of, list_metas, require_meta};
+use crate::spawn::pool::Pool;
+use crate::state::{NAME, State, info_of, is_paused, list_metas, require_meta};
 use crate::terminal::LinuxTerminals;
 use crate::usage::LinuxUsage;
 
@@ -23,6 +24,8 @@ use crate::usage::LinuxUsage;
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
     state: Arc<State>,
+    /// Inits started ahead of demand, each in its own cgroup.
+    pool: Arc<Pool>,
     default_timeout: Duration,
     files: Arc<LinuxFiles>,
     processes: Arc<LinuxProcesses>,
@@ -35,8 +38,9 @@ impl LinuxBackend {
     /// What this backend declares everywhere. It enforces `network: none`
     /// (every sandbox has a fresh network namespace with loopback only) and
     /// the disk limit (the size of the sandbox's writable layer) and the lifetime
-    /// `timeout` (PID 1 kills everything at the deadline, and the host tears
-    /// the sandbox down the next time it looks at it). Memory, processes and
+    /// `timeout` (PID 1 kills everything at the deadline; from then on the
+    /// sandbox is `not_found` to every caller, and [`Self::gc`] or
+    /// [`Backend::destroy`] reclaims what it held). Memory, processes and
     /// CPU are added by [`Self::capabilities_here`] where cgroups are
     /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
     /// nf_tables work ([`crate::network::available`]). Previews: each
@@ -131,6 +135,7 @@ impl LinuxBackend {
             true => None,
             false => crate::cgroup::Cgroups::detect().ok(),
         };
+        let pool = Arc::new(Pool::new(cgroups.clone()));
         let mut state = State::open(state_dir, cgroups).map_err(|e| {
             BackendError::new(
                 ErrorCode::Unavailable,
@@ -138,10 +143,8 @@ impl LinuxBackend {
             )
         })?;
         state.layers = layers;
-        state
-            .pool
-            .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
-        state.pool.set_user_namespace(
+        pool.set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
+        pool.set_user_namespace(
             (layers.on(crate::layers::Layer::UserNamespace) && !state.rootless)
                 .then(|| crate::userns::ranges::dir(state.dir())),
         );
@@ -163,6 +166,7 @@ impl LinuxBackend {
                 state: state.clone(),
             }),
             state,
+            pool,
             default_timeout,
         };
         corral_backend::verify(&backend)?;
@@ -215,8 +219,9 @@ impl LinuxBackend {
     }
 
     /// Destroys every sandbox of this state directory, complete or
-    /// half-made (blocking; for teardown after tests and crash sweeps).
-    /// Returns how many were removed.
+    /// half-made, live or not (blocking; for the teardown after tests).
+    /// Returns how many were removed. This is [`Backend::destroy`] of each
+    /// one, not a reclaim: what crashes left is [`Self::gc`]'s.
     pub fn destroy_all(&self) -> Result<usize> {
         let entries = std::fs::read_dir(self.state.sandboxes()).map_err(|e| {
             BackendError::new(
@@ -235,21 +240,13 @@ impl LinuxBackend {
         Ok(n)
     }
 
-    /// Reclaims what crashed processes left (the `gc` of this backend):
-    /// sandboxes whose PID 1 is gone, half-created sandboxes older than
-    /// `min_age`, and empty sandbox cgroups without a sandbox. Found by their
-    /// labels (the `lnx-` ids naming directories and cgroups) alone.
-    /// Returns the ids reclaimed.
-    pub async fn sweep_orphans(&self, min_age: std::time::Duration) -> Result<Vec<String>> {
-        let state = self.state.clone();
-        blocking(move || crate::destroy::sweep(&state, min_age)).await
-    }
-
-    /// Garbage collection: reclaims every piece of host state of sandboxes
-    /// that are not live — complete ones whose PID 1 is gone, half-made ones
-    /// whose creating process is gone — and orphaned init processes, mounts,
-    /// cgroups and key claims; spares live sandboxes (see [`crate::gc`] for
-    /// how liveness is proven). Idempotent.
+    /// Garbage collection, the one reclaim pass of this backend: every
+    /// piece of host state of sandboxes that are not live — complete ones
+    /// whose PID 1 is gone or whose lifetime is over, half-made ones whose
+    /// creating process is gone — and orphaned init processes, mounts,
+    /// cgroups, key claims and half-built snapshots; live sandboxes and
+    /// snapshots being built are spared ([`crate::gc`] writes down the
+    /// rules). Idempotent.
     pub async fn gc(&self) -> Result<crate::gc::GcReport> {
         let state = self.state.clone();
         blocking(move || crate::gc::gc(&state)).await
@@ -264,13 +261,6 @@ impl LinuxBackend {
     /// The shared state of this backend (for the contract primitives).
     pub(crate) fn state(&self) -> &Arc<State> {
         &self.state
-    }
-
-    /// Removes snapshots half-built by crashed processes (hidden `.tmp-`
-    /// directories of `<state_dir>/linux/snapshots` older than `min_age`);
-    /// returns how many. For `gc`.
-    pub fn sweep_snapshots(&self, min_age: std::time::Duration) -> usize {
-        crate::snapshot::sweep(&self.state, min_age)
     }
 
     /// The state directory of this backend (`<state_dir>/linux`).
@@ -309,9 +299,9 @@ impl Backend for LinuxBackend {
             crate::network::check(destinations)
                 .map_err(|e| BackendError::new(e.code(), format!("network: {e}")))?;
         }
-        let state = self.state.clone();
+        let (state, pool) = (self.state.clone(), self.pool.clone());
         let caps = self.capabilities_here();
-        blocking(move || crate::create::create(&state, &caps, req)).await
+        blocking(move || crate::create::create(&state, &pool, &caps, req)).await
     }
 
     async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
@@ -321,7 +311,7 @@ impl Backend for LinuxBackend {
             Ok(list_metas(&state)?
                 .into_iter()
                 .find(|m| m.key.as_deref() == Some(key.as_str()))
-                .map(|m| info_of(&state, &m)))
+                .and_then(|m| info_of(&state, &m)))
         })
         .await
     }
@@ -329,7 +319,11 @@ impl Backend for LinuxBackend {
     async fn connect(&self, id: &str) -> Result<SandboxInfo> {
         let state = self.state.clone();
         let id = id.to_string();
-        blocking(move || require_meta(&state, &id).map(|m| info_of(&state, &m))).await
+        blocking(move || {
+            let meta = require_meta(&state, &id)?;
+            info_of(&state, &meta).ok_or_else(|| BackendError::sandbox_not_found(&id))
+        })
+        .await
     }
 
     async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
@@ -339,7 +333,7 @@ impl Backend for LinuxBackend {
             Ok(list_metas(&state)?
                 .into_iter()
                 .filter(|m| labels_match(&m.labels, &labels))
-                .map(|m| info_of(&state, &m))
+                .filter_map(|m| info_of(&state, &m))
                 .collect())
         })
         .await
@@ -362,7 +356,7 @@ impl Backend for LinuxBackend {
         let id2 = id.to_string();
         let meta = blocking(move || {
             let meta = require_meta(&state, &id2)?;
-            if crate::pause::is_paused(&state, &id2) {
+            if is_paused(&state, &id2) {
                 return Err(BackendError::new(
                     ErrorCode::Conflict,
                     format!("sandbox {id2} is paused"),
