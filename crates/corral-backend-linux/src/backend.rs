@@ -15,50 +15,17 @@ use corral_backend::{
 use crate::files::LinuxFiles;
 use crate::pause::LinuxPause;
 use crate::process::LinuxProcesses;
-use crate::state::{NAME, State, info_of, list_metas, require_meta};
+use crate::spawn::pool::Pool;
+use crate::state::{NAME, State, info_of, is_paused, list_metas, require_meta};
 use crate::terminal::LinuxTerminals;
 use crate::usage::LinuxUsage;
-
-/// The wall-clock limit of an exec whose request sets no `timeout`:
-/// 30 minutes. Change it with [`LinuxBackend::with_default_exec_timeout`]
-/// or the [`DEFAULT_TIMEOUT_ENV`] variable (read by [`LinuxBackend::open`]);
-/// a request's own `timeout` always wins.
-pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// The environment variable [`LinuxBackend::open`] reads the default exec
-/// wall-clock limit from: a positive number with an optional unit `ms`,
-/// `s` (the default), `m` or `h` (`90`, `500ms`, `45m`, `2h`).
-pub const DEFAULT_TIMEOUT_ENV: &str = "CORRAL_LINUX_DEFAULT_TIMEOUT";
-
-/// Parses a default exec timeout as [`DEFAULT_TIMEOUT_ENV`] holds it.
-pub fn parse_default_timeout(text: &str) -> Result<Duration> {
-    let bad = |why: &str| {
-        BackendError::invalid(format!(
-            "{DEFAULT_TIMEOUT_ENV}={text:?}: {why} (expected a positive number with an optional \
-             unit ms, s, m or h, like 90s or 30m)"
-        ))
-    };
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| bad("not a number"))?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "" | "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => return Err(bad("unknown unit")),
-    };
-    if d.is_zero() {
-        return Err(bad("zero would time out every command"));
-    }
-    Ok(d)
-}
 
 /// The linux backend. Cheap to clone; clones share the state directory.
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
     state: Arc<State>,
+    /// Inits started ahead of demand, each in its own cgroup.
+    pool: Arc<Pool>,
     default_timeout: Duration,
     files: Arc<LinuxFiles>,
     processes: Arc<LinuxProcesses>,
@@ -71,8 +38,9 @@ impl LinuxBackend {
     /// What this backend declares everywhere. It enforces `network: none`
     /// (every sandbox has a fresh network namespace with loopback only) and
     /// the disk limit (the size of the sandbox's writable layer) and the lifetime
-    /// `timeout` (PID 1 kills everything at the deadline, and the host tears
-    /// the sandbox down the next time it looks at it). Memory, processes and
+    /// `timeout` (PID 1 kills everything at the deadline; from then on the
+    /// sandbox is `not_found` to every caller, and [`Self::gc`] or
+    /// [`Backend::destroy`] reclaims what it held). Memory, processes and
     /// CPU are added by [`Self::capabilities_here`] where cgroups are
     /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
     /// nf_tables work ([`crate::network::available`]). Previews: each
@@ -143,8 +111,8 @@ impl LinuxBackend {
     }
 
     /// Opens the backend on `state_dir` (its state lives in `state_dir/linux/`).
-    /// The default exec wall-clock limit is [`DEFAULT_EXEC_TIMEOUT`], or
-    /// what [`DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
+    /// The default exec wall-clock limit is [`crate::DEFAULT_EXEC_TIMEOUT`], or
+    /// what [`crate::DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
     /// is refused with `invalid_input`).
     pub fn open(state_dir: impl AsRef<Path>) -> Result<Self> {
         Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::all())
@@ -161,20 +129,13 @@ impl LinuxBackend {
     }
 
     fn open_with_layers(state_dir: &Path, layers: crate::layers::Layers) -> Result<Self> {
-        let default_timeout = match std::env::var(DEFAULT_TIMEOUT_ENV) {
-            Ok(text) if !text.trim().is_empty() => parse_default_timeout(&text)?,
-            Ok(_) | Err(std::env::VarError::NotPresent) => DEFAULT_EXEC_TIMEOUT,
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(BackendError::invalid(format!(
-                    "{DEFAULT_TIMEOUT_ENV} is not valid UTF-8"
-                )));
-            }
-        };
+        let default_timeout = crate::exec_timeout::from_env()?;
         // Rootless, no cgroup can be made (nor delegated) for a sandbox.
         let cgroups = match crate::userns::rootless::active() {
             true => None,
             false => crate::cgroup::Cgroups::detect().ok(),
         };
+        let pool = Arc::new(Pool::new(cgroups.clone()));
         let mut state = State::open(state_dir, cgroups).map_err(|e| {
             BackendError::new(
                 ErrorCode::Unavailable,
@@ -182,10 +143,8 @@ impl LinuxBackend {
             )
         })?;
         state.layers = layers;
-        state
-            .pool
-            .set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
-        state.pool.set_user_namespace(
+        pool.set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
+        pool.set_user_namespace(
             (layers.on(crate::layers::Layer::UserNamespace) && !state.rootless)
                 .then(|| crate::userns::ranges::dir(state.dir())),
         );
@@ -207,6 +166,7 @@ impl LinuxBackend {
                 state: state.clone(),
             }),
             state,
+            pool,
             default_timeout,
         };
         corral_backend::verify(&backend)?;
@@ -214,8 +174,8 @@ impl LinuxBackend {
     }
 
     /// The same backend with `limit` as the wall-clock limit of every exec
-    /// whose request sets no `timeout` (instead of [`DEFAULT_EXEC_TIMEOUT`]
-    /// or [`DEFAULT_TIMEOUT_ENV`]); a zero limit is refused.
+    /// whose request sets no `timeout` (instead of [`crate::DEFAULT_EXEC_TIMEOUT`]
+    /// or [`crate::DEFAULT_TIMEOUT_ENV`]); a zero limit is refused.
     pub fn with_default_exec_timeout(mut self, limit: Duration) -> Result<Self> {
         if limit.is_zero() {
             return Err(BackendError::invalid(
@@ -259,8 +219,9 @@ impl LinuxBackend {
     }
 
     /// Destroys every sandbox of this state directory, complete or
-    /// half-made (blocking; for teardown after tests and crash sweeps).
-    /// Returns how many were removed.
+    /// half-made, live or not (blocking; for the teardown after tests).
+    /// Returns how many were removed. This is [`Backend::destroy`] of each
+    /// one, not a reclaim: what crashes left is [`Self::gc`]'s.
     pub fn destroy_all(&self) -> Result<usize> {
         let entries = std::fs::read_dir(self.state.sandboxes()).map_err(|e| {
             BackendError::new(
@@ -279,21 +240,13 @@ impl LinuxBackend {
         Ok(n)
     }
 
-    /// Reclaims what crashed processes left (the `gc` of this backend):
-    /// sandboxes whose PID 1 is gone, half-created sandboxes older than
-    /// `min_age`, and empty sandbox cgroups without a sandbox. Found by their
-    /// labels (the `lnx-` ids naming directories and cgroups) alone.
-    /// Returns the ids reclaimed.
-    pub async fn sweep_orphans(&self, min_age: std::time::Duration) -> Result<Vec<String>> {
-        let state = self.state.clone();
-        blocking(move || crate::destroy::sweep(&state, min_age)).await
-    }
-
-    /// Garbage collection: reclaims every piece of host state of sandboxes
-    /// that are not live — complete ones whose PID 1 is gone, half-made ones
-    /// whose creating process is gone — and orphaned init processes, mounts,
-    /// cgroups and key claims; spares live sandboxes (see [`crate::gc`] for
-    /// how liveness is proven). Idempotent.
+    /// Garbage collection, the one reclaim pass of this backend: every
+    /// piece of host state of sandboxes that are not live — complete ones
+    /// whose PID 1 is gone or whose lifetime is over, half-made ones whose
+    /// creating process is gone — and orphaned init processes, mounts,
+    /// cgroups, key claims and half-built snapshots; live sandboxes and
+    /// snapshots being built are spared ([`crate::gc`] writes down the
+    /// rules). Idempotent.
     pub async fn gc(&self) -> Result<crate::gc::GcReport> {
         let state = self.state.clone();
         blocking(move || crate::gc::gc(&state)).await
@@ -308,13 +261,6 @@ impl LinuxBackend {
     /// The shared state of this backend (for the contract primitives).
     pub(crate) fn state(&self) -> &Arc<State> {
         &self.state
-    }
-
-    /// Removes snapshots half-built by crashed processes (hidden `.tmp-`
-    /// directories of `<state_dir>/linux/snapshots` older than `min_age`);
-    /// returns how many. For `gc`.
-    pub fn sweep_snapshots(&self, min_age: std::time::Duration) -> usize {
-        crate::snapshot::sweep(&self.state, min_age)
     }
 
     /// The state directory of this backend (`<state_dir>/linux`).
@@ -353,9 +299,9 @@ impl Backend for LinuxBackend {
             crate::network::check(destinations)
                 .map_err(|e| BackendError::new(e.code(), format!("network: {e}")))?;
         }
-        let state = self.state.clone();
+        let (state, pool) = (self.state.clone(), self.pool.clone());
         let caps = self.capabilities_here();
-        blocking(move || crate::create::create(&state, &caps, req)).await
+        blocking(move || crate::create::create(&state, &pool, &caps, req)).await
     }
 
     async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
@@ -365,7 +311,7 @@ impl Backend for LinuxBackend {
             Ok(list_metas(&state)?
                 .into_iter()
                 .find(|m| m.key.as_deref() == Some(key.as_str()))
-                .map(|m| info_of(&state, &m)))
+                .and_then(|m| info_of(&state, &m)))
         })
         .await
     }
@@ -373,7 +319,11 @@ impl Backend for LinuxBackend {
     async fn connect(&self, id: &str) -> Result<SandboxInfo> {
         let state = self.state.clone();
         let id = id.to_string();
-        blocking(move || require_meta(&state, &id).map(|m| info_of(&state, &m))).await
+        blocking(move || {
+            let meta = require_meta(&state, &id)?;
+            info_of(&state, &meta).ok_or_else(|| BackendError::sandbox_not_found(&id))
+        })
+        .await
     }
 
     async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
@@ -383,7 +333,7 @@ impl Backend for LinuxBackend {
             Ok(list_metas(&state)?
                 .into_iter()
                 .filter(|m| labels_match(&m.labels, &labels))
-                .map(|m| info_of(&state, &m))
+                .filter_map(|m| info_of(&state, &m))
                 .collect())
         })
         .await
@@ -406,7 +356,7 @@ impl Backend for LinuxBackend {
         let id2 = id.to_string();
         let meta = blocking(move || {
             let meta = require_meta(&state, &id2)?;
-            if crate::pause::is_paused(&state, &id2) {
+            if is_paused(&state, &id2) {
                 return Err(BackendError::new(
                     ErrorCode::Conflict,
                     format!("sandbox {id2} is paused"),
@@ -490,39 +440,5 @@ impl Backend for LinuxBackend {
             }))
         })
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_timeouts_parse_with_units_and_refuse_nonsense() {
-        assert_eq!(
-            parse_default_timeout("90").unwrap(),
-            Duration::from_secs(90)
-        );
-        assert_eq!(
-            parse_default_timeout("90s").unwrap(),
-            Duration::from_secs(90)
-        );
-        assert_eq!(
-            parse_default_timeout("500ms").unwrap(),
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            parse_default_timeout(" 45m ").unwrap(),
-            Duration::from_secs(2700)
-        );
-        assert_eq!(
-            parse_default_timeout("2h").unwrap(),
-            Duration::from_secs(7200)
-        );
-        for bad in ["", "0", "0s", "-5", "5d", "1.5s", "m", "ten"] {
-            let err = parse_default_timeout(bad).unwrap_err();
-            assert_eq!(err.code, ErrorCode::InvalidInput, "{bad:?}");
-            assert!(err.message.contains(DEFAULT_TIMEOUT_ENV), "{err}");
-        }
     }
 }

@@ -8,6 +8,10 @@
 //! ([`crate::spawn::pool`]); it builds the sandbox on the go-ahead, and
 //! stays bound to this process until the record is written and committed:
 //! a creator killed at any point leaves no process behind.
+//!
+//! A key held by an expired sandbox is free: that sandbox is gone to every
+//! caller (`find` did not return it), so its remains are reclaimed first
+//! ([`crate::gc::free_expired_key`]).
 
 use std::os::unix::fs::DirBuilderExt;
 
@@ -21,7 +25,10 @@ use crate::destroy;
 use crate::images::{Image, ImageErrorCode, ImageRoot, ImageStore};
 use crate::protocol::{HostDir, InitConfig};
 use crate::rootfs;
-use crate::spawn::{self, pool::Warm};
+use crate::spawn::{
+    self,
+    pool::{Pool, Warm},
+};
 use crate::state::{Meta, NAME, State, state_error};
 
 /// The upper tmpfs size when the request sets none: 1 GiB.
@@ -30,8 +37,13 @@ pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
 /// The image a sandbox runs when the request names none.
 pub const HOST_IMAGE: &str = "host";
 
-/// Creates a sandbox (blocking).
-pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<SandboxInfo> {
+/// Creates a sandbox (blocking), with an init from `pool`.
+pub fn create(
+    state: &State,
+    pool: &Pool,
+    caps: &Capabilities,
+    req: CreateRequest,
+) -> Result<SandboxInfo> {
     req.validate()?;
     if state.rootless {
         crate::userns::rootless::refuse_limits(&req)?;
@@ -57,12 +69,15 @@ pub fn create(state: &State, caps: &Capabilities, req: CreateRequest) -> Result<
     if state.rootless {
         crate::userns::rootless::refuse(&req, &image)?;
     }
-    let warm = state.pool.take()?;
+    if let Some(key) = &req.key {
+        crate::gc::free_expired_key(state, key)?;
+    }
+    let warm = pool.take()?;
     let id = warm.id.clone();
     if let Some(key) = &req.key
         && let Err(e) = crate::keys::claim(state, key, &id)
     {
-        state.pool.give_back(warm);
+        pool.give_back(warm);
         return Err(e);
     }
     let Warm {

@@ -3,7 +3,9 @@
 //! it (an ext4 layer's loop device then unbinds itself), remove its
 //! directory (and the disk image in it) once nothing is mounted below it.
 //! Idempotent; never follows a symlink; never signals a pid whose start
-//! time differs from the recorded one.
+//! time differs from the recorded one. This is the one teardown of a
+//! sandbox: `destroy`, a failed create's rollback and every reclaim of
+//! [`crate::gc`] end here.
 
 use std::time::{Duration, Instant};
 
@@ -137,57 +139,4 @@ fn exits_within(pidfd: &std::os::fd::OwnedFd, wait: Duration) -> bool {
             Err(_) => return false,
         }
     }
-}
-
-/// Reclaims what crashed processes left: sandbox directories whose PID 1
-/// is gone (or that were never completed and are older than `min_age`),
-/// and empty sandbox cgroups with no sandbox directory. Returns the ids reclaimed.
-pub fn sweep(state: &State, min_age: Duration) -> Result<Vec<String>> {
-    let mut reclaimed = Vec::new();
-    let entries =
-        std::fs::read_dir(state.sandboxes()).map_err(|e| state_error("listing sandboxes", &e))?;
-    for entry in entries.flatten() {
-        let id = entry.file_name().to_string_lossy().into_owned();
-        if !is_sandbox_id(&id) {
-            continue;
-        }
-        let orphan = match read_meta(state, &id).ok().flatten() {
-            Some(meta) => process_start(meta.init_pid) != Some(meta.init_start),
-            None => older_than(&entry.path(), min_age),
-        };
-        if orphan {
-            destroy(state, &id)?;
-            reclaimed.push(id);
-        }
-    }
-    if let Some(cgroups) = &state.cgroups
-        && let Ok(names) = cgroups.list()
-    {
-        for name in names {
-            // The cgroup parent is shared by every state directory of this
-            // process's cgroup, so "no directory here" proves nothing: an
-            // orphan is a sandbox cgroup with no process left in it (a live
-            // sandbox always holds its init) and older than `min_age` (a
-            // create elsewhere makes the cgroup just before its init).
-            if is_sandbox_id(&name)
-                && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
-                && let Ok(Some(cg)) = cgroups.open(&name)
-                && cg.pids().is_ok_and(|p| p.is_empty())
-                && older_than(cg.dir(), min_age)
-            {
-                let _ = cg.destroy();
-                reclaimed.push(name);
-            }
-        }
-    }
-    Ok(reclaimed)
-}
-
-/// Whether `path` was last modified at least `min_age` ago.
-fn older_than(path: &std::path::Path, min_age: Duration) -> bool {
-    std::fs::symlink_metadata(path)
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age >= min_age)
 }

@@ -14,7 +14,7 @@
 //! the group itself.
 //!
 //! A request without a `timeout` runs under the backend's default
-//! wall-clock limit ([`crate::DEFAULT_EXEC_TIMEOUT`] unless changed), so a
+//! wall-clock limit ([`crate::exec_timeout::DEFAULT_EXEC_TIMEOUT`] unless changed), so a
 //! careless caller never leaves a command running forever. A command during
 //! whose run the sandbox cgroup's `oom_kill` counter rose is reported as
 //! [`ExitStatus::OomKilled`], whichever of its processes the kernel killed:
@@ -33,7 +33,7 @@ use corral_backend::{
 };
 use tokio::sync::mpsc;
 
-use crate::backend::DEFAULT_TIMEOUT_ENV;
+use crate::exec_timeout::DEFAULT_TIMEOUT_ENV;
 use crate::protocol::{self, Reply, Request, SpawnFailure};
 use crate::state::{Meta, State};
 

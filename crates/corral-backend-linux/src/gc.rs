@@ -1,33 +1,58 @@
-//! `gc`: reclaims every piece of host state that crashed processes left —
-//! sandbox directories, the writable-layer and overlay mounts under them
-//! (a detached ext4 layer frees its loop device by itself), disk templates
-//! of host processes that are gone, `lnx-`
-//! cgroups, orphaned `corral-init` processes (whose death takes their
-//! network namespace and veth with it), control sockets, host firewall
-//! tables of allowlisted sandboxes and stale key claims — and never touches
-//! a live sandbox.
+//! Reclaim: the one place that decides what host state of this backend
+//! is no longer anyone's, and removes it. `gc` is the pass (`corral gc`,
+//! [`crate::LinuxBackend::gc`], the tests); a create whose key an expired
+//! sandbox still holds reclaims that one sandbox by the same rule
+//! (`free_expired_key`). Both tear a sandbox down through
+//! `crate::destroy`, as `destroy` itself does. Nothing else reclaims:
+//! reading a record (`crate::state`) never changes anything.
 //!
-//! How liveness is proven (a sandbox is spared when either holds):
+//! # What is reclaimed, and when
 //!
-//! - **complete** (its `meta.json` exists): PID 1 is alive with the start
-//!   time recorded next to its pid. A pid is never reused with the same
-//!   start time, and a paused sandbox's PID 1 (frozen, so it cannot answer
-//!   on its control socket) is alive by this test too. An expired one is
-//!   torn down, as on any other first sight.
-//! - **half-made** (no record yet): the process creating it is alive — its
-//!   pid and start time are in the `creator` file written right after the
-//!   directory. A directory without that file (a crash in the instant
-//!   between the two) is reclaimed once older than [`NO_CREATOR_GRACE`].
+//! | what                                      | reclaimed when                                 |
+//! |-------------------------------------------|------------------------------------------------|
+//! | a complete sandbox (its `meta.json`)      | it is not live: its lifetime is over, or its   |
+//! |                                           | PID 1 is gone (`Condition::is_live`)           |
+//! | a half-made sandbox (no record yet)       | its creator is gone; with no `creator` file,   |
+//! |                                           | once older than [`NO_CREATOR_GRACE`]           |
+//! | a `corral-init` in a sandbox's cgroup     | that sandbox is not live or has no directory   |
+//! | a mount under `sandboxes/<id>`            | sandbox `<id>` is not live                     |
+//! | a preview forwarder                       | its sandbox is not live                        |
+//! | an `lnx-` cgroup with no directory here   | empty, older than [`CGROUP_GRACE`]             |
+//! | a key claim                               | names no sandbox with a directory, older than  |
+//! |                                           | `crate::keys::GRACE`                           |
+//! | a disk template                           | the host process that made it is gone          |
+//! | an id range                               | its lock is free (its sandbox ended)           |
+//! | a half-built snapshot (`snapshots/.tmp-*`)| older than [`SNAPSHOT_GRACE`], past any        |
+//! |                                           | capture's deadline                             |
+//! | a firewall table of an allowlisted sandbox| its link is gone                               |
+//!
+//! An expired sandbox is reclaimed by the next pass, or at once by a create
+//! with its key; until then it is `not_found` to every caller and holds
+//! nothing but host state (its PID 1 ended everything at the deadline). A
+//! dead one stays listed `dead` until a pass or `destroy` reclaims it.
+//!
+//! # What is never touched
+//!
+//! - a **live** sandbox: a complete one whose PID 1 runs with the start
+//!   time recorded next to its pid (a pid is never reused with the same
+//!   start time), paused ones included — a frozen PID 1 cannot answer on
+//!   its control socket, but it is alive by this test — until its
+//!   lifetime ends; a half-made one whose creator runs (its pid and start
+//!   time are in the `creator` file written right after the directory);
+//! - a **young** piece that may belong to work in flight: a sandbox
+//!   directory without a `creator` file younger than [`NO_CREATOR_GRACE`],
+//!   a cgroup younger than [`CGROUP_GRACE`] (a create makes it just before
+//!   starting its init), a key claim younger than `crate::keys::GRACE`, a
+//!   half-built snapshot younger than [`SNAPSHOT_GRACE`];
+//! - a process that is not a `corral-init` in the cgroup of a sandbox with
+//!   a directory here, and a cgroup that still holds a process (cgroups are
+//!   shared by every state directory of the same parent);
+//! - published snapshots: they are deleted only by `delete_snapshot` (the
+//!   contract's `cleanup` decides by their labels, above this backend).
 //!
 //! An init whose creator dies before the record is committed ends its
 //! sandbox by itself (see `crate::init`), and so does one still waiting in
-//! a pool. Beyond that, processes are found by what they are: a
-//! `corral-init` in the cgroup named by a sandbox with a directory here
-//! belongs to that sandbox, and is killed only when it is not live. Cgroups
-//! are shared by every state directory of the same parent, so one with no
-//! directory here is removed only when empty and older than
-//! [`CGROUP_GRACE`] (a live sandbox always holds its init; a create makes
-//! its cgroup just before starting it).
+//! a pool; a pass reclaims what they leave on the host.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -37,7 +62,8 @@ use corral_backend::Result;
 use serde::Serialize;
 
 use crate::state::{
-    State, host_pids, is_sandbox_id, kill_all, process_start, read_meta, state_error,
+    Condition, State, condition, host_pids, is_sandbox_id, kill_all, older_than, process_start,
+    read_meta, state_error,
 };
 
 /// The file holding `<pid> <start time>` of the process creating a sandbox.
@@ -46,6 +72,9 @@ const CREATOR_FILE: &str = "creator";
 pub const NO_CREATOR_GRACE: Duration = Duration::from_secs(2);
 /// How old an empty sandbox cgroup with no directory here must be to be removed.
 pub const CGROUP_GRACE: Duration = Duration::from_secs(10);
+/// How old a half-built snapshot (`snapshots/.tmp-*`) must be to be
+/// removed: past any capture's deadline, so never one still being written.
+pub const SNAPSHOT_GRACE: Duration = crate::snapshot::TEMPORARY_GRACE;
 /// How long killed init processes get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
@@ -114,10 +143,7 @@ fn creator_alive(state: &State, id: &str) -> Option<bool> {
 /// Whether sandbox `id` (its directory exists) is live; see the module docs.
 fn is_live(state: &State, id: &str) -> bool {
     if let Ok(Some(meta)) = read_meta(state, id) {
-        let expired = meta
-            .expires_at_ms
-            .is_some_and(|t| corral_backend::now_ms() >= t);
-        return !expired && process_start(meta.init_pid) == Some(meta.init_start);
+        return condition(state, &meta).is_live();
     }
     match creator_alive(state, id) {
         Some(alive) => alive,
@@ -213,15 +239,6 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Whether `path` was last modified at least `age` ago.
-pub(crate) fn older_than(path: &Path, age: Duration) -> bool {
-    std::fs::symlink_metadata(path)
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|a| a >= age)
-}
-
 /// The sandbox ids with a directory in this state directory.
 fn sandbox_dirs(state: &State) -> Result<Vec<String>> {
     let entries =
@@ -315,6 +332,22 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     Ok(report)
 }
 
+/// Frees `key` for a create when the sandbox holding it expired: that one
+/// is gone to every caller (`find` does not return it), so it is reclaimed
+/// here, now. A live or dead holder is left alone (the claim then refuses
+/// the create with `conflict`, as before).
+pub(crate) fn free_expired_key(state: &State, key: &str) -> Result<()> {
+    let Some(holder) = crate::keys::holder_of(state, key) else {
+        return Ok(());
+    };
+    match read_meta(state, &holder) {
+        Ok(Some(meta)) if condition(state, &meta) == Condition::Expired => {
+            crate::destroy::destroy(state, &holder)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Destroys sandbox `id`, noting the outcome in `report`.
 fn reclaim(state: &State, id: &str, report: &mut GcReport) {
     match crate::destroy::destroy(state, id) {
@@ -326,7 +359,7 @@ fn reclaim(state: &State, id: &str, report: &mut GcReport) {
 /// Removes half-built snapshots older than any capture may run; returns
 /// how many.
 fn stale_snapshot_temporaries(state: &State) -> usize {
-    crate::snapshot::sweep(state, crate::snapshot::TEMPORARY_GRACE)
+    crate::snapshot::sweep(state, SNAPSHOT_GRACE)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use corral_backend::{BackendError, ErrorCode, Result};
 
-use crate::state::{State, is_sandbox_id, state_error};
+use crate::state::{State, is_sandbox_id, older_than, state_error};
 
 /// How old a claim whose sandbox directory does not exist must be to count
 /// as abandoned: younger, it is a create in flight (which claims its key
@@ -38,10 +38,19 @@ fn holder(state: &State, path: &Path) -> Holder {
     let owner = std::fs::read_to_string(path).unwrap_or_default();
     if is_sandbox_id(&owner) && state.sandbox_dir(&owner).exists() {
         Holder::Sandbox(owner)
-    } else if crate::gc::older_than(path, GRACE) {
+    } else if older_than(path, GRACE) {
         Holder::Abandoned
     } else {
         Holder::InFlight
+    }
+}
+
+/// The sandbox that holds `key`, when one with a directory does (a live,
+/// dead or expired one alike: which it is, is for the caller to judge).
+pub(crate) fn holder_of(state: &State, key: &str) -> Option<String> {
+    match holder(state, &state.key_path(key)) {
+        Holder::Sandbox(id) => Some(id),
+        Holder::InFlight | Holder::Abandoned => None,
     }
 }
 

@@ -31,6 +31,7 @@ mod destroy;
 pub mod disk;
 pub mod etc;
 mod exec;
+mod exec_timeout;
 mod files;
 pub mod gc;
 mod hooks;
@@ -54,5 +55,6 @@ pub mod testhost;
 mod usage;
 pub mod userns;
 
-pub use backend::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, LinuxBackend, parse_default_timeout};
+pub use backend::LinuxBackend;
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};
+pub use exec_timeout::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, parse_default_timeout};

@@ -1,7 +1,8 @@
 //! `pause` and `resume` through the cgroup freezer: every process of the
 //! sandbox, PID 1 included, stops until thawed. A paused sandbox is marked
-//! by a `paused` file in its directory (its status reads `paused`), and
-//! `exec` refuses it with `conflict` instead of hanging.
+//! by a `paused` file in its directory ([`State::paused_marker`]; its
+//! status reads `paused`), and `exec` refuses it with `conflict` instead of
+//! hanging.
 
 use std::sync::Arc;
 
@@ -10,18 +11,13 @@ use corral_backend::{BackendError, ErrorCode, PauseOps, Result};
 
 use crate::state::{State, require_meta};
 
-/// The marker of a paused sandbox.
-pub const PAUSED_MARKER: &str = "paused";
+/// What a failed blocking task of pause or resume is called.
+const PAUSE_TASK: &str = "pause task";
 
 /// Pause and resume of linux sandboxes (declared only with cgroups).
 #[derive(Debug)]
 pub struct LinuxPause {
     pub(crate) state: Arc<State>,
-}
-
-/// Whether sandbox `id` is paused.
-pub fn is_paused(state: &State, id: &str) -> bool {
-    state.sandbox_dir(id).join(PAUSED_MARKER).exists()
 }
 
 fn cgroup_of(state: &State, id: &str) -> Result<crate::cgroup::Cgroup> {
@@ -39,7 +35,7 @@ fn cgroup_of(state: &State, id: &str) -> Result<crate::cgroup::Cgroup> {
 fn set(state: &State, id: &str, paused: bool) -> Result<()> {
     require_meta(state, id)?;
     let cg = cgroup_of(state, id)?;
-    let marker = state.sandbox_dir(id).join(PAUSED_MARKER);
+    let marker = state.paused_marker(id);
     let io = |e: std::io::Error| BackendError::from_io(format!("sandbox {id}: pause marker"), &e);
     if paused {
         cg.freeze()
@@ -69,11 +65,11 @@ pub fn thaw_quietly(state: &State, id: &str) {
 impl PauseOps for LinuxPause {
     async fn pause(&self, id: &str) -> Result<()> {
         let (state, id) = (self.state.clone(), id.to_string());
-        crate::backend::blocking(move || set(&state, &id, true)).await
+        corral_backend::task::blocking(PAUSE_TASK, move || set(&state, &id, true)).await
     }
 
     async fn resume(&self, id: &str) -> Result<()> {
         let (state, id) = (self.state.clone(), id.to_string());
-        crate::backend::blocking(move || set(&state, &id, false)).await
+        corral_backend::task::blocking(PAUSE_TASK, move || set(&state, &id, false)).await
     }
 }

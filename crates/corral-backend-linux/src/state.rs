@@ -8,6 +8,7 @@
 //! <state>/linux/sandboxes/<id>/fs/root/      the sandbox's `/` (the overlay for layered images)
 //! <state>/linux/sandboxes/<id>/fs/upper/     overlay upper dir (layered images)
 //! <state>/linux/sandboxes/<id>/fs/work/      overlay work dir (layered images)
+//! <state>/linux/sandboxes/<id>/paused        present while the sandbox is paused
 //! <state>/linux/keys/<hex sha-256 of key>    key claim holding the owning id
 //! <state>/linux/images/                      the image store
 //! <state>/linux/disk-templates/              empty disk images, one per size and host process
@@ -16,6 +17,11 @@
 //! Everything a sandbox holds on the host is named by its id (`lnx-` and
 //! 16 hex digits): its directory, its tmpfs mount, its cgroup, its
 //! hostname. A sweep finds orphans from these names alone.
+//!
+//! Reading a record changes nothing: it reports what is there, an expired
+//! or dead sandbox included ([`Condition`]). Tearing down is the work of
+//! the operations that reclaim, all in [`crate::gc`] and
+//! [`crate::destroy`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,8 +46,6 @@ pub struct State {
     pub cgroups: Option<crate::cgroup::Cgroups>,
     /// The image store (`<state>/linux/images`), when it opened.
     pub images: Option<crate::images::ImageStore>,
-    /// Inits started ahead of demand, each in its own cgroup.
-    pub pool: std::sync::Arc<crate::spawn::pool::Pool>,
     /// The isolation layers applied (all of them, unless opened for measuring).
     pub layers: crate::layers::Layers,
     /// Whether the backend runs as an ordinary user ([`crate::userns::rootless`]).
@@ -56,7 +60,6 @@ impl State {
     ) -> std::io::Result<Self> {
         let mut state = State {
             dir: state_dir.join("linux"),
-            pool: std::sync::Arc::new(crate::spawn::pool::Pool::new(cgroups.clone())),
             cgroups,
             images: None,
             layers: crate::layers::Layers::all(),
@@ -117,6 +120,12 @@ impl State {
         self.sandbox_dir(id).join("meta.json")
     }
 
+    /// The marker of a paused sandbox `id`: present from the freeze of its
+    /// cgroup until the thaw.
+    pub fn paused_marker(&self, id: &str) -> PathBuf {
+        self.sandbox_dir(id).join("paused")
+    }
+
     /// The claim file of `key`.
     pub fn key_path(&self, key: &str) -> PathBuf {
         self.keys()
@@ -170,6 +179,11 @@ impl SandboxRecord for Meta {
 }
 
 impl Meta {
+    /// Whether its lifetime (`timeout`) is over at `now_ms`.
+    pub fn expired_at(&self, now_ms: u64) -> bool {
+        self.expires_at_ms.is_some_and(|t| now_ms >= t)
+    }
+
     /// Whether its PID 1 still runs (the pid with the recorded start time:
     /// a reused pid is another process).
     pub fn init_alive(&self) -> bool {
@@ -252,44 +266,98 @@ pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
     records(state).read(id)
 }
 
-/// The record of sandbox `id` as reported: [`SandboxStatus::Dead`] when
-/// its PID 1 is gone (killed from outside or by the OOM killer; `gc`
-/// reclaims it), else paused or running.
-pub fn info_of(state: &State, meta: &Meta) -> SandboxInfo {
-    let mut info = meta.info();
-    if !meta.init_alive() {
-        info.status = SandboxStatus::Dead;
-    } else if crate::pause::is_paused(state, &meta.id) {
-        info.status = SandboxStatus::Paused;
-    }
-    info
+/// What a sandbox is at one instant, as its record and the host say.
+/// Reading it changes nothing; what is not live is left for the operations
+/// that reclaim ([`crate::gc`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// Its PID 1 runs: commands may be executed.
+    Running,
+    /// Its PID 1 runs, frozen by `pause` until `resume`.
+    Paused,
+    /// Its PID 1 is gone before its lifetime ended (killed from outside or
+    /// by the OOM killer): listed `dead` until `destroy` or `gc`.
+    Dead,
+    /// Its lifetime is over (its PID 1 ended everything at the deadline):
+    /// gone to every caller, who sees `not_found`, until `destroy`, `gc`
+    /// or a create with its key reclaims what it still holds.
+    Expired,
 }
 
-/// The record of sandbox `id` unless its lifetime is over; an expired
-/// sandbox (whose PID 1 already killed everything at the deadline) is torn
-/// down here, on first sight.
-pub fn live_meta(state: &State, id: &str) -> Result<Option<Meta>> {
-    let Some(meta) = read_meta(state, id)? else {
-        return Ok(None);
-    };
-    if meta
-        .expires_at_ms
-        .is_some_and(|t| corral_backend::now_ms() >= t)
-    {
-        crate::destroy::destroy(state, id)?;
-        return Ok(None);
+impl Condition {
+    /// Whether the sandbox is live: gc spares it.
+    pub fn is_live(self) -> bool {
+        match self {
+            Condition::Running | Condition::Paused => true,
+            Condition::Dead | Condition::Expired => false,
+        }
     }
-    Ok(Some(meta))
+
+    /// The status callers see; `None` for an expired sandbox, which is gone
+    /// to them.
+    pub fn status(self) -> Option<SandboxStatus> {
+        match self {
+            Condition::Running => Some(SandboxStatus::Running),
+            Condition::Paused => Some(SandboxStatus::Paused),
+            Condition::Dead => Some(SandboxStatus::Dead),
+            Condition::Expired => None,
+        }
+    }
 }
 
-/// The record of live sandbox `id`, or `not_found`.
+/// The condition of the sandbox of `meta`, now.
+pub fn condition(state: &State, meta: &Meta) -> Condition {
+    if meta.expired_at(corral_backend::now_ms()) {
+        Condition::Expired
+    } else if !meta.init_alive() {
+        Condition::Dead
+    } else if is_paused(state, &meta.id) {
+        Condition::Paused
+    } else {
+        Condition::Running
+    }
+}
+
+/// Whether sandbox `id` is paused (its marker is there).
+pub fn is_paused(state: &State, id: &str) -> bool {
+    state.paused_marker(id).exists()
+}
+
+/// The record of `meta` as the `Backend` trait reports it, with its status
+/// now; `None` once it expired.
+pub fn info_of(state: &State, meta: &Meta) -> Option<SandboxInfo> {
+    let status = condition(state, meta).status()?;
+    Some(SandboxInfo {
+        status,
+        ..meta.info()
+    })
+}
+
+/// The record of sandbox `id` unless its lifetime is over: an expired
+/// sandbox is gone to callers (and left as it is for `gc`).
+fn unexpired_meta(state: &State, id: &str) -> Result<Option<Meta>> {
+    let now = corral_backend::now_ms();
+    Ok(read_meta(state, id)?.filter(|meta| !meta.expired_at(now)))
+}
+
+/// The record of unexpired sandbox `id`, or `not_found`.
 pub fn require_meta(state: &State, id: &str) -> Result<Meta> {
-    live_meta(state, id)?.ok_or_else(|| BackendError::sandbox_not_found(id))
+    unexpired_meta(state, id)?.ok_or_else(|| BackendError::sandbox_not_found(id))
 }
 
-/// Every completely created, live sandbox, oldest first.
+/// Every completely created, unexpired sandbox, oldest first.
 pub fn list_metas(state: &State) -> Result<Vec<Meta>> {
-    records(state).list(|id| live_meta(state, id))
+    records(state).list(|id| unexpired_meta(state, id))
+}
+
+/// Whether `path` was last modified at least `age` ago (`false` when it
+/// is gone).
+pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|a| a >= age)
 }
 
 /// `read` applied to the fields of `/proc/<pid>/stat` after the command
@@ -370,6 +438,74 @@ mod tests {
             "{SANDBOX_PREFIX}{}",
             random_hex().unwrap()
         )));
+    }
+
+    /// What a record reads as, by its lifetime, its PID 1 and its pause
+    /// marker — and that reading it leaves everything as it was.
+    ///
+    /// | lifetime | PID 1  | paused | condition | status callers see |
+    /// |----------|--------|--------|-----------|--------------------|
+    /// | none     | runs   | no     | running   | running            |
+    /// | future   | runs   | yes    | paused    | paused             |
+    /// | future   | gone   | no     | dead      | dead               |
+    /// | over     | runs   | no     | expired   | none (not found)   |
+    /// | over     | gone   | yes    | expired   | none (not found)   |
+    #[test]
+    fn a_record_reads_as_its_condition_and_reading_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::open(dir.path(), None).unwrap();
+        let me = std::process::id();
+        let alive = (me, process_start(me).unwrap());
+        let gone = (me, alive.1 + 1);
+        let now = corral_backend::now_ms();
+        let (future, over) = (Some(now + 3_600_000), Some(now.saturating_sub(1)));
+        let rows = [
+            (None, alive, false, Condition::Running),
+            (future, alive, true, Condition::Paused),
+            (future, gone, false, Condition::Dead),
+            (over, alive, false, Condition::Expired),
+            (over, gone, true, Condition::Expired),
+        ];
+        for (n, (expires_at_ms, (init_pid, init_start), paused, want)) in
+            rows.into_iter().enumerate()
+        {
+            let id = format!("lnx-{n:016x}");
+            std::fs::create_dir_all(state.sandbox_dir(&id)).unwrap();
+            if paused {
+                std::fs::write(state.paused_marker(&id), b"").unwrap();
+            }
+            let meta = Meta {
+                id: id.clone(),
+                key: None,
+                labels: Labels::new(),
+                created_at_ms: now,
+                env: BTreeMap::new(),
+                network_none: true,
+                init_pid,
+                init_start,
+                disk_bytes: 1,
+                disk_layer: crate::disk::DiskLayer::default(),
+                disk_fallback: None,
+                image: String::new(),
+                expires_at_ms,
+            };
+            write_atomic(&state.meta_path(&id), &serde_json::to_vec(&meta).unwrap()).unwrap();
+            assert_eq!(condition(&state, &meta), want, "row {n}");
+            let info = info_of(&state, &meta);
+            assert_eq!(info.map(|i| i.status), want.status(), "row {n}");
+            let required = require_meta(&state, &id);
+            let listed = list_metas(&state).unwrap().iter().any(|m| m.id == id);
+            if want == Condition::Expired {
+                assert_eq!(required.unwrap_err().code, ErrorCode::NotFound, "row {n}");
+                assert!(!listed, "row {n}: an expired sandbox is not listed");
+            } else {
+                assert_eq!(required.unwrap().id, id, "row {n}");
+                assert!(listed, "row {n}");
+            }
+            assert!(state.meta_path(&id).is_file(), "row {n}: the record stays");
+            assert_eq!(state.paused_marker(&id).exists(), paused, "row {n}");
+            assert!(read_meta(&state, &id).unwrap().is_some(), "row {n}");
+        }
     }
 
     #[test]

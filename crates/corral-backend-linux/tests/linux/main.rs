@@ -1,6 +1,6 @@
 //! The linux backend's integration tests, one binary: cgroups, contract
 //! operations, crash recovery by gc, images, isolation, lifecycle, network,
-//! previews, the backend rules, seccomp, snapshots, and the hostile suite
+//! previews, reclaim, the backend rules, seccomp, snapshots, and the hostile suite
 //! (`hostile`: attack → expected refusal, one module per area of the
 //! security model). The shared fixture is `common`.
 
@@ -15,6 +15,7 @@ mod isolation;
 mod lifecycle;
 mod network;
 mod preview;
+mod reclaim;
 mod rules;
 mod seccomp;
 mod snapshots;

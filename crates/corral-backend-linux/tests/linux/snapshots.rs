@@ -264,18 +264,3 @@ async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
         .await
         .unwrap();
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn half_built_snapshots_are_swept_only_when_old_enough() {
-    let test = "half_built_snapshots_are_swept_only_when_old_enough";
-    let Some((b, _dir)) = backend(test) else {
-        return;
-    };
-    let store = b.state_dir().join("snapshots");
-    std::fs::create_dir_all(store.join(".tmp-0123456789abcdef/inner")).unwrap();
-    std::fs::write(store.join(".tmp-0123456789abcdef/inner/x"), b"x").unwrap();
-    let hour = std::time::Duration::from_secs(3600);
-    assert_eq!(b.sweep_snapshots(hour), 0, "a young one may be in progress");
-    assert_eq!(b.sweep_snapshots(std::time::Duration::ZERO), 1);
-    assert!(!store.join(".tmp-0123456789abcdef").exists());
-}

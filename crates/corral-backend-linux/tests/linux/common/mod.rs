@@ -38,6 +38,20 @@ pub fn backend(test: &str) -> Option<(LinuxBackend, StateDir)> {
     Some((b.clone(), StateDir(b, Some(dir))))
 }
 
+/// How many mounts of this process's mount table lie under `dir`.
+pub fn mounts_under(dir: &std::path::Path) -> usize {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let needle = dir.to_string_lossy().into_owned();
+    text.lines().filter(|l| l.contains(&needle)).count()
+}
+
+/// Whether process `pid` runs (exists and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
+
 /// Runs `script` with `sh -c` in sandbox `id` (a 30 s exec limit, and the
 /// test fails if the exec has not settled after 60 s); returns the shell
 /// exit code, stdout and stderr.
