@@ -7,6 +7,9 @@
 //! `expires_at`, `profile.digest`, `mounts[0].path`, `command.timeout_seconds`.
 //! A refusal of the body as a whole (not an object, trailing bytes) names
 //! no field.
+//!
+//! Public so that a test outside the server, such as the fuzz target of the
+//! request decoders (`fuzz/`), runs exactly the decoder the server runs.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -15,12 +18,12 @@ use serde_path_to_error::Segment;
 /// Why a body was refused: the field the refusal names and the decoder's
 /// one-line message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BodyRefusal {
+pub struct BodyRefusal {
     /// The field path (see the module notes); `None` when the refusal
     /// concerns the body as a whole.
-    pub(crate) field: Option<String>,
+    pub field: Option<String>,
     /// The decoder's message (`serde_json`'s, with its position).
-    pub(crate) message: String,
+    pub message: String,
 }
 
 /// One step of a field path.
@@ -32,7 +35,11 @@ enum Step {
 
 /// Decodes `bytes` as `T`, exactly as `serde_json::from_slice` does
 /// (trailing bytes refused), naming the failing field on refusal.
-pub(crate) fn decode_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, BodyRefusal> {
+///
+/// # Errors
+///
+/// A [`BodyRefusal`] when `bytes` is not a `T` in JSON.
+pub fn decode_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, BodyRefusal> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         Ok(value) => match deserializer.end() {

@@ -16,7 +16,7 @@
 //! directory with what would be generated and lists the differences.
 
 mod capabilities;
-pub(crate) mod decode;
+pub mod decode;
 mod disposition;
 mod examples;
 mod frames;
