@@ -33,10 +33,12 @@ use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::beneath::SandboxRoot;
-use crate::files::{Target, mkdir_all, sandbox_root};
+use crate::files::sandbox_root;
 use crate::state::{
     SNAPSHOT_PREFIX, State, is_snapshot_id, random_hex, require_meta, state_error, write_atomic,
 };
+use corral_backend::contained::Resolution;
+use corral_backend::contained_fs::{FileOp, Ownership, SandboxPath};
 use corral_backend::walk::{self, Step, Visit};
 
 /// The zstd level archives are written with.
@@ -315,16 +317,15 @@ fn make_fifo<R: Read>(snap_id: &str, entry: &tar::Entry<'_, R>, root: &Path) -> 
     let mode = header.mode().map_err(|e| corrupt(snap_id, e))? & 0o7777;
     let mtime = header.mtime().map_err(|e| corrupt(snap_id, e))?;
     let refused = |e: BackendError| corrupt(snap_id, format!("restoring a fifo: {}", e.message));
-    let sroot = SandboxRoot::open(root, snap_id).map_err(refused)?;
-    let parent = Target {
-        shown: format!("/{}", parents.join("/")),
-        comps: parents.to_vec(),
-    };
-    mkdir_all(&sroot, &parent).map_err(refused)?;
-    let shown = format!("/{}", comps.join("/"));
-    let (dir, name) = sroot
-        .parent_of("restore", &comps, &shown)
+    let sroot = SandboxRoot::open(root, snap_id, Resolution::Beneath, Ownership::Process)
         .map_err(refused)?;
+    let parent = SandboxPath::parse("path", &format!("/{}", parents.join("/"))).map_err(refused)?;
+    sroot.mkdir(&parent, true).map_err(|e| refused(e.into()))?;
+    let target = SandboxPath::parse("path", &format!("/{}", comps.join("/"))).map_err(refused)?;
+    let shown = target.shown();
+    let (dir, name) = sroot
+        .parent(FileOp::Write, &target)
+        .map_err(|e| refused(e.into()))?;
     let made = rustix::fs::mknodat(
         &dir,
         name,

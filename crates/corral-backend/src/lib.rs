@@ -3,7 +3,8 @@
 //! The `Backend` trait — the SDK specification's provider primitives plus the
 //! optional primitives the contract needs — its [`Capabilities`], the closed
 //! [`ErrorCode`]s, and helpers every backend shares: physically contained
-//! reads ([`contained`]), host process groups ([`host_exec`]), records in a
+//! reads ([`contained`]) and the file system over a host directory built on
+//! them ([`contained_fs`]), host process groups ([`host_exec`]), records in a
 //! host state directory ([`statefile`]) and snapshots stored there
 //! ([`snapshot_store`]), and the backend-rule suite every backend must pass
 //! (`rules`, behind the `rules` feature).
@@ -11,6 +12,7 @@
 mod backend;
 mod capabilities;
 pub mod contained;
+pub mod contained_fs;
 mod error;
 mod exec;
 mod files;
