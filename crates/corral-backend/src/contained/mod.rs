@@ -146,11 +146,19 @@ fn fstat(fd: BorrowedFd<'_>) -> Result<Stat, ContainmentReason> {
 
 /// Validates a sandbox path and makes it relative to the root.
 fn relative(path: &str) -> Result<&str, ContainmentReason> {
-    if path.is_empty() || path.len() >= PATH_MAX || path.contains('\0') {
+    let rel = relative_bytes(path.as_bytes())?;
+    // Only leading `/` bytes were dropped, or the whole became `.`.
+    Ok(std::str::from_utf8(rel).unwrap_or("."))
+}
+
+/// [`relative`] for a path of raw bytes (names need not be UTF-8).
+fn relative_bytes(path: &[u8]) -> Result<&[u8], ContainmentReason> {
+    if path.is_empty() || path.len() >= PATH_MAX || path.contains(&0) {
         return Err(ContainmentReason::InvalidPath);
     }
-    let rel = path.trim_start_matches('/');
-    Ok(if rel.is_empty() { "." } else { rel })
+    let start = path.iter().position(|&b| b != b'/').unwrap_or(path.len());
+    let rel = &path[start..];
+    Ok(if rel.is_empty() { b"." } else { rel })
 }
 
 /// A resolved `O_PATH` descriptor and how to look the same name up again.
@@ -219,7 +227,7 @@ impl ContainedRoot {
     /// not a directory.
     pub fn subroot(&self, path: &str) -> Result<Self, ContainedReadError> {
         let inner = || -> Result<Self, ContainmentReason> {
-            let resolved = self.resolve(relative(path)?, true)?;
+            let resolved = self.resolve(relative(path)?.as_bytes(), true)?;
             let st = fstat(resolved.fd.as_fd())?;
             if FileKind::from_mode(st.st_mode) != FileKind::Directory {
                 return Err(ContainmentReason::NotFound);
@@ -316,7 +324,16 @@ impl ContainedRoot {
         path: &str,
         follow_final: bool,
     ) -> Result<(OwnedFd, Stat), ContainmentReason> {
-        let resolved = self.resolve(relative(path)?, follow_final)?;
+        self.resolve_stat_bytes(path.as_bytes(), follow_final)
+    }
+
+    /// [`ContainedRoot::resolve_stat`] for a path of raw bytes.
+    pub(crate) fn resolve_stat_bytes(
+        &self,
+        path: &[u8],
+        follow_final: bool,
+    ) -> Result<(OwnedFd, Stat), ContainmentReason> {
+        let resolved = self.resolve(relative_bytes(path)?, follow_final)?;
         let st = fstat(resolved.fd.as_fd())?;
         Ok((resolved.fd, st))
     }
@@ -383,7 +400,7 @@ impl ContainedRoot {
             .map_err(|reason| ContainedReadError::new(reason, path))
     }
 
-    fn resolve(&self, rel: &str, follow_final: bool) -> Result<Resolved, ContainmentReason> {
+    fn resolve(&self, rel: &[u8], follow_final: bool) -> Result<Resolved, ContainmentReason> {
         match self.strategy {
             Strategy::Openat2 => Ok(Resolved {
                 fd: openat2::resolve(self.fd.as_fd(), rel, follow_final, self.resolution)?,
@@ -404,13 +421,13 @@ impl ContainedRoot {
         path: &str,
         follow_final: bool,
     ) -> Result<ContainedMetadata, ContainmentReason> {
-        let rel = relative(path)?;
+        let rel = relative(path)?.as_bytes();
         let resolved = self.resolve(rel, follow_final)?;
         Ok(ContainedMetadata::from_stat(&fstat(resolved.fd.as_fd())?))
     }
 
     fn open_file_inner(&self, path: &str) -> Result<ContainedFile, ContainmentReason> {
-        let rel = relative(path)?;
+        let rel = relative(path)?.as_bytes();
         let resolved = self.resolve(rel, true)?;
         let (readable, opened) = self.open_resolved(rel, &resolved)?;
         Ok(ContainedFile {
@@ -424,7 +441,7 @@ impl ContainedRoot {
     /// reading and proves it is the same inode.
     fn open_resolved(
         &self,
-        rel: &str,
+        rel: &[u8],
         resolved: &Resolved,
     ) -> Result<(OwnedFd, Stat), ContainmentReason> {
         let checked = fstat(resolved.fd.as_fd())?;
@@ -448,7 +465,7 @@ impl ContainedRoot {
     /// Opens the checked regular file for reading (see `reopen.rs`).
     fn reopen_for_read(
         &self,
-        rel: &str,
+        rel: &[u8],
         resolved: &Resolved,
     ) -> Result<OwnedFd, ContainmentReason> {
         if self.reopen == Reopen::Procfs

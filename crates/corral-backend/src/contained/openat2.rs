@@ -57,7 +57,7 @@ pub(super) fn available() -> bool {
 /// Calls `openat2` beneath `root`, retrying on `EAGAIN`.
 pub(super) fn openat2_beneath(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     flags: OFlags,
     resolution: Resolution,
 ) -> Result<OwnedFd, Errno> {
@@ -76,7 +76,7 @@ pub(super) fn openat2_beneath(
 /// symlink (the descriptor then refers to the link itself).
 pub(super) fn resolve(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
     resolution: Resolution,
 ) -> Result<OwnedFd, ContainmentReason> {
@@ -96,7 +96,7 @@ pub(super) fn resolve(
 /// ours.
 pub(super) fn open_for_read(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     resolution: Resolution,
 ) -> Result<OwnedFd, ContainmentReason> {
     openat2_beneath(
@@ -116,7 +116,7 @@ pub(super) fn open_for_read(
 /// Turns a failed lookup into a reason, disambiguating `ELOOP`.
 fn classify(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
     resolution: Resolution,
     errno: Errno,

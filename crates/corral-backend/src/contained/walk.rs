@@ -88,13 +88,13 @@ fn fstat_type(fd: BorrowedFd<'_>) -> Result<FileType, ContainmentReason> {
 /// With `follow_final` false a final symlink is returned itself.
 pub(super) fn resolve(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
     resolution: Resolution,
 ) -> Result<Walked, ContainmentReason> {
     let in_root = resolution == Resolution::InRoot;
     // Pending components, last to process on top.
-    let mut pending = components(rel.as_bytes());
+    let mut pending = components(rel);
     pending.reverse();
     if pending.is_empty() {
         pending.push(b".".to_vec());

@@ -255,7 +255,7 @@ impl ContainedFs {
 }
 
 /// The `errno` a refusal stands for, for [`ContainedFs::open_at`].
-fn reason_errno(reason: ContainmentReason) -> Errno {
+pub(crate) fn reason_errno(reason: ContainmentReason) -> Errno {
     match reason {
         ContainmentReason::OutsideRoot => Errno::XDEV,
         ContainmentReason::NotFound => Errno::NOENT,
