@@ -33,6 +33,8 @@ mod stat;
 mod write;
 
 #[cfg(test)]
+mod privileged_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::{FileOp, FsCause, FsError, errno_code, errno_error, reason_code};
