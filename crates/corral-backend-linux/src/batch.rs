@@ -14,13 +14,13 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::{BackendError, BatchFile, BatchWriteOps, Result, path};
+use corral_backend::contained_fs::{ContainedFs, FileOp, SandboxPath, errno_error};
+use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, Result};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::LinuxBackend;
-use crate::contained::{open_beneath, open_root};
-use crate::files::fs_error;
+use crate::files::sandbox_fs;
 use crate::state::{State, random_hex};
 
 /// One staged file.
@@ -57,27 +57,31 @@ impl Undo {
     }
 }
 
-/// The directory `comps` beneath `root`, made (mode 0755) where missing.
-fn parent_dir(root: &OwnedFd, comps: &[String], shown: &str, undo: &mut Undo) -> Result<OwnedFd> {
-    let mut dir = open_beneath(root, &[], OFlags::PATH | OFlags::DIRECTORY)
-        .map_err(|e| fs_error("opening the root for", shown, e))?;
-    for (i, c) in comps.iter().enumerate() {
-        match open_beneath(root, &comps[..=i], OFlags::PATH | OFlags::DIRECTORY) {
+/// The directory `parent` in `fs`, made (mode 0755) where missing.
+fn parent_dir(
+    fs: &ContainedFs,
+    parent: &SandboxPath,
+    shown: &str,
+    undo: &mut Undo,
+) -> Result<OwnedFd> {
+    let mut dir = fs.directory(FileOp::WriteBatch, &parent.prefix(0))?;
+    for (i, c) in parent.comps().iter().enumerate() {
+        match fs.directory(FileOp::WriteBatch, &parent.prefix(i + 1)) {
             Ok(fd) => dir = fd,
-            Err(Errno::NOENT) => {
+            Err(e) if e.code() == ErrorCode::NotFound => {
                 rustix::fs::mkdirat(&dir, c.as_str(), Mode::from_raw_mode(0o755))
-                    .map_err(|e| fs_error("making the parent of", shown, e))?;
+                    .map_err(|e| errno_error("making the parent of", shown, e))?;
                 let made = rustix::fs::openat(
                     &dir,
                     c.as_str(),
                     OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 )
-                .map_err(|e| fs_error("opening the parent of", shown, e))?;
+                .map_err(|e| errno_error("opening the parent of", shown, e))?;
                 undo.made.push((dir, c.clone()));
                 dir = made;
             }
-            Err(e) => return Err(fs_error("opening the parent of", shown, e)),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(dir)
@@ -85,25 +89,25 @@ fn parent_dir(root: &OwnedFd, comps: &[String], shown: &str, undo: &mut Undo) ->
 
 /// Stages one file next to its target.
 fn stage(
-    root: &OwnedFd,
-    comps: &[String],
+    fs: &ContainedFs,
+    target: &SandboxPath,
     f: &BatchFile,
     mode: u32,
     undo: &mut Undo,
 ) -> Result<()> {
-    let shown = format!("/{}", comps.join("/"));
-    let Some((name, parents)) = comps.split_last() else {
+    let shown = target.shown().to_owned();
+    let Some((parent, name)) = target.split_last() else {
         return Err(BackendError::invalid("write_batch: / is not a file"));
     };
-    let dir = parent_dir(root, parents, &shown, undo)?;
-    match rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+    let dir = parent_dir(fs, &parent, &shown, undo)?;
+    match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
             return Err(BackendError::invalid(format!(
                 "write_batch {shown}: is a directory"
             )));
         }
         Ok(_) | Err(Errno::NOENT) => {}
-        Err(e) => return Err(fs_error("write_batch", &shown, e)),
+        Err(e) => return Err(errno_error("write_batch", &shown, e)),
     }
     let temp = temp_name("batch")?;
     let fd = rustix::fs::openat(
@@ -112,12 +116,12 @@ fn stage(
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )
-    .map_err(|e| fs_error("staging", &shown, e))?;
-    let dup = rustix::io::dup(&dir).map_err(|e| fs_error("staging", &shown, e))?;
+    .map_err(|e| errno_error("staging", &shown, e))?;
+    let dup = rustix::io::dup(&dir).map_err(|e| errno_error("staging", &shown, e))?;
     undo.staged.push(Staged {
         dir: dup,
         temp,
-        name: name.clone(),
+        name: name.to_owned(),
         shown: shown.clone(),
         kept: None,
     });
@@ -125,7 +129,7 @@ fn stage(
     file.write_all(&f.bytes)
         .map_err(|e| BackendError::from_io(format!("staging {shown}"), &e))?;
     rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))
-        .map_err(|e| fs_error("staging", &shown, e))?;
+        .map_err(|e| errno_error("staging", &shown, e))?;
     file.sync_all()
         .map_err(|e| BackendError::from_io(format!("staging {shown}"), &e))?;
     Ok(())
@@ -147,12 +151,12 @@ fn publish(mut undo: Undo) -> Result<()> {
             Ok(()) => s.kept = Some(kept),
             Err(Errno::NOENT) => {}
             Err(e) => {
-                failed = Some((i, fs_error("write_batch", &s.shown, e)));
+                failed = Some((i, errno_error("write_batch", &s.shown, e)));
                 break;
             }
         }
         if let Err(e) = rustix::fs::renameat(&s.dir, s.temp.as_str(), &s.dir, s.name.as_str()) {
-            failed = Some((i, fs_error("write_batch", &s.shown, e)));
+            failed = Some((i, errno_error("write_batch", &s.shown, e)));
             break;
         }
     }
@@ -187,7 +191,7 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
     let mut checked = Vec::with_capacity(files.len());
     let mut seen = std::collections::BTreeSet::new();
     for f in files {
-        let comps = path::normalize("path", &f.path)?;
+        let target = SandboxPath::parse("path", &f.path)?;
         let mode = f.mode.unwrap_or(0o644);
         if mode > 0o7777 {
             return Err(BackendError::invalid(format!(
@@ -195,18 +199,18 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
                 f.path
             )));
         }
-        if !seen.insert(comps.clone()) {
+        if !seen.insert(target.shown().to_owned()) {
             return Err(BackendError::invalid(format!(
                 "write_batch: {} appears twice",
                 f.path
             )));
         }
-        checked.push((comps, mode, f));
+        checked.push((target, mode, f));
     }
-    let root = open_root(state, id)?;
+    let fs = sandbox_fs(state, id)?;
     let mut undo = Undo::default();
-    for (comps, mode, f) in &checked {
-        if let Err(e) = stage(&root, comps, f, *mode, &mut undo) {
+    for (target, mode, f) in &checked {
+        if let Err(e) = stage(&fs, target, f, *mode, &mut undo) {
             undo.roll_back();
             return Err(e);
         }

@@ -7,7 +7,7 @@
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained::ContainedRoot;
+use corral_backend::contained::{ContainedRoot, Resolution};
 use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -17,7 +17,7 @@ use crate::state::{State, require_meta};
 
 /// How every sandbox path is resolved from the host: inside the root, never
 /// through a `/proc` magic link.
-pub(crate) const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
+pub(crate) const RESOLVE: ResolveFlags = Resolution::InRoot.flags();
 
 /// The sandbox root of live sandbox `id`, as an `O_PATH` descriptor.
 pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {

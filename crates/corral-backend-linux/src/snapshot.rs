@@ -1,5 +1,6 @@
 //! Snapshots of linux sandboxes: the writable content of a sandbox as a
-//! zstd-compressed tar ([`archive`]), stored content-addressed.
+//! zstd-compressed tar (the shared [`snapshot_archive`] format), stored
+//! content-addressed.
 //!
 //! - **What is captured**: for the `host` image, the sandbox's tmpfs root
 //!   minus the mount points (and symlinks) of the host directories bound
@@ -15,23 +16,23 @@
 //! - **Restore** (`create` with `snapshot`): the archive is read whole and
 //!   checked against its digest before anything is allocated; a mismatch is
 //!   `provider` and nothing is created. It is then applied onto the new
-//!   sandbox's root before its PID 1 starts.
+//!   sandbox's root before its PID 1 starts, resolved in that root, with
+//!   the owners it recorded; whiteouts only for a layered image.
 //! - **Bounds**: a capture stores at most the sandbox's disk limit of data
-//!   (holes are not stored, see `sparse`) and gives up after
-//!   `budget::CAPTURE_DEADLINE`: `quota` and `timeout`, naming the bound,
-//!   and nothing is left behind.
+//!   (holes are not stored) and gives up after [`CAPTURE_DEADLINE`]:
+//!   `quota` and `timeout`, naming the bound, and nothing is left behind.
 //! - **Clone** copies the archive (verified on the way) under a new id.
 
-mod archive;
-mod budget;
-mod sparse;
-
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use corral_backend::snapshot_store::{Hashing, SnapshotRecord, SnapshotStore, corrupt, digest_of};
+use corral_backend::contained::Resolution;
+use corral_backend::snapshot_archive::{
+    self, ApplyOptions, Budget, CAPTURE_DEADLINE, Layout, Owners, WriteOptions,
+};
+use corral_backend::snapshot_store::{SnapshotRecord, SnapshotStore, corrupt, digest_of};
 use corral_backend::walk;
 use corral_backend::{
     BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
@@ -46,8 +47,6 @@ use crate::state::{State, random_hex, require_meta, state_error, write_atomic};
 
 /// The prefix of snapshot ids.
 pub const SNAPSHOT_PREFIX: &str = "lnxsnap-";
-/// The zstd level archives are written with.
-const ZSTD_LEVEL: i32 = 3;
 /// The record's file name inside a snapshot's directory.
 const RECORD: &str = "record.json";
 
@@ -59,6 +58,16 @@ pub enum RootKind {
     Host,
     /// A layered image: an overlay whose upper dir was captured.
     Layered,
+}
+
+impl RootKind {
+    /// What tree its archive holds.
+    const fn layout(self) -> Layout {
+        match self {
+            Self::Host => Layout::Plain,
+            Self::Layered => Layout::OverlayUpper,
+        }
+    }
 }
 
 /// A snapshot's stored record.
@@ -181,29 +190,14 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     .map_err(|_| BackendError::sandbox_not_found(id))?;
     let building = Building::new(state)?;
     let tmp = building.dir.join("archive.tmp");
-    let budget = budget::Budget::new(meta.disk_bytes, budget::CAPTURE_DEADLINE);
-    let written = (|| -> std::io::Result<(String, u64)> {
-        let file = File::create_new(&tmp)?;
-        let sink = Hashing::new(BufWriter::new(file));
-        let encoder = zstd::Encoder::new(sink, ZSTD_LEVEL)?;
-        let layered = kind == RootKind::Layered;
-        let encoder = archive::write(&dir, &skip, layered, &budget, encoder)?;
-        let mut sink = encoder.finish()?;
-        sink.flush()?;
-        let (inner, digest, count) = sink.finish();
-        let file = inner.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        Ok((digest, count))
-    })();
-    let (digest, size_bytes) = written.map_err(|e| match budget::exceeded(&e) {
-        Some(x @ budget::Exceeded::Bytes { .. }) => {
-            BackendError::new(ErrorCode::Quota, format!("snapshot of {id}: {x}"))
-        }
-        Some(x @ budget::Exceeded::Time { .. }) => {
-            BackendError::new(ErrorCode::Timeout, format!("snapshot of {id}: {x}"))
-        }
-        None => BackendError::from_io(format!("snapshot of {id}"), &e),
-    })?;
+    let options = WriteOptions {
+        layout: kind.layout(),
+        skip_top: &skip,
+        budget: &Budget::new(meta.disk_bytes, CAPTURE_DEADLINE),
+    };
+    let (digest, size_bytes) = File::create_new(&tmp)
+        .and_then(|file| snapshot_archive::write_compressed(dir.as_fd(), &options, file))
+        .map_err(|e| snapshot_archive::capture_error(id, &e))?;
     std::fs::rename(&tmp, building.dir.join(blob_name(&digest)))
         .map_err(|e| state_error("storing a snapshot", &e))?;
     let mut all = meta.labels.clone();
@@ -245,6 +239,7 @@ pub struct Restore {
     pub snapshot_id: String,
     /// The image reference the sandbox must run on.
     pub image: String,
+    layout: Layout,
     file: File,
 }
 
@@ -257,40 +252,20 @@ pub fn open_for_restore(state: &State, snap_id: &str) -> Result<Restore> {
     Ok(Restore {
         snapshot_id: snap_id.to_string(),
         image: record.image,
+        layout: record.root.layout(),
         file,
     })
-}
-
-/// Whether `e` (or an error it wraps, as `tar` does) is `ENOSPC`/`EDQUOT`.
-fn out_of_space(e: &std::io::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(io) = err.downcast_ref::<std::io::Error>()
-            && matches!(io.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
-        {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
 }
 
 /// Applies a verified snapshot onto the fresh sandbox root `root`: `quota`
 /// when it does not fit the sandbox's disk limit.
 pub fn apply(restore: Restore, root: &Path) -> Result<()> {
-    let id = restore.snapshot_id;
-    let decoder = zstd::Decoder::new(restore.file).map_err(|e| corrupt(&id, e))?;
-    archive::apply(decoder, root).map_err(|e| {
-        let code = if out_of_space(&e) {
-            ErrorCode::Quota
-        } else {
-            ErrorCode::Provider
-        };
-        let text = e
-            .to_string()
-            .replace(&root.to_string_lossy().into_owned(), "");
-        BackendError::new(code, format!("restoring snapshot {id}: {text}"))
-    })
+    let options = ApplyOptions {
+        layout: restore.layout,
+        resolution: Resolution::InRoot,
+        owners: Owners::FromArchive,
+    };
+    snapshot_archive::apply_compressed(&restore.snapshot_id, restore.file, root, options)
 }
 
 fn delete(state: &State, snap_id: &str) -> Result<()> {
@@ -354,7 +329,7 @@ fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> 
 /// How old a hidden `.tmp-` directory must be for `gc` to remove it: past
 /// any capture's deadline, so never one still being written.
 pub const TEMPORARY_GRACE: std::time::Duration =
-    budget::CAPTURE_DEADLINE.saturating_add(std::time::Duration::from_secs(60));
+    CAPTURE_DEADLINE.saturating_add(std::time::Duration::from_secs(60));
 
 /// Removes snapshots half-built by a crashed process: hidden `.tmp-`
 /// directories of the store last changed more than `min_age` ago (younger

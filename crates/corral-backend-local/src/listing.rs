@@ -1,40 +1,26 @@
-//! Complete leaf listings (`list_tree`) and usage (`usage`), both walks
-//! through descriptors that never follow a symlink.
+//! Complete leaf listings (`list_tree`, the shared contained file system's)
+//! and usage (`usage`), both walks through descriptors that never follow a
+//! symlink.
 
+use corral_backend::contained_fs::{FileOp, SandboxPath};
 use corral_backend::{BackendError, Result, TreeListing, Usage};
 use rustix::fd::AsFd;
-use rustix::fs::{FileType, OFlags};
-use rustix::io::Errno;
+use rustix::fs::FileType;
 
-use crate::beneath::fs_error;
-use crate::files::{Target, sandbox_root};
+use crate::files::sandbox_root;
 use crate::state::State;
 use corral_backend::walk::{self, Step, Visit};
 
-/// Every leaf under `root` in sandbox `id`: regular files (size and
-/// sha-256), symlinks (not followed), special files (named), and
-/// directories holding a `.git` file (submodules, not descended). Empty
-/// directories are not leaves. Sorted by path; `complete: false` when it
-/// stopped at `max_entries`.
+/// Every leaf under `root` in sandbox `id` (the shared
+/// [`list_tree`](corral_backend::contained_fs::ContainedFs::list_tree)).
 pub(crate) fn list_tree(
     state: &State,
     id: &str,
     root: &str,
     max_entries: usize,
 ) -> Result<TreeListing> {
-    let t = Target::parse("root", root)?;
-    let sroot = sandbox_root(state, id)?;
-    let dir = match sroot.open_at(&t.comps, OFlags::RDONLY | OFlags::DIRECTORY, true) {
-        Ok(fd) => fd,
-        Err(Errno::NOTDIR) if sroot.open_at(&t.comps, OFlags::PATH, true).is_ok() => {
-            return Err(BackendError::invalid(format!(
-                "list_tree {}: not a directory",
-                t.shown
-            )));
-        }
-        Err(e) => return Err(fs_error("list_tree", &t.shown, e)),
-    };
-    corral_backend::leaves::list_leaves(dir.as_fd(), &t.shown, max_entries)
+    let root = SandboxPath::parse("root", root)?;
+    sandbox_root(state, id)?.list_tree(&root, max_entries)
 }
 
 /// Usage of sandbox `id`: the apparent size of everything under its root
@@ -42,9 +28,7 @@ pub(crate) fn list_tree(
 /// (`None`): nothing groups a sandbox's host processes.
 pub(crate) fn usage(state: &State, id: &str) -> Result<Usage> {
     let sroot = sandbox_root(state, id)?;
-    let dir = sroot
-        .open_at(&[], OFlags::RDONLY | OFlags::DIRECTORY, true)
-        .map_err(|e| fs_error("usage", "/", e))?;
+    let dir = sroot.open_dir(FileOp::OpenDir, &SandboxPath::parse("root", "/")?)?;
     let mut bytes = 0u64;
     let mut visit = |v: &Visit<'_>| -> std::io::Result<Step> {
         if matches!(v.file_type(), FileType::RegularFile | FileType::Symlink) {

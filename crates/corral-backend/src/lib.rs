@@ -3,14 +3,17 @@
 //! The `Backend` trait — the SDK specification's provider primitives plus the
 //! optional primitives the contract needs — its [`Capabilities`], the closed
 //! [`ErrorCode`]s, and helpers every backend shares: physically contained
-//! reads ([`contained`]), host process groups ([`host_exec`]), records in a
+//! reads ([`contained`]) and the file system over a host directory built on
+//! them ([`contained_fs`]), host process groups ([`host_exec`]), records in a
 //! host state directory ([`statefile`]) and snapshots stored there
-//! ([`snapshot_store`]), and the backend-rule suite every backend must pass
+//! ([`snapshot_store`]) as archives of one format ([`snapshot_archive`]), and
+//! the backend-rule suite every backend must pass
 //! (`rules`, behind the `rules` feature).
 
 mod backend;
 mod capabilities;
 pub mod contained;
+pub mod contained_fs;
 mod error;
 mod exec;
 mod files;
@@ -21,6 +24,7 @@ mod process;
 mod sandbox;
 pub mod signal;
 mod snapshot;
+pub mod snapshot_archive;
 pub mod snapshot_store;
 pub mod statefile;
 mod sys;

@@ -11,8 +11,9 @@
 //!    O_DIRECTORY`. The host path is trusted and resolved only then; every
 //!    later lookup is relative to the descriptor, so renaming or replacing the
 //!    host path afterwards does not move the root.
-//! 2. The sandbox path is resolved to an `O_PATH` descriptor, by one of two
-//!    [`Strategy`]s: a single `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
+//! 2. The sandbox path is resolved to an `O_PATH` descriptor, with one of two
+//!    [`Resolution`]s (refusing an escape, the default, or clamping it to the
+//!    root as `chroot` does) and by one of two [`Strategy`]s: a single `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
 //!    (see `openat2.rs`), or a component-by-component `O_NOFOLLOW` walk from the
 //!    root descriptor (see `walk.rs`). Both refuse every escape — `..` above
 //!    the root, absolute symlinks, relative symlinks climbing out, procfs magic
@@ -44,20 +45,22 @@
 //! blocking thread.
 
 mod error;
+mod file;
 mod kind;
 mod openat2;
 mod reopen;
+mod resolution;
 mod walk;
 
 pub use error::{ContainedReadError, ContainmentReason};
+pub use file::ContainedFile;
 pub use kind::FileKind;
+pub use resolution::Resolution;
 
 use reopen::Reopen;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, Stat};
 use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -143,11 +146,19 @@ fn fstat(fd: BorrowedFd<'_>) -> Result<Stat, ContainmentReason> {
 
 /// Validates a sandbox path and makes it relative to the root.
 fn relative(path: &str) -> Result<&str, ContainmentReason> {
-    if path.is_empty() || path.len() >= PATH_MAX || path.contains('\0') {
+    let rel = relative_bytes(path.as_bytes())?;
+    // Only leading `/` bytes were dropped, or the whole became `.`.
+    Ok(std::str::from_utf8(rel).unwrap_or("."))
+}
+
+/// [`relative`] for a path of raw bytes (names need not be UTF-8).
+fn relative_bytes(path: &[u8]) -> Result<&[u8], ContainmentReason> {
+    if path.is_empty() || path.len() >= PATH_MAX || path.contains(&0) {
         return Err(ContainmentReason::InvalidPath);
     }
-    let rel = path.trim_start_matches('/');
-    Ok(if rel.is_empty() { "." } else { rel })
+    let start = path.iter().position(|&b| b != b'/').unwrap_or(path.len());
+    let rel = &path[start..];
+    Ok(if rel.is_empty() { b"." } else { rel })
 }
 
 /// A resolved `O_PATH` descriptor and how to look the same name up again.
@@ -165,6 +176,7 @@ pub struct ContainedRoot {
     fd: OwnedFd,
     strategy: Strategy,
     reopen: Reopen,
+    resolution: Resolution,
 }
 
 impl ContainedRoot {
@@ -191,11 +203,7 @@ impl ContainedRoot {
                 host_dir.display().to_string(),
             )
         })?;
-        Ok(Self {
-            fd,
-            strategy: Strategy::detect(),
-            reopen: Reopen::detect(),
-        })
+        Ok(Self::from_dir_fd(fd))
     }
 
     /// A root on a directory descriptor the caller already holds and trusts
@@ -205,6 +213,7 @@ impl ContainedRoot {
             fd,
             strategy: Strategy::detect(),
             reopen: Reopen::detect(),
+            resolution: Resolution::Beneath,
         }
     }
 
@@ -218,7 +227,7 @@ impl ContainedRoot {
     /// not a directory.
     pub fn subroot(&self, path: &str) -> Result<Self, ContainedReadError> {
         let inner = || -> Result<Self, ContainmentReason> {
-            let resolved = self.resolve(relative(path)?, true)?;
+            let resolved = self.resolve(relative(path)?.as_bytes(), true)?;
             let st = fstat(resolved.fd.as_fd())?;
             if FileKind::from_mode(st.st_mode) != FileKind::Directory {
                 return Err(ContainmentReason::NotFound);
@@ -227,6 +236,7 @@ impl ContainedRoot {
                 fd: resolved.fd,
                 strategy: self.strategy,
                 reopen: self.reopen,
+                resolution: self.resolution,
             })
         };
         inner().map_err(|reason| ContainedReadError::new(reason, path))
@@ -287,6 +297,45 @@ impl ContainedRoot {
     #[must_use]
     pub const fn strategy(&self) -> Strategy {
         self.strategy
+    }
+
+    /// Resolves paths the given way ([`Resolution::Beneath`] unless told).
+    #[must_use]
+    pub fn with_resolution(mut self, resolution: Resolution) -> Self {
+        self.resolution = resolution;
+        self
+    }
+
+    /// How this root resolves what would leave it.
+    #[must_use]
+    pub const fn resolution(&self) -> Resolution {
+        self.resolution
+    }
+
+    /// The root's own directory descriptor (`O_PATH`).
+    pub(crate) fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// `path` resolved to an `O_PATH` descriptor (a final symlink followed
+    /// with `follow_final`) and its `fstat`; nothing is opened.
+    pub(crate) fn resolve_stat(
+        &self,
+        path: &str,
+        follow_final: bool,
+    ) -> Result<(OwnedFd, Stat), ContainmentReason> {
+        self.resolve_stat_bytes(path.as_bytes(), follow_final)
+    }
+
+    /// [`ContainedRoot::resolve_stat`] for a path of raw bytes.
+    pub(crate) fn resolve_stat_bytes(
+        &self,
+        path: &[u8],
+        follow_final: bool,
+    ) -> Result<(OwnedFd, Stat), ContainmentReason> {
+        let resolved = self.resolve(relative_bytes(path)?, follow_final)?;
+        let st = fstat(resolved.fd.as_fd())?;
+        Ok((resolved.fd, st))
     }
 
     /// Reads the whole regular file at `path`, at most `max_bytes` bytes.
@@ -351,14 +400,14 @@ impl ContainedRoot {
             .map_err(|reason| ContainedReadError::new(reason, path))
     }
 
-    fn resolve(&self, rel: &str, follow_final: bool) -> Result<Resolved, ContainmentReason> {
+    fn resolve(&self, rel: &[u8], follow_final: bool) -> Result<Resolved, ContainmentReason> {
         match self.strategy {
             Strategy::Openat2 => Ok(Resolved {
-                fd: openat2::resolve(self.fd.as_fd(), rel, follow_final)?,
+                fd: openat2::resolve(self.fd.as_fd(), rel, follow_final, self.resolution)?,
                 parent: None,
             }),
             Strategy::NoFollowWalk => {
-                let walked = walk::resolve(self.fd.as_fd(), rel, follow_final)?;
+                let walked = walk::resolve(self.fd.as_fd(), rel, follow_final, self.resolution)?;
                 Ok(Resolved {
                     fd: walked.fd,
                     parent: walked.parent,
@@ -372,13 +421,13 @@ impl ContainedRoot {
         path: &str,
         follow_final: bool,
     ) -> Result<ContainedMetadata, ContainmentReason> {
-        let rel = relative(path)?;
+        let rel = relative(path)?.as_bytes();
         let resolved = self.resolve(rel, follow_final)?;
         Ok(ContainedMetadata::from_stat(&fstat(resolved.fd.as_fd())?))
     }
 
     fn open_file_inner(&self, path: &str) -> Result<ContainedFile, ContainmentReason> {
-        let rel = relative(path)?;
+        let rel = relative(path)?.as_bytes();
         let resolved = self.resolve(rel, true)?;
         let (readable, opened) = self.open_resolved(rel, &resolved)?;
         Ok(ContainedFile {
@@ -392,7 +441,7 @@ impl ContainedRoot {
     /// reading and proves it is the same inode.
     fn open_resolved(
         &self,
-        rel: &str,
+        rel: &[u8],
         resolved: &Resolved,
     ) -> Result<(OwnedFd, Stat), ContainmentReason> {
         let checked = fstat(resolved.fd.as_fd())?;
@@ -416,7 +465,7 @@ impl ContainedRoot {
     /// Opens the checked regular file for reading (see `reopen.rs`).
     fn reopen_for_read(
         &self,
-        rel: &str,
+        rel: &[u8],
         resolved: &Resolved,
     ) -> Result<OwnedFd, ContainmentReason> {
         if self.reopen == Reopen::Procfs
@@ -425,140 +474,11 @@ impl ContainedRoot {
             return opened;
         }
         match (self.strategy, &resolved.parent) {
-            (Strategy::Openat2, _) => openat2::open_for_read(self.fd.as_fd(), rel),
+            (Strategy::Openat2, _) => openat2::open_for_read(self.fd.as_fd(), rel, self.resolution),
             (Strategy::NoFollowWalk, Some((dir, name))) => walk::open_for_read(dir.as_fd(), name),
             // A walk ending in `.`/`..` yields a directory, refused earlier.
             (Strategy::NoFollowWalk, None) => Err(ContainmentReason::ChangedDuringRead),
         }
-    }
-}
-
-/// A contained regular file, open for reading.
-///
-/// It is the very inode that passed the containment and type checks. Reading
-/// through [`Read`] streams from the current position without any limit; use
-/// [`ContainedFile::read_to_end_limited`] for a bounded read.
-#[derive(Debug)]
-pub struct ContainedFile {
-    file: File,
-    metadata: ContainedMetadata,
-    path: String,
-}
-
-impl ContainedFile {
-    /// The file's metadata, taken from the readable descriptor when opened.
-    #[must_use]
-    pub const fn metadata(&self) -> &ContainedMetadata {
-        &self.metadata
-    }
-
-    /// The sandbox path it was opened by.
-    #[must_use]
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Reads from the current position to the end, at most `max_bytes` bytes.
-    ///
-    /// # Errors
-    ///
-    /// [`ContainmentReason::TooLarge`] if the reported size or the bytes
-    /// actually present exceed `max_bytes` (at most `max_bytes + 1` bytes are
-    /// read to find out); [`ContainmentReason::Io`] on a read error.
-    pub fn read_to_end_limited(&mut self, max_bytes: u64) -> Result<Vec<u8>, ContainedReadError> {
-        let too_large = |actual: u64| {
-            ContainedReadError::new(
-                ContainmentReason::TooLarge {
-                    limit: max_bytes,
-                    actual,
-                },
-                self.path.clone(),
-            )
-        };
-        if self.metadata.size > max_bytes {
-            return Err(too_large(self.metadata.size));
-        }
-        let probe = max_bytes.saturating_add(1);
-        // Trust the reported size only as an allocation hint, capped: one
-        // allocation for any file up to 64 MiB (no regrowth and copy), and
-        // never more than the caller allowed.
-        const HINT_CEILING: u64 = 64 << 20;
-        let hint = self
-            .metadata
-            .size
-            .saturating_add(1)
-            .min(probe)
-            .min(HINT_CEILING);
-        let mut buf = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
-        (&self.file)
-            .take(probe)
-            .read_to_end(&mut buf)
-            .map_err(|e| ContainedReadError::new(ContainmentReason::from_io(&e), &self.path))?;
-        let seen = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        if seen > max_bytes {
-            let now = rustix::fs::fstat(&self.file)
-                .map_or(0, |st| u64::try_from(st.st_size).unwrap_or(0));
-            return Err(too_large(seen.max(now)));
-        }
-        Ok(buf)
-    }
-
-    /// Reads up to `len` bytes at `offset` (positional; the stream position
-    /// is unchanged). Returns fewer bytes, possibly none, at end of file.
-    /// Memory grows with the bytes actually read, not with `len`.
-    ///
-    /// # Errors
-    ///
-    /// [`ContainmentReason::Io`] on a read error.
-    pub fn read_at(&self, offset: u64, len: u64) -> Result<Vec<u8>, ContainedReadError> {
-        const CHUNK: u64 = 64 * 1024;
-        // No file extends past `i64::MAX` (the kernel's `loff_t`); clamping
-        // turns an absurd range into "past end of file" instead of `EINVAL`.
-        const MAX_OFFSET: u64 = i64::MAX as u64;
-        let end = offset.saturating_add(len).min(MAX_OFFSET);
-        let mut out = Vec::new();
-        let mut pos = offset;
-        while pos < end {
-            let want = usize::try_from((end - pos).min(CHUNK)).unwrap_or(0);
-            let filled = out.len();
-            out.resize(filled + want, 0);
-            match self.file.read_at(&mut out[filled..], pos) {
-                Ok(0) => {
-                    out.truncate(filled);
-                    break;
-                }
-                Ok(n) => {
-                    out.truncate(filled + n);
-                    pos += u64::try_from(n).unwrap_or(u64::MAX);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => out.truncate(filled),
-                Err(e) => {
-                    return Err(ContainedReadError::new(
-                        ContainmentReason::from_io(&e),
-                        &self.path,
-                    ));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Gives up the wrapper and returns the open file.
-    #[must_use]
-    pub fn into_file(self) -> File {
-        self.file
-    }
-}
-
-impl Read for ContainedFile {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.file.read(buf)
-    }
-}
-
-impl AsFd for ContainedFile {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.file.as_fd()
     }
 }
 

@@ -1,7 +1,8 @@
 //! Strategy 1: one `openat2(2)` call resolves the whole path inside the kernel.
 //!
-//! The lookup runs with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS` relative to
-//! the root's directory descriptor:
+//! The lookup runs with the [`Resolution`]'s flags relative to the root's
+//! directory descriptor; for [`Resolution::Beneath`], the default, that is
+//! `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`:
 //!
 //! * `RESOLVE_BENEATH` makes the kernel refuse (with `EXDEV`) any resolution
 //!   that would leave the root: a `..` above it, an absolute path, an absolute
@@ -17,20 +18,19 @@
 //!   which is ambiguous with a real symlink loop, so `ELOOP` is reclassified
 //!   by re-running the inspection-only component walk (it opens nothing for
 //!   reading and refuses every procfs symlink as `outside_root`).
+//! * [`Resolution::InRoot`] uses `RESOLVE_IN_ROOT` instead: the same lookup
+//!   as a process chrooted at the root makes, which never leaves it either.
 //! * The result is an `O_PATH` descriptor: resolving never opens the object, so
 //!   a fifo cannot block and a device driver's `open` never runs.
 //!
 //! Mount points inside the root are crossed (no `RESOLVE_NO_XDEV`): the root's
 //! own submounts are part of what the caller sees under it.
 
-use super::ContainmentReason;
 use super::walk;
+use super::{ContainmentReason, Resolution};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-
-/// The resolve flags every contained lookup uses.
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
 /// Whether `openat2` with the flags we need works in this process.
 ///
@@ -49,14 +49,25 @@ pub(super) fn available() -> bool {
         ".",
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-        RESOLVE,
+        Resolution::Beneath.flags(),
     )
     .is_ok()
 }
 
 /// Calls `openat2` beneath `root`, retrying on `EAGAIN`.
-fn openat2_beneath(root: BorrowedFd<'_>, rel: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
-    super::openat2_retrying(root, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE)
+pub(super) fn openat2_beneath(
+    root: BorrowedFd<'_>,
+    rel: &[u8],
+    flags: OFlags,
+    resolution: Resolution,
+) -> Result<OwnedFd, Errno> {
+    super::openat2_retrying(
+        root,
+        rel,
+        flags | OFlags::CLOEXEC,
+        Mode::empty(),
+        resolution.flags(),
+    )
 }
 
 /// Resolves `rel` (already relative, validated) to an `O_PATH` descriptor.
@@ -65,14 +76,16 @@ fn openat2_beneath(root: BorrowedFd<'_>, rel: &str, flags: OFlags) -> Result<Own
 /// symlink (the descriptor then refers to the link itself).
 pub(super) fn resolve(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
+    resolution: Resolution,
 ) -> Result<OwnedFd, ContainmentReason> {
     let mut flags = OFlags::PATH;
     if !follow_final {
         flags |= OFlags::NOFOLLOW;
     }
-    openat2_beneath(root, rel, flags).map_err(|errno| classify(root, rel, follow_final, errno))
+    openat2_beneath(root, rel, flags, resolution)
+        .map_err(|errno| classify(root, rel, follow_final, resolution, errno))
 }
 
 /// Opens `rel` again, this time for reading, for the fallback without procfs.
@@ -81,11 +94,16 @@ pub(super) fn resolve(
 /// descriptor it checked; `O_NONBLOCK` keeps a fifo swapped in meanwhile (or a
 /// file under a lease) from blocking, `O_NOCTTY` keeps a terminal from becoming
 /// ours.
-pub(super) fn open_for_read(root: BorrowedFd<'_>, rel: &str) -> Result<OwnedFd, ContainmentReason> {
+pub(super) fn open_for_read(
+    root: BorrowedFd<'_>,
+    rel: &[u8],
+    resolution: Resolution,
+) -> Result<OwnedFd, ContainmentReason> {
     openat2_beneath(
         root,
         rel,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        resolution,
     )
     .map_err(|errno| match errno {
         // The first lookup found a regular file; a socket (which cannot be
@@ -98,8 +116,9 @@ pub(super) fn open_for_read(root: BorrowedFd<'_>, rel: &str) -> Result<OwnedFd, 
 /// Turns a failed lookup into a reason, disambiguating `ELOOP`.
 fn classify(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
+    resolution: Resolution,
     errno: Errno,
 ) -> ContainmentReason {
     if errno != Errno::LOOP {
@@ -107,7 +126,7 @@ fn classify(
     }
     // `ELOOP` is either a real loop or a refused magic link. The walk inspects
     // (O_PATH opens and readlink only) and names which one.
-    match walk::resolve(root.as_fd(), rel, follow_final) {
+    match walk::resolve(root.as_fd(), rel, follow_final, resolution) {
         Err(ContainmentReason::OutsideRoot) => ContainmentReason::OutsideRoot,
         // A loop, or the tree changed under us: the kernel's answer stands.
         _ => ContainmentReason::SymlinkLoop,

@@ -106,10 +106,10 @@ fn fallback_reopen_detects_a_swap() {
     std::fs::write(tmp.path().join("g"), b"swapped").expect("write");
     for strategy in strategies() {
         let root = root(tmp.path(), strategy, Reopen::Reresolve);
-        let resolved: Resolved = root.resolve("f", true).expect("resolve");
+        let resolved: Resolved = root.resolve(b"f", true).expect("resolve");
         std::fs::rename(tmp.path().join("g"), tmp.path().join("f")).expect("swap");
         let err = root
-            .open_resolved("f", &resolved)
+            .open_resolved(b"f", &resolved)
             .expect_err("swap detected");
         assert_eq!(err, ContainmentReason::ChangedDuringRead, "{strategy:?}");
         // Restore for the next strategy.
@@ -119,9 +119,9 @@ fn fallback_reopen_detects_a_swap() {
     // The procfs re-open reads the pinned inode even after a swap.
     let root = root(tmp.path(), Strategy::NoFollowWalk, Reopen::Procfs);
     if Reopen::detect() == Reopen::Procfs {
-        let resolved = root.resolve("f", true).expect("resolve");
+        let resolved = root.resolve(b"f", true).expect("resolve");
         std::fs::rename(tmp.path().join("g"), tmp.path().join("f")).expect("swap");
-        let (fd, _) = root.open_resolved("f", &resolved).expect("pinned inode");
+        let (fd, _) = root.open_resolved(b"f", &resolved).expect("pinned inode");
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text).expect("read");
         assert_eq!(text, "checked");

@@ -19,11 +19,14 @@
 //!   read. That covers all magic links (`/proc/<pid>/root`, `fd/<n>`, …) and is
 //!   stricter than the kernel's `RESOLVE_NO_MAGICLINKS`, which would still
 //!   follow plain procfs links such as `/proc/self`;
-//! * more than 40 symlinks in one resolution is `symlink_loop`, as in the kernel.
+//! * more than 40 symlinks in one resolution is `symlink_loop`, as in the kernel;
+//! * under [`Resolution::InRoot`] an absolute target restarts at the root
+//!   (the stack is emptied) and `..` at the root stays there, exactly as
+//!   `RESOLVE_IN_ROOT` does; nothing else changes.
 //!
 //! Nothing is opened for reading here: the result is an `O_PATH` descriptor.
 
-use super::ContainmentReason;
+use super::{ContainmentReason, Resolution};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -85,11 +88,13 @@ fn fstat_type(fd: BorrowedFd<'_>) -> Result<FileType, ContainmentReason> {
 /// With `follow_final` false a final symlink is returned itself.
 pub(super) fn resolve(
     root: BorrowedFd<'_>,
-    rel: &str,
+    rel: &[u8],
     follow_final: bool,
+    resolution: Resolution,
 ) -> Result<Walked, ContainmentReason> {
+    let in_root = resolution == Resolution::InRoot;
     // Pending components, last to process on top.
-    let mut pending = components(rel.as_bytes());
+    let mut pending = components(rel);
     pending.reverse();
     if pending.is_empty() {
         pending.push(b".".to_vec());
@@ -111,7 +116,7 @@ pub(super) fn resolve(
                 }
             }
             b".." => {
-                if stack.pop().is_none() {
+                if stack.pop().is_none() && !in_root {
                     return Err(ContainmentReason::OutsideRoot);
                 }
                 if is_last {
@@ -147,7 +152,10 @@ pub(super) fn resolve(
                             return Err(ContainmentReason::NotFound);
                         }
                         if target.starts_with(b"/") {
-                            return Err(ContainmentReason::OutsideRoot);
+                            if !in_root {
+                                return Err(ContainmentReason::OutsideRoot);
+                            }
+                            stack.clear();
                         }
                         let mut spliced = components(target);
                         spliced.reverse();

@@ -1,16 +1,16 @@
 //! The bounds of one capture: the data bytes it may store (the sandbox's
-//! disk limit: a sandbox cannot hold more, so an archive asking for more
-//! is being lied to) and a wall-clock deadline.
+//! disk limit, where it has one: a sandbox cannot hold more, so a file
+//! claiming more is being lied about) and a wall-clock deadline.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// How long a capture may take before it is abandoned.
-pub(crate) const CAPTURE_DEADLINE: Duration = Duration::from_secs(300);
+pub const CAPTURE_DEADLINE: Duration = Duration::from_secs(300);
 
 /// Why a capture was abandoned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Exceeded {
+pub enum Exceeded {
     /// The data to store passed the sandbox's disk limit.
     #[error("its files hold more than the sandbox's disk limit of {limit} bytes")]
     Bytes {
@@ -26,7 +26,8 @@ pub(crate) enum Exceeded {
 }
 
 /// What is left of one capture's bounds.
-pub(crate) struct Budget {
+#[derive(Debug)]
+pub struct Budget {
     limit: u64,
     left: Cell<u64>,
     deadline: Instant,
@@ -35,7 +36,7 @@ pub(crate) struct Budget {
 
 impl Budget {
     /// At most `limit` data bytes within `within`.
-    pub(crate) fn new(limit: u64, within: Duration) -> Self {
+    pub fn new(limit: u64, within: Duration) -> Self {
         Budget {
             limit,
             left: Cell::new(limit),
@@ -45,7 +46,7 @@ impl Budget {
     }
 
     /// Takes `bytes` from the budget, or fails when they do not fit.
-    pub(crate) fn charge(&self, bytes: u64) -> std::io::Result<()> {
+    pub fn charge(&self, bytes: u64) -> std::io::Result<()> {
         self.in_time()?;
         let left = self.left.get();
         if bytes > left {
@@ -56,7 +57,7 @@ impl Budget {
     }
 
     /// Fails once the deadline has passed.
-    pub(crate) fn in_time(&self) -> std::io::Result<()> {
+    pub fn in_time(&self) -> std::io::Result<()> {
         if Instant::now() > self.deadline {
             return Err(std::io::Error::other(Exceeded::Time { secs: self.secs }));
         }
@@ -65,7 +66,7 @@ impl Budget {
 }
 
 /// The bound `e` (or an error it wraps, as `tar` does) reports, if any.
-pub(crate) fn exceeded(e: &std::io::Error) -> Option<Exceeded> {
+pub fn exceeded(e: &std::io::Error) -> Option<Exceeded> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         if let Some(x) = err.downcast_ref::<Exceeded>() {

@@ -27,12 +27,12 @@ const IN_HEADER: usize = 4;
 const IN_EXTENSION: usize = 21;
 
 /// One run of data: `(offset, length)`.
-pub(crate) type Extent = (u64, u64);
+pub(super) type Extent = (u64, u64);
 
 /// The data extents of `file` (`size` bytes long, `allocated` bytes on
 /// disk): one extent for a file without holes, otherwise what
 /// `SEEK_DATA`/`SEEK_HOLE` report, widened to blocks and merged.
-pub(crate) fn extents(file: &File, size: u64, allocated: u64) -> std::io::Result<Vec<Extent>> {
+pub(super) fn extents(file: &File, size: u64, allocated: u64) -> std::io::Result<Vec<Extent>> {
     if size == 0 {
         return Ok(Vec::new());
     }
@@ -68,7 +68,7 @@ pub(crate) fn extents(file: &File, size: u64, allocated: u64) -> std::io::Result
 }
 
 /// Whether `extents` describe all of a `size`-byte file.
-pub(crate) fn is_dense(extents: &[Extent], size: u64) -> bool {
+pub(super) fn is_dense(extents: &[Extent], size: u64) -> bool {
     size == 0 || extents == [(0, size)]
 }
 
@@ -89,7 +89,7 @@ fn number_into(dst: &mut [u8; 12], v: u64) {
 /// `extents`; returns the extension blocks that must follow the header,
 /// before the data. A file ending in a hole gets a last empty extent at its
 /// size, as GNU tar writes it.
-pub(crate) fn make_sparse(
+pub(super) fn make_sparse(
     h: &mut tar::Header,
     real: u64,
     extents: &[Extent],
@@ -127,7 +127,7 @@ pub(crate) fn make_sparse(
 
 /// Reads the extents of a file in order, exactly their length each (zeros
 /// for what the file no longer has), charging `budget`'s deadline.
-pub(crate) struct ExtentReader<'a> {
+pub(super) struct ExtentReader<'a> {
     file: File,
     extents: Vec<Extent>,
     at: usize,
@@ -137,7 +137,7 @@ pub(crate) struct ExtentReader<'a> {
 
 impl<'a> ExtentReader<'a> {
     /// A reader of `extents` of `file`.
-    pub(crate) fn new(file: File, extents: Vec<Extent>, budget: &'a Budget) -> Self {
+    pub(super) fn new(file: File, extents: Vec<Extent>, budget: &'a Budget) -> Self {
         ExtentReader {
             file,
             extents,
