@@ -45,15 +45,19 @@ mod case;
 mod checks;
 mod http;
 mod options;
-mod report;
 mod runner;
 mod scope;
 mod target;
 mod targets;
 
-pub use case::SdkCase;
+pub use case::{SdkCase, SdkRun};
 pub use options::{Check, DEFAULT_CASE_TIMEOUT, SdkConformanceOptions};
-pub use report::{SdkCaseReport, SdkReport};
+
+/// The evidence of one run of the SDK suite against one provider.
+pub type SdkReport = crate::Report<SdkCase>;
+
+/// One SDK case's evidence.
+pub type SdkCaseReport = crate::CaseReport<SdkCase>;
 pub use runner::{
     OFFLINE_PROVIDERS, SdkConformanceError, run_sdk, run_sdk_target, run_sdk_target_with,
 };

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use corral_backend::{Backend, Command};
 
+use crate::sdk::SdkReport;
 use crate::sdk::options::{Check, SdkConformanceOptions};
-use crate::sdk::report::SdkReport;
 use crate::sdk::runner::{SdkConformanceError, run_sdk_target};
 use crate::sdk::target::{SdkTarget, host_has_program, python_http_server};
 use crate::targets::{BuiltinTarget, DockerTarget, LinuxTarget, LocalTarget, MemoryTarget};
