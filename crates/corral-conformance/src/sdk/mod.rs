@@ -47,8 +47,6 @@ mod http;
 mod options;
 mod runner;
 mod scope;
-mod target;
-mod targets;
 
 pub use case::{SdkCase, SdkRun};
 pub use options::{Check, DEFAULT_CASE_TIMEOUT, SdkConformanceOptions};
@@ -62,5 +60,3 @@ pub use runner::{
     OFFLINE_PROVIDERS, SdkConformanceError, run_sdk, run_sdk_target, run_sdk_target_with,
 };
 pub use scope::RUN_LABEL;
-pub use target::{SdkTarget, host_has_program, python_http_server};
-pub use targets::Relayed;

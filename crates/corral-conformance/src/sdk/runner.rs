@@ -8,9 +8,9 @@ use crate::sdk::case::{SdkCase, SdkRun};
 use crate::sdk::checks;
 use crate::sdk::options::{Check, SdkConformanceOptions};
 use crate::sdk::scope::SdkScope;
-use crate::sdk::target::{SdkTarget, python_http_server};
 use crate::sdk::{SdkCaseReport, SdkReport};
 use crate::suite::{bounded, bounded_cleanup, stamp};
+use crate::target::{SdkTarget, python_http_server};
 use corral_backend::Backend;
 
 /// The command serving `/workspace` over HTTP on a port.

@@ -14,12 +14,12 @@ use corral_backend::{
     Labels, OutputSink, PreviewUrl, ProcessOps, Result, SandboxInfo,
 };
 use corral_backend_memory::MemoryBackend;
-use corral_conformance::Outcome;
 use corral_conformance::sdk::{
-    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, SdkTarget, run_sdk, run_sdk_target,
+    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, run_sdk, run_sdk_target,
     run_sdk_target_with,
 };
 use corral_conformance::targets::MemoryTarget;
+use corral_conformance::{Outcome, SdkTarget};
 
 // SDK spec: `gitPush` "skips the bare-repository clone, commit and push,
 // for a runtime without git"; `httpProbe` "skips the real HTTP request to a

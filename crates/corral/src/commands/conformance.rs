@@ -19,9 +19,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use corral_conformance::sdk::{Relayed, run_sdk_target};
-use corral_conformance::targets::{self, BuiltinTarget, TargetError};
-use corral_conformance::{Report, Suite, SuiteCase};
+use corral_conformance::sdk::run_sdk_target;
+use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
+use corral_conformance::{Report, Suite, SuiteCase, Target};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
@@ -81,12 +81,9 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
     let remote = crate::backends::open_remote(endpoint).await?;
     let served = remote.served().to_owned();
     let target = Relayed::new(std::sync::Arc::new(remote), served);
-    let report = run_sdk_target(&target).await.map_err(|e| {
-        CliError::usage(format!(
-            "target {}: {e}",
-            corral_conformance::sdk::SdkTarget::name(&target)
-        ))
-    })?;
+    let report = run_sdk_target(&target)
+        .await
+        .map_err(|e| CliError::usage(format!("target {}: {e}", target.name())))?;
     Ok(Evidence::of(&report))
 }
 

@@ -1,9 +1,9 @@
 //! Shared checks of the conformance integration tests.
 
 use corral_backend::Labels;
-use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};
+use corral_conformance::sdk::{SdkCase, SdkReport, run_sdk_target};
 use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
-use corral_conformance::{ConformanceTarget, Outcome, Report, run, run_cases};
+use corral_conformance::{ConformanceTarget, Outcome, Report, SdkTarget, run, run_cases};
 use corral_contract::ConformanceCase;
 
 /// A linux target, or `None` after printing why `test` is skipped where
