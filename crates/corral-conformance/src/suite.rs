@@ -10,7 +10,7 @@ use crate::case::ContractRun;
 use crate::cases;
 use crate::failure::Failure;
 use crate::report::{CaseReport, Report};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::{ConformanceTarget, Inventory};
 
 /// The longest one case may run before it fails as timed out.
@@ -142,7 +142,7 @@ pub(crate) async fn bounded_cleanup(
 /// holds nothing the case allocated. The first failure is the reason.
 async fn attempt<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> Result<(), Failure> {
     let before = inventory(target).await?;
-    let mut scope = Scope::new(target, case)?;
+    let mut scope = ContractScope::new(target, case)?;
     let body = bounded(CASE_BOUND, cases::run(case, &mut scope), || {
         Failure::new(format_args!(
             "did not finish within {} s",
