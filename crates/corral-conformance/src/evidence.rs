@@ -282,7 +282,7 @@ impl Evidence {
             "run: target {}, corral {}, from {} to {}",
             r.target, r.corral_version, r.started_at, r.finished_at
         );
-        let tokens: Vec<&str> = r.tokens.iter().map(|t| t.as_str()).collect();
+        let tokens: Vec<&str> = r.run.tokens.iter().map(|t| t.as_str()).collect();
         let _ = writeln!(out, "tokens: {}", tokens.join(", "));
         let width = r
             .cases

@@ -17,7 +17,7 @@ use corral_contract::{
 
 use crate::failure::{Failure, shown};
 use crate::request::internal;
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// The `timeout_seconds` of every command.
@@ -50,7 +50,7 @@ fn split(file: &SandboxPath) -> Result<(SandboxPath, String), Failure> {
     }
 }
 
-impl<T: ConformanceTarget> Scope<'_, T> {
+impl<T: ConformanceTarget> ContractScope<'_, T> {
     /// `execute` of `script` in `cwd` (the provider's default when `None`),
     /// keeping at most `limit` bytes per stream; the contract's answer as is.
     pub(crate) async fn try_execute(

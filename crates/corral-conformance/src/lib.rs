@@ -1,9 +1,11 @@
 //! # corral-conformance
 //!
 //! The provider contract's nine conformance cases as test objects, run
-//! against any [`ConformanceTarget`], with evidence in a [`Report`]; and
-//! the SDK's conformance suite ([`sdk`]), run against any backend through
-//! the SDK, with evidence in an [`sdk::SdkReport`].
+//! against any [`ConformanceTarget`]; and the SDK's conformance suite
+//! ([`sdk`]), run against any backend through the SDK. Both suites leave
+//! their evidence in one [`Report`] type, one line per case
+//! ([`Report`] for the contract suite, `Report<SdkCase>` for the SDK's,
+//! the difference being what [`SuiteCase`] records of a run and a case).
 //!
 //! | case | requires | proves |
 //! |---|---|---|
@@ -44,6 +46,7 @@
 //! # }
 //! ```
 
+mod case;
 mod cases;
 pub mod evidence;
 mod exec;
@@ -58,7 +61,11 @@ mod suite;
 mod target;
 pub mod targets;
 
+pub use case::{ContractRun, NoDetail, RequiredTokens, SuiteCase};
 pub use evidence::{Evidence, EvidenceError, PublicKey, SecretKey};
 pub use report::{CaseReport, Outcome, Report};
 pub use suite::{CASE_BOUND, CLEANUP_BOUND, Suite, run, run_cases};
-pub use target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory, synthetic_root_image};
+pub use target::{
+    ConformanceTarget, EgressFixture, EgressProbe, Inventory, SdkTarget, Target, host_has_program,
+    python_http_server, synthetic_root_image,
+};

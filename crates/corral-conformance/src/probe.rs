@@ -4,7 +4,7 @@ use corral_contract::{ExitCause, HostPort, InstanceId, SandboxExecutionResult};
 
 use crate::exec::quote;
 use crate::failure::{Failure, shown};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::{ConformanceTarget, EgressProbe};
 
 /// What a probe concluded about one destination.
@@ -69,7 +69,7 @@ impl EgressProbe {
     }
 }
 
-impl<T: ConformanceTarget> Scope<'_, T> {
+impl<T: ConformanceTarget> ContractScope<'_, T> {
     /// Probes `destination` from instance `id` with `probe`; an inconclusive
     /// probe fails the case.
     pub(crate) async fn probe(

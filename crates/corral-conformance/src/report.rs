@@ -1,10 +1,15 @@
-//! The evidence a run leaves: a [`Report`], as JSON and as a table.
+//! The evidence a run of either suite leaves: a [`Report`] of one line per
+//! case, as JSON and as a table.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::time::Instant;
 
-use corral_contract::{CapabilityToken, ConformanceCase, SandboxProviderCapabilities, Timestamp};
+use corral_contract::{ConformanceCase, Timestamp};
 use serde::{Deserialize, Serialize};
+
+use crate::case::SuiteCase;
+use crate::failure::Failure;
+use crate::suite::stamp;
 
 /// How one case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -30,14 +35,17 @@ impl Outcome {
     }
 }
 
-/// One case's evidence.
+/// One case's evidence, whatever the suite: a [`CaseReport`] is a contract
+/// case's line, a `CaseReport<SdkCase>` an SDK case's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CaseReport {
+#[serde(deny_unknown_fields, bound = "")]
+pub struct CaseReport<C: SuiteCase = ConformanceCase> {
     /// The case.
-    pub name: ConformanceCase,
-    /// The tokens it requires.
-    pub required: Vec<CapabilityToken>,
+    pub name: C,
+    /// What the suite records of the case (a contract case: the tokens it
+    /// requires), as fields of the line itself.
+    #[serde(flatten)]
+    pub detail: C::Detail,
     /// How it ended.
     pub outcome: Outcome,
     /// Why it failed or was skipped (one line); `None` when it passed.
@@ -47,18 +55,55 @@ pub struct CaseReport {
     pub duration_ms: u64,
 }
 
-/// The evidence of one run of the suite against one target.
+impl<C: SuiteCase> CaseReport<C> {
+    /// The line of `case`, skipped for `reason`.
+    pub(crate) fn skipped(case: C, reason: String) -> Self {
+        Self {
+            name: case,
+            detail: case.detail(),
+            outcome: Outcome::Skipped,
+            reason: Some(reason),
+            duration_ms: 0,
+        }
+    }
+
+    /// Runs `case`'s `attempt` and records how it ended: passed, or failed
+    /// with the failure's reason, and how long it ran.
+    pub(crate) async fn attempted(
+        case: C,
+        attempt: impl Future<Output = Result<(), Failure>>,
+    ) -> Self {
+        let start = Instant::now();
+        let result = attempt.await;
+        let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (outcome, reason) = match result {
+            Ok(()) => (Outcome::Passed, None),
+            Err(f) => (Outcome::Failed, Some(f.into_reason())),
+        };
+        Self {
+            name: case,
+            detail: case.detail(),
+            outcome,
+            reason,
+            duration_ms,
+        }
+    }
+}
+
+/// The evidence of one run of a suite against one target: a [`Report`] is
+/// the contract suite's, a `Report<SdkCase>` the SDK suite's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Report {
+#[serde(deny_unknown_fields, bound = "")]
+pub struct Report<C: SuiteCase = ConformanceCase> {
     /// The target's name.
     pub target: String,
-    /// The envelope the target's provider advertised.
-    pub envelope: SandboxProviderCapabilities,
-    /// The tokens derived from it.
-    pub tokens: BTreeSet<CapabilityToken>,
-    /// One entry per case, in the contract's order.
-    pub cases: Vec<CaseReport>,
+    /// What the suite records of the run (the contract suite: the envelope
+    /// and its tokens; the SDK suite: the provider and whether the run was
+    /// live), as fields of the report itself.
+    #[serde(flatten)]
+    pub run: C::Run,
+    /// One entry per case, in the suite's order.
+    pub cases: Vec<CaseReport<C>>,
     /// The version of corral that ran the suite.
     pub corral_version: String,
     /// When the run started.
@@ -67,10 +112,28 @@ pub struct Report {
     pub finished_at: Timestamp,
 }
 
-impl Report {
+impl<C: SuiteCase> Report<C> {
+    /// The report of a run of `cases` against `target` that started at
+    /// `started_at` and finishes now.
+    pub(crate) fn finished(
+        target: String,
+        run: C::Run,
+        cases: Vec<CaseReport<C>>,
+        started_at: Timestamp,
+    ) -> Self {
+        Self {
+            target,
+            run,
+            cases,
+            corral_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at,
+            finished_at: stamp(),
+        }
+    }
+
     /// How many cases ended with `outcome`.
     pub fn count(&self, outcome: Outcome) -> usize {
-        count(&self.cases, outcome)
+        self.cases.iter().filter(|c| c.outcome == outcome).count()
     }
 
     /// Whether no case failed (skips are not failures).
@@ -79,13 +142,18 @@ impl Report {
     }
 
     /// The report of `case`, if it was part of the run.
-    pub fn case(&self, case: ConformanceCase) -> Option<&CaseReport> {
+    pub fn case(&self, case: C) -> Option<&CaseReport<C>> {
         self.cases.iter().find(|c| c.name == case)
     }
 
     /// The closing line: `N passed, N failed, N skipped`.
     pub fn summary(&self) -> String {
-        summary(&self.cases)
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.count(Outcome::Passed),
+            self.count(Outcome::Failed),
+            self.count(Outcome::Skipped)
+        )
     }
 
     /// The report as pretty JSON.
@@ -93,76 +161,31 @@ impl Report {
         serde_json::to_string_pretty(self)
     }
 
-    /// The human table: a heading naming the target and its tokens, one line
-    /// per case (`name  outcome  duration  reason`), and the summary line.
+    /// The human table: a heading naming the target and what matters of
+    /// the run, one line per case (`name  outcome  duration  reason`, the
+    /// names padded to the longest), and the summary line.
     pub fn table(&self) -> String {
-        let tokens: Vec<&str> = self.tokens.iter().map(|t| t.as_str()).collect();
-        table(
-            &format!(
-                "conformance: target {} (tokens: {})",
-                self.target,
-                tokens.join(", ")
-            ),
-            &self.cases,
-        )
+        let mut out = format!("{}\n", C::heading(&self.target, &self.run));
+        let width = self
+            .cases
+            .iter()
+            .map(|c| c.name.name().len())
+            .max()
+            .unwrap_or(0);
+        for c in &self.cases {
+            let line = table_line(
+                c.name.name(),
+                width,
+                c.outcome,
+                c.duration_ms,
+                c.reason.as_deref(),
+            );
+            let _ = writeln!(out, "{line}");
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
     }
-}
-
-/// One line of evidence, whatever the suite: what the counts, the summary
-/// and the table read from a case report.
-pub(crate) trait CaseLine {
-    /// The case's name.
-    fn name(&self) -> &'static str;
-    /// How it ended.
-    fn outcome(&self) -> Outcome;
-    /// How long it ran, in milliseconds.
-    fn duration_ms(&self) -> u64;
-    /// Why it failed or was skipped.
-    fn reason(&self) -> Option<&str>;
-}
-
-impl CaseLine for CaseReport {
-    fn name(&self) -> &'static str {
-        self.name.as_str()
-    }
-    fn outcome(&self) -> Outcome {
-        self.outcome
-    }
-    fn duration_ms(&self) -> u64 {
-        self.duration_ms
-    }
-    fn reason(&self) -> Option<&str> {
-        self.reason.as_deref()
-    }
-}
-
-/// How many of `cases` ended with `outcome`.
-pub(crate) fn count<C: CaseLine>(cases: &[C], outcome: Outcome) -> usize {
-    cases.iter().filter(|c| c.outcome() == outcome).count()
-}
-
-/// The closing line of every suite: `N passed, N failed, N skipped`.
-pub(crate) fn summary<C: CaseLine>(cases: &[C]) -> String {
-    format!(
-        "{} passed, {} failed, {} skipped",
-        count(cases, Outcome::Passed),
-        count(cases, Outcome::Failed),
-        count(cases, Outcome::Skipped)
-    )
-}
-
-/// Every suite's table: `heading`, one [`table_line`] per case with the
-/// names padded to the longest, and the [`summary`] line.
-pub(crate) fn table<C: CaseLine>(heading: &str, cases: &[C]) -> String {
-    let mut out = format!("{heading}\n");
-    let width = cases.iter().map(|c| c.name().len()).max().unwrap_or(0);
-    for c in cases {
-        let line = table_line(c.name(), width, c.outcome(), c.duration_ms(), c.reason());
-        let _ = writeln!(out, "{line}");
-    }
-    out.push_str(&summary(cases));
-    out.push('\n');
-    out
 }
 
 /// One line of a report table: `name  outcome  duration  reason`, the name
@@ -188,41 +211,87 @@ fn table_line(
 
 #[cfg(test)]
 mod tests {
+    use corral_contract::SandboxProviderCapabilities;
+
     use super::*;
+    use crate::case::{ContractRun, RequiredTokens};
+    use crate::sdk::{SdkCase, SdkRun};
+
+    fn timestamp() -> Timestamp {
+        Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap()
+    }
+
+    fn line<C: SuiteCase>(
+        name: C,
+        outcome: Outcome,
+        reason: Option<&str>,
+        duration_ms: u64,
+    ) -> CaseReport<C> {
+        CaseReport {
+            name,
+            detail: name.detail(),
+            outcome,
+            reason: reason.map(str::to_string),
+            duration_ms,
+        }
+    }
 
     fn report() -> Report {
-        let t = Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap();
         Report {
             target: "example".into(),
-            envelope: SandboxProviderCapabilities::minimum(),
-            tokens: SandboxProviderCapabilities::minimum().conformance_tokens(),
+            run: ContractRun {
+                envelope: SandboxProviderCapabilities::minimum(),
+                tokens: SandboxProviderCapabilities::minimum().conformance_tokens(),
+            },
             cases: vec![
-                CaseReport {
-                    name: ConformanceCase::NoneEgress,
-                    required: ConformanceCase::NoneEgress.required_tokens().to_vec(),
-                    outcome: Outcome::Passed,
-                    reason: None,
-                    duration_ms: 12,
-                },
-                CaseReport {
-                    name: ConformanceCase::CheckpointClone,
-                    required: ConformanceCase::CheckpointClone.required_tokens().to_vec(),
-                    outcome: Outcome::Skipped,
-                    reason: Some("missing tokens: snapshot".into()),
-                    duration_ms: 0,
-                },
-                CaseReport {
-                    name: ConformanceCase::ZdrRelease,
-                    required: ConformanceCase::ZdrRelease.required_tokens().to_vec(),
-                    outcome: Outcome::Failed,
-                    reason: Some("release: boom".into()),
-                    duration_ms: 3,
-                },
+                line(ConformanceCase::NoneEgress, Outcome::Passed, None, 12),
+                line(
+                    ConformanceCase::CheckpointClone,
+                    Outcome::Skipped,
+                    Some("missing tokens: snapshot"),
+                    0,
+                ),
+                line(
+                    ConformanceCase::ZdrRelease,
+                    Outcome::Failed,
+                    Some("release: boom"),
+                    3,
+                ),
             ],
             corral_version: "0.0.0".into(),
-            started_at: t,
-            finished_at: t,
+            started_at: timestamp(),
+            finished_at: timestamp(),
         }
+    }
+
+    fn sdk_report() -> Report<SdkCase> {
+        Report {
+            target: "example".into(),
+            run: SdkRun {
+                provider: "memory".into(),
+                live: false,
+            },
+            cases: vec![
+                line(SdkCase::Commands, Outcome::Passed, None, 4),
+                line(
+                    SdkCase::GitPush,
+                    Outcome::Skipped,
+                    Some("unsupported gitPush: no git"),
+                    0,
+                ),
+                line(SdkCase::Files, Outcome::Failed, Some("files.read: boom"), 2),
+            ],
+            corral_version: "0.0.0".into(),
+            started_at: timestamp(),
+            finished_at: timestamp(),
+        }
+    }
+
+    #[test]
+    fn a_contract_line_records_the_tokens_its_case_requires() {
+        let case = ConformanceCase::PausePinning;
+        let RequiredTokens { required } = case.detail();
+        assert_eq!(required, case.required_tokens());
     }
 
     #[test]
@@ -238,6 +307,24 @@ mod tests {
         assert!(lines[3].contains("failed") && lines[3].ends_with("release: boom"));
         assert_eq!(lines[4], "1 passed, 1 failed, 1 skipped");
         assert!(!r.succeeded());
+    }
+
+    #[test]
+    fn the_sdk_table_has_one_line_per_case_and_ends_with_the_counts() {
+        let r = sdk_report();
+        let table = r.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 5, "{table}");
+        assert_eq!(
+            lines[0],
+            "conformance: suite sdk, target example (provider memory, live: false)"
+        );
+        assert!(lines[1].starts_with("commands ") && lines[1].contains("passed"));
+        assert!(lines[2].contains("skipped") && lines[2].ends_with("unsupported gitPush: no git"));
+        assert!(lines[3].contains("failed") && lines[3].ends_with("files.read: boom"));
+        assert_eq!(lines[4], "1 passed, 1 failed, 1 skipped");
+        assert!(!r.succeeded());
+        assert_eq!(r.case(SdkCase::Files).unwrap().duration_ms, 2);
     }
 
     #[test]
@@ -262,5 +349,62 @@ mod tests {
         assert!(value["cases"][0].get("reason").is_none());
         let back: Report = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn the_sdk_json_round_trips() {
+        let r = sdk_report();
+        let json = r.to_json().unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["cases"][1]["name"], "git-push");
+        assert_eq!(value["cases"][1]["outcome"], "skipped");
+        assert!(value["cases"][0].get("reason").is_none());
+        assert!(value["cases"][0].get("required").is_none());
+        assert_eq!(value["provider"], "memory");
+        assert_eq!(value["live"], false);
+        let back: Report<SdkCase> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+
+    /// A field no report of the suite has, where it is added → the field
+    /// named in the refusal. The run's and the lines' own fields are
+    /// inlined into the report, and still nothing unknown gets through.
+    #[test]
+    fn reports_refuse_fields_they_do_not_have() {
+        let contract: serde_json::Value =
+            serde_json::from_str(&report().to_json().unwrap()).unwrap();
+        let sdk: serde_json::Value =
+            serde_json::from_str(&sdk_report().to_json().unwrap()).unwrap();
+        let refusals: &[(&str, &serde_json::Value, &str, &str)] = &[
+            ("contract report", &contract, "", "note"),
+            ("contract line", &contract, "/cases/0", "note"),
+            ("sdk field in a contract report", &contract, "", "live"),
+            ("sdk report", &sdk, "", "note"),
+            ("sdk line", &sdk, "/cases/0", "note"),
+            ("contract field in an sdk report", &sdk, "", "envelope"),
+            (
+                "contract field in an sdk line",
+                &sdk,
+                "/cases/0",
+                "required",
+            ),
+        ];
+        for (attack, original, at, field) in refusals {
+            let mut value = (*original).clone();
+            value
+                .pointer_mut(at)
+                .and_then(serde_json::Value::as_object_mut)
+                .unwrap()
+                .insert((*field).to_string(), serde_json::json!([]));
+            let text = value.to_string();
+            let e = if std::ptr::eq(*original, &contract) {
+                serde_json::from_str::<Report>(&text).map(drop).unwrap_err()
+            } else {
+                serde_json::from_str::<Report<SdkCase>>(&text)
+                    .map(drop)
+                    .unwrap_err()
+            };
+            assert!(e.to_string().contains(field), "{attack}: {e}");
+        }
     }
 }

@@ -1,15 +1,16 @@
 //! Running cases against a target and collecting the [`Report`].
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use corral_contract::{CapabilityToken, ConformanceCase, SandboxError, SandboxProvider, Timestamp};
 use corral_runtime::runtime::Runtime;
 
+use crate::case::ContractRun;
 use crate::cases;
 use crate::failure::Failure;
-use crate::report::{CaseReport, Outcome, Report};
-use crate::scope::Scope;
+use crate::report::{CaseReport, Report};
+use crate::scope::contract::ContractScope;
 use crate::target::{ConformanceTarget, Inventory};
 
 /// The longest one case may run before it fails as timed out.
@@ -84,15 +85,8 @@ pub async fn run_cases<T: ConformanceTarget>(
     for case in cases {
         reports.push(run_case(target, &tokens, *case).await);
     }
-    Ok(Report {
-        target: target.name(),
-        envelope,
-        tokens,
-        cases: reports,
-        corral_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at,
-        finished_at: stamp(),
-    })
+    let run = ContractRun { envelope, tokens };
+    Ok(Report::finished(target.name(), run, reports, started_at))
 }
 
 /// Runs one case (or records its skip).
@@ -101,26 +95,12 @@ async fn run_case<T: ConformanceTarget>(
     tokens: &BTreeSet<CapabilityToken>,
     case: ConformanceCase,
 ) -> CaseReport {
-    let required = case.required_tokens().to_vec();
     let missing = case.missing_tokens(tokens);
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|t| t.as_str()).collect();
-        return CaseReport {
-            name: case,
-            required,
-            outcome: Outcome::Skipped,
-            reason: Some(format!("missing tokens: {}", names.join(", "))),
-            duration_ms: 0,
-        };
+        return CaseReport::skipped(case, format!("missing tokens: {}", names.join(", ")));
     }
-    let (outcome, reason, duration_ms) = timed(attempt(target, case)).await;
-    CaseReport {
-        name: case,
-        required,
-        outcome,
-        reason,
-        duration_ms,
-    }
+    CaseReport::attempted(case, attempt(target, case)).await
 }
 
 /// The backend's inventory, where the target observes it.
@@ -129,21 +109,6 @@ async fn inventory<T: ConformanceTarget>(target: &T) -> Result<Option<Inventory>
         None => Ok(None),
         Some(Ok(i)) => Ok(Some(i)),
         Some(Err(e)) => Err(Failure::step("reading the backend's inventory", e)),
-    }
-}
-
-/// Runs a case's `attempt` and reads what a report line needs from it: the
-/// outcome, the reason where it failed, and how long it ran in
-/// milliseconds. Every suite times its cases with this.
-pub(crate) async fn timed(
-    attempt: impl Future<Output = Result<(), Failure>>,
-) -> (Outcome, Option<String>, u64) {
-    let start = Instant::now();
-    let result = attempt.await;
-    let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    match result {
-        Ok(()) => (Outcome::Passed, None, duration_ms),
-        Err(f) => (Outcome::Failed, Some(f.into_reason()), duration_ms),
     }
 }
 
@@ -177,7 +142,7 @@ pub(crate) async fn bounded_cleanup(
 /// holds nothing the case allocated. The first failure is the reason.
 async fn attempt<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> Result<(), Failure> {
     let before = inventory(target).await?;
-    let mut scope = Scope::new(target, case)?;
+    let mut scope = ContractScope::new(target, case)?;
     let body = bounded(CASE_BOUND, cases::run(case, &mut scope), || {
         Failure::new(format_args!(
             "did not finish within {} s",

@@ -1,24 +1,35 @@
-//! What the suite runs against: a [`ConformanceTarget`].
+//! What the suites run against: a [`Target`], which is a
+//! [`ConformanceTarget`] for the contract suite and an [`SdkTarget`] for the
+//! SDK suite. Every in-tree target of a backend is both.
 //!
-//! A target is generic over its provider type, so any `SandboxProvider`
-//! (an adapter over a backend, a narrowed provider, a wire client) can be
-//! held to the nine cases. The suite never calls the provider directly: every
-//! case wraps a fresh provider in a `corral_runtime::runtime::Runtime`.
+//! A contract target is generic over its provider type, so any
+//! `SandboxProvider` (an adapter over a backend, a narrowed provider, a wire
+//! client) can be held to the nine cases. The suite never calls the
+//! provider directly: every case wraps a fresh provider in a
+//! `corral_runtime::runtime::Runtime`. An SDK target gives the backend the
+//! SDK builds its sandboxes on, with the checks it declares it cannot pass.
 
 use std::collections::BTreeSet;
 use std::future::{Future, ready};
+use std::path::Path;
+use std::sync::Arc;
 
-use corral_backend::BackendError;
+use corral_backend::{Backend, BackendError, Command, DEFAULT_PATH};
 use corral_contract::{Digest, HostPort, ImageReference, SandboxError, SandboxProvider};
 
+use crate::sdk::SdkConformanceOptions;
+
+/// Anything a suite runs against.
+pub trait Target: Send + Sync {
+    /// The target's name, as reports show it (the contract suite also uses
+    /// it as the `provider` identity of every request its cases send).
+    fn name(&self) -> String;
+}
+
 /// A provider the conformance cases can be run against.
-pub trait ConformanceTarget: Send + Sync {
+pub trait ConformanceTarget: Target {
     /// The provider type the target builds.
     type Provider: SandboxProvider + 'static;
-
-    /// The target's name, as reports show it (also used as the `provider`
-    /// identity of every request the cases send).
-    fn name(&self) -> String;
 
     /// A fresh provider over the **same** backend state. Every case builds
     /// its runtime from one, and the orphan-reclaim case builds a second
@@ -48,6 +59,53 @@ pub trait ConformanceTarget: Send + Sync {
     fn root_image(&self) -> ImageReference {
         synthetic_root_image()
     }
+}
+
+/// A backend the SDK suite can be run against.
+pub trait SdkTarget: Target {
+    /// The backend every case builds its sandboxes on.
+    fn backend(&self) -> Arc<dyn Backend>;
+
+    /// The options this target runs with: `live` as its provider requires,
+    /// and the checks it cannot pass, each with its reason. Only what truly
+    /// cannot pass is declared: a skip of something that should work is a
+    /// defect of the target.
+    fn options(&self) -> SdkConformanceOptions;
+
+    /// The command, run in the sandbox with `/workspace` as its working
+    /// directory, that serves that directory over HTTP on `port` for the
+    /// `http-probe` case. The default is Python's `http.server` bound to
+    /// the loopback, for runtimes whose previews reach the sandbox's
+    /// loopback.
+    fn http_server(&self, port: u16) -> Command {
+        python_http_server(port)
+    }
+}
+
+/// `python3 -m http.server PORT --bind 127.0.0.1`: the `http-probe` case's
+/// server unless a target names another.
+pub fn python_http_server(port: u16) -> Command {
+    Command::argv([
+        "python3".to_string(),
+        "-m".to_string(),
+        "http.server".to_string(),
+        port.to_string(),
+        "--bind".to_string(),
+        "127.0.0.1".to_string(),
+    ])
+}
+
+/// Whether an executable `program` is in one of the directories of the
+/// `PATH` every backend gives commands ([`DEFAULT_PATH`]), on this host.
+/// Backends whose sandboxes see the host's programs (local, linux with the
+/// host image) use it to decide, honestly, whether a check needing that
+/// program can run.
+pub fn host_has_program(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    DEFAULT_PATH.split(':').any(|dir| {
+        std::fs::metadata(Path::new(dir).join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// The synthetic root image: `corral.invalid/conformance/root@sha256:…`,
@@ -138,6 +196,13 @@ mod tests {
         let image = synthetic_root_image();
         assert_eq!(image.name(), "corral.invalid/conformance/root");
         assert!(image.to_string().contains("@sha256:"));
+    }
+
+    #[test]
+    fn programs_are_found_on_the_default_path_only() {
+        assert!(host_has_program("sh"), "every host has /bin/sh");
+        assert!(!host_has_program("corral-no-such-program"));
+        assert!(!host_has_program("../bin/sh/nothing"));
     }
 
     #[test]

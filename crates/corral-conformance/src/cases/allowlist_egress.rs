@@ -11,7 +11,7 @@ use corral_contract::HostPort;
 use crate::failure::{Failure, ensure};
 use crate::probe::Verdict;
 use crate::request::{Plan, allowlist, disposable_retention, internal};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// A port on the allowed host that the allowlist does not declare.
@@ -20,7 +20,7 @@ fn other_port(allowed: &HostPort) -> Result<HostPort, Failure> {
     HostPort::new(format!("{}:{port}", allowed.host())).map_err(internal)
 }
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let fixture = s.egress().ok_or_else(|| {
         Failure::new(
             "the target declares network-allowlist but has no egress fixture to probe with",

@@ -14,10 +14,10 @@ use corral_contract::{ErrorKind, InstanceState, RetentionMode, SandboxPath};
 
 use crate::failure::{Failure, ensure, expect_refusal, expect_refused};
 use crate::request::{Plan, SNAPSHOT_RETENTION, internal, later, now};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let outputs = SandboxPath::output_path();
     let marker = outputs.join("checkpoint.txt").map_err(internal)?;
     let made = outputs.join("workload.txt").map_err(internal)?;

@@ -17,13 +17,13 @@ use corral_contract::{
 
 use crate::failure::{Failure, ensure, expect_refused, shown};
 use crate::request::{Plan, SNAPSHOT_RETENTION, internal, later, now, path};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// The read-write mount (when the target accepts mounts).
 const STATE: &str = "/workspace/state";
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let outputs = SandboxPath::output_path();
     let state = path(STATE)?;
     let with_mount = s.envelope().max_mounts.get() > 0;
@@ -112,7 +112,7 @@ pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<()
 
 /// `readFile` of `file` on the resumed instance returns `bytes`.
 async fn read_back<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
     file: &SandboxPath,
     bytes: &[u8],

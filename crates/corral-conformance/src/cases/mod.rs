@@ -2,7 +2,7 @@
 //!
 //! A case is a [`ConformanceCase`] (its name and the tokens it requires come
 //! from the contract crate) plus the `run` in its file, which drives a
-//! [`Scope`] — a runtime over a fresh provider of the target — through the
+//! [`ContractScope`](crate::scope::contract::ContractScope) — a runtime over a fresh provider of the target — through the
 //! scenario and fails with one precise line.
 
 mod allowlist_egress;
@@ -18,13 +18,13 @@ mod zdr_release;
 use corral_contract::ConformanceCase;
 
 use crate::failure::Failure;
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// Runs `case` in `scope`.
 pub(crate) async fn run<T: ConformanceTarget>(
     case: ConformanceCase,
-    scope: &mut Scope<'_, T>,
+    scope: &mut ContractScope<'_, T>,
 ) -> Result<(), Failure> {
     match case {
         ConformanceCase::StageSealExecute => stage_seal_execute::run(scope).await,

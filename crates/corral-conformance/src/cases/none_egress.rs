@@ -11,10 +11,10 @@ use corral_contract::NetworkPolicy;
 use crate::failure::{Failure, ensure};
 use crate::probe::Verdict;
 use crate::request::{Plan, disposable_retention};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let fixture = s.egress().ok_or_else(|| {
         Failure::new("the target declares network-none but has no egress fixture to probe with")
     })?;

@@ -20,7 +20,7 @@ use corral_contract::{CleanupResult, InstanceId, SandboxPath};
 
 use crate::failure::{Failure, ensure, expect_refused};
 use crate::request::{Plan, disposable_retention, internal, now};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::{ConformanceTarget, Inventory};
 
 /// The pause on each side of the cutoff, so that creation instants compare
@@ -32,7 +32,7 @@ fn ids(result: &CleanupResult) -> String {
     format!("[{}]", ids.join(", "))
 }
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let retention = disposable_retention(s.envelope());
     let before = s.inventory().await?;
     let orphan = s.active(Plan::new(retention)).await?.instance_id;
@@ -91,7 +91,7 @@ pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<()
 /// The backend no longer holds what the orphan allocated, and still holds
 /// what the survivor allocated.
 async fn gone_from_backend<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     orphan: &InstanceId,
     orphan_held: &Inventory,
     survivor_held: &Inventory,

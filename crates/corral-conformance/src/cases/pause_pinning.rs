@@ -19,7 +19,7 @@ use corral_contract::{ErrorKind, ReleaseDisposition, RetentionMode, SandboxPath}
 
 use crate::failure::{Failure, ensure, expect_refusal, expect_refused};
 use crate::request::{Plan, SNAPSHOT_RETENTION, internal, later, now};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// How long the pause snapshot is retained.
@@ -28,7 +28,7 @@ pub(crate) const PIN_LIFETIME: Duration = Duration::from_secs(2);
 /// The pause after its expiry before the last sweep.
 const MARGIN: Duration = Duration::from_millis(50);
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let outputs = SandboxPath::output_path();
     let work = outputs.join("work.txt").map_err(internal)?;
     let request = s.request(Plan::new(RetentionMode::Durable))?;

@@ -22,7 +22,7 @@ use crate::exec::quote;
 use crate::failure::{Failure, ensure, shown};
 use crate::git::{BlobId, ObjectStore};
 use crate::request::{Plan, disposable_retention, path};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// The mount the project stages into.
@@ -82,7 +82,7 @@ const CREDENTIAL_FILES: &[&str] = &[
     ".ssh",
 ];
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let project = path(PROJECT)?;
     let mut store = ObjectStore::default();
     let manifest: Vec<(&str, BlobId)> = TREE
@@ -125,7 +125,7 @@ pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<()
 
 /// The mount holds the project's top-level entries and nothing else.
 async fn only_the_project<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
     project: &SandboxPath,
 ) -> Result<(), Failure> {
@@ -174,7 +174,7 @@ fn credential_in(line: &str) -> Option<String> {
 
 /// `env` shows no credential.
 async fn no_credential_in_environment<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
 ) -> Result<(), Failure> {
     let env = s.run_ok(id, None, "env").await?;
@@ -196,7 +196,7 @@ async fn no_credential_in_environment<T: ConformanceTarget>(
 /// None of the usual credential stores exists in `$HOME`; the same probe
 /// finds the staged README, so an empty answer is not an accident.
 async fn no_credential_files<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
     project: &SandboxPath,
 ) -> Result<(), Failure> {

@@ -25,7 +25,7 @@ use corral_contract::{
 use crate::exec::exit_code;
 use crate::failure::{Failure, ensure, expect_refusal, expect_refused, shown};
 use crate::request::{Plan, disposable_retention, internal, path};
-use crate::scope::Scope;
+use crate::scope::contract::ContractScope;
 use crate::target::ConformanceTarget;
 
 /// The read-only mount.
@@ -49,7 +49,7 @@ fn staged() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let (data, work) = (path(DATA)?, path(WORK)?);
     let outputs = SandboxPath::output_path();
     let two_mounts = s.envelope().max_mounts.get() >= 2;
@@ -97,7 +97,7 @@ pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<()
 
 /// The read-only mount refuses writes once active.
 async fn seal<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
     read_write: Option<&SandboxPath>,
 ) -> Result<(), Failure> {
@@ -160,7 +160,7 @@ async fn seal<T: ConformanceTarget>(
 /// A flood is truncated to exactly the limit on each stream; output under
 /// the limit is whole.
 async fn bounded_output<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
 ) -> Result<(), Failure> {
     let expected: Vec<u8> = b"corral\n"
@@ -214,7 +214,7 @@ async fn bounded_output<T: ConformanceTarget>(
 
 /// `readFile` of what `writeFile` and the workload wrote into the outputs.
 async fn read_round_trip<T: ConformanceTarget>(
-    s: &Scope<'_, T>,
+    s: &ContractScope<'_, T>,
     id: &InstanceId,
     outputs: &SandboxPath,
 ) -> Result<(), Failure> {

@@ -13,11 +13,11 @@ use corral_contract::{ErrorKind, ReleaseDisposition, RetentionMode, SandboxError
 
 use crate::failure::{Failure, ensure, expect_refusal, expect_refused};
 use crate::request::{Plan, SNAPSHOT_RETENTION, internal, later, now};
-use crate::scope::{Scope, already_gone};
+use crate::scope::contract::{ContractScope, already_gone};
 use crate::target::ConformanceTarget;
 use corral_contract::SandboxProvider;
 
-pub(crate) async fn run<T: ConformanceTarget>(s: &mut Scope<'_, T>) -> Result<(), Failure> {
+pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
     let before = s.inventory().await?;
     let outputs = SandboxPath::output_path();
     let id = s

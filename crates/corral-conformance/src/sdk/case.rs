@@ -1,9 +1,11 @@
-//! The SDK suite's cases: one report line each.
+//! The SDK suite's cases, one report line each, and what its report
+//! records of a run.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::case::{NoDetail, SuiteCase};
 use crate::sdk::options::Check;
 
 /// One case of the SDK suite, in the order the suite runs them. A closed
@@ -113,6 +115,38 @@ impl SdkCase {
             | SdkCase::Previews
             | SdkCase::Cleanup => &[],
         }
+    }
+}
+
+/// What an SDK report records of its run: the backend's own name
+/// (`Backend::name`) and whether the run was allowed to reach real
+/// infrastructure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SdkRun {
+    /// The backend's own name (`Backend::name`).
+    pub provider: String,
+    /// Whether the run was allowed to reach real infrastructure.
+    pub live: bool,
+}
+
+impl SuiteCase for SdkCase {
+    type Run = SdkRun;
+    type Detail = NoDetail;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+
+    fn detail(self) -> NoDetail {
+        NoDetail {}
+    }
+
+    fn heading(target: &str, run: &SdkRun) -> String {
+        format!(
+            "conformance: suite sdk, target {target} (provider {}, live: {})",
+            run.provider, run.live
+        )
     }
 }
 

@@ -1,13 +1,18 @@
-//! The smallest HTTP client the `http-probe` case needs: one HTTP/1.0 `GET`
-//! over a plain TCP connection, reading the whole response.
+//! The HTTP client the `http-probe` case needs: one `GET` with hyper over a
+//! plain TCP connection, bounded in time and in the body it keeps.
 
 use std::collections::BTreeMap;
+use std::error::Error as _;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::header::{CONNECTION, HOST, HeaderName, HeaderValue};
+use hyper::{Method, Request, Uri, Version};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-/// Most response bytes kept.
+/// Most response body bytes kept.
 const MAX_RESPONSE: usize = 1 << 20;
 
 /// A parsed `http://host:port/path` URL.
@@ -27,28 +32,29 @@ impl HttpUrl {
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| format!("{url:?} is not an http:// URL"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if authority.contains('@') {
+        let raw_authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if raw_authority.contains('@') {
             return Err(format!("{url:?} carries credentials"));
         }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (host, after) = v6
-                .split_once(']')
-                .ok_or_else(|| format!("{url:?}: unclosed '['"))?;
-            (host, after.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
+        let uri: Uri = url.parse().map_err(|e| format!("{url:?}: {e}"))?;
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("{url:?} names no host"))?;
+        // The port as written: `Authority::port` would hide one that is
+        // out of range behind the default.
+        let written_port = authority
+            .as_str()
+            .strip_prefix(authority.host())
+            .and_then(|after| after.strip_prefix(':'));
+        let host = authority.host();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
         if host.is_empty() {
             return Err(format!("{url:?} names no host"));
         }
-        let port = match port {
+        let port = match written_port {
             Some(p) => p
                 .parse::<u16>()
                 .ok()
@@ -56,15 +62,11 @@ impl HttpUrl {
                 .ok_or_else(|| format!("{url:?}: port {p:?} is not a port"))?,
             None => 80,
         };
-        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!(
-                "{url:?}: the path holds blanks or control characters"
-            ));
-        }
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
         Ok(HttpUrl {
             host: host.to_string(),
             port,
-            path: path.to_string(),
+            path: if path.is_empty() { "/" } else { path }.to_string(),
         })
     }
 
@@ -75,6 +77,15 @@ impl HttpUrl {
             Err(_) => self.host.eq_ignore_ascii_case("localhost"),
         }
     }
+
+    /// The `Host` header's value: `host:port`, an IPv6 host in brackets.
+    fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
 /// A response: its status code and body.
@@ -82,78 +93,93 @@ impl HttpUrl {
 pub(crate) struct HttpResponse {
     /// The status code.
     pub(crate) status: u16,
-    /// The body (at most 1 MiB).
+    /// The body (at most 1 MiB; the rest is not read).
     pub(crate) body: Vec<u8>,
 }
 
-/// One `GET` of `url` with `headers`, bounded by `bound`.
+/// `error` and its causes on one line.
+fn one_line(error: &hyper::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text.replace(['\r', '\n'], " ")
+}
+
+/// One HTTP/1.0 `GET` of `url` with `headers`, bounded by `bound`.
 pub(crate) async fn get(
     url: &HttpUrl,
     headers: &BTreeMap<String, String>,
     bound: Duration,
 ) -> Result<HttpResponse, String> {
     let exchange = async {
-        let mut stream = TcpStream::connect((url.host.as_str(), url.port))
-            .await
-            .map_err(|e| format!("connecting to {}:{}: {e}", url.host, url.port))?;
-        let host = if url.host.contains(':') {
-            format!("[{}]:{}", url.host, url.port)
-        } else {
-            format!("{}:{}", url.host, url.port)
-        };
-        let mut request = format!("GET {} HTTP/1.0\r\nHost: {host}\r\n", url.path);
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .version(Version::HTTP_10)
+            .uri(url.path.as_str())
+            .header(HOST, url.authority())
+            .header(CONNECTION, "close");
         for (k, v) in headers {
-            if [k, v].iter().any(|s| s.contains(['\r', '\n'])) {
-                return Err(format!("header {k:?} holds a line break"));
-            }
-            request.push_str(&format!("{k}: {v}\r\n"));
+            let name = HeaderName::try_from(k.as_str())
+                .map_err(|_| format!("header {k:?} is not a header name"))?;
+            let value = HeaderValue::try_from(v.as_str())
+                .map_err(|_| format!("header {k:?} holds a line break or a control character"))?;
+            request = request.header(name, value);
         }
-        request.push_str("Connection: close\r\n\r\n");
-        stream
-            .write_all(request.as_bytes())
+        let request = request
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| format!("building the request: {e}"))?;
+        let stream = TcpStream::connect((url.host.as_str(), url.port))
             .await
-            .map_err(|e| format!("sending the request: {e}"))?;
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            let n = stream
-                .read(&mut buf)
-                .await
-                .map_err(|e| format!("reading the response: {e}"))?;
-            if n == 0 || raw.len() >= MAX_RESPONSE {
-                break;
-            }
-            raw.extend_from_slice(&buf[..n]);
-        }
-        parse_response(&raw)
+            .map_err(|e| format!("connecting to {}: {e}", url.authority()))?;
+        let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+            .title_case_headers(true)
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("opening the connection: {}", one_line(&e)))?;
+        let connection = tokio::spawn(connection);
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("reading the response: {}", one_line(&e)));
+        let read = match response {
+            Ok(response) => read_body(response).await,
+            Err(e) => Err(e),
+        };
+        connection.abort();
+        read
     };
     tokio::time::timeout(bound, exchange)
         .await
         .map_err(|_| format!("no complete response within {} s", bound.as_secs()))?
 }
 
-/// Splits a raw HTTP/1.x response into status and body.
-fn parse_response(raw: &[u8]) -> Result<HttpResponse, String> {
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| format!("a response without a header end ({} bytes)", raw.len()))?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let status_line = head.lines().next().unwrap_or_default();
-    let mut parts = status_line.split(' ');
-    let version = parts.next().unwrap_or_default();
-    let status = parts.next().and_then(|s| s.parse::<u16>().ok());
-    match status {
-        Some(status) if version.starts_with("HTTP/1.") => Ok(HttpResponse {
-            status,
-            body: raw[end + 4..].to_vec(),
-        }),
-        _ => Err(format!("a malformed status line {status_line:?}")),
+/// The status and at most [`MAX_RESPONSE`] bytes of the body of `response`.
+async fn read_body(
+    response: hyper::Response<hyper::body::Incoming>,
+) -> Result<HttpResponse, String> {
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    let mut kept = Vec::new();
+    while kept.len() < MAX_RESPONSE {
+        let Some(frame) = body.frame().await else {
+            break;
+        };
+        let frame = frame.map_err(|e| format!("reading the response body: {}", one_line(&e)))?;
+        if let Ok(data) = frame.into_data() {
+            kept.extend_from_slice(&data);
+        }
     }
+    kept.truncate(MAX_RESPONSE);
+    Ok(HttpResponse { status, body: kept })
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
 
     #[test]
@@ -182,33 +208,52 @@ mod tests {
             "http://u:p@h/",
             "http://h/a b",
         ] {
-            assert!(HttpUrl::parse(bad).is_err(), "{bad}");
+            let e = HttpUrl::parse(bad).unwrap_err();
+            assert!(!e.contains('\n') && e.contains(bad), "{bad}: {e}");
         }
     }
 
-    #[test]
-    fn responses_split_into_status_and_body() {
-        let r = parse_response(b"HTTP/1.0 200 OK\r\nA: b\r\n\r\nbody").unwrap();
-        assert_eq!((r.status, r.body.as_slice()), (200, &b"body"[..]));
-        assert!(parse_response(b"HTTP/1.0 200 OK\r\n").is_err());
-        assert!(parse_response(b"SSH-2.0\r\n\r\n").is_err());
-    }
-
-    #[tokio::test]
-    async fn get_reads_a_loopback_server() {
+    /// A server on the loopback that reads one request, answers `reply`
+    /// and closes; it hands back the request it read.
+    async fn answering(reply: &'static [u8]) -> (HttpUrl, tokio::task::JoinHandle<String>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = tokio::spawn(async move {
             let (mut conn, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 1024];
             let n = conn.read(&mut buf).await.unwrap();
-            let request = String::from_utf8_lossy(&buf[..n]).into_owned();
-            conn.write_all(b"HTTP/1.0 404 Not Found\r\n\r\nnope")
-                .await
-                .unwrap();
-            request
+            conn.write_all(reply).await.unwrap();
+            String::from_utf8_lossy(&buf[..n]).into_owned()
         });
         let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/p")).unwrap();
+        (url, server)
+    }
+
+    #[tokio::test]
+    async fn responses_split_into_status_and_body() {
+        let bound = Duration::from_secs(10);
+        let (url, _server) = answering(b"HTTP/1.0 200 OK\r\nA: b\r\n\r\nbody").await;
+        let r = get(&url, &BTreeMap::new(), bound).await.unwrap();
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"body"[..]));
+        for (answer, broken) in [
+            (
+                &b"HTTP/1.0 200 OK\r\n"[..],
+                "a response without a header end",
+            ),
+            (&b"SSH-2.0\r\n\r\n"[..], "a malformed status line"),
+        ] {
+            let (url, _server) = answering(answer).await;
+            let e = get(&url, &BTreeMap::new(), bound).await.unwrap_err();
+            assert!(
+                e.starts_with("reading the response: ") && !e.contains('\n'),
+                "{broken}: {e}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn get_reads_a_loopback_server() {
+        let (url, server) = answering(b"HTTP/1.0 404 Not Found\r\n\r\nnope").await;
         let mut headers = BTreeMap::new();
         headers.insert("X-Token".to_string(), "t".to_string());
         let r = get(&url, &headers, Duration::from_secs(10)).await.unwrap();
@@ -216,5 +261,38 @@ mod tests {
         let request = server.await.unwrap();
         assert!(request.starts_with("GET /p HTTP/1.0\r\n"), "{request}");
         assert!(request.contains("X-Token: t\r\n"), "{request}");
+    }
+
+    #[tokio::test]
+    async fn a_silent_server_is_cut_off_at_the_bound_and_a_closed_port_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+        let e = get(&url, &BTreeMap::new(), Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert_eq!(e, "no complete response within 0 s");
+        drop(listener);
+        let e = get(&url, &BTreeMap::new(), Duration::from_secs(10))
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with(&format!("connecting to 127.0.0.1:{port}: ")),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_header_with_a_line_break_is_refused_before_anything_is_sent() {
+        let url = HttpUrl::parse("http://127.0.0.1:9/").unwrap();
+        let mut headers = BTreeMap::new();
+        headers.insert("X-Token".to_string(), "t\r\nX-Evil: 1".to_string());
+        let e = get(&url, &headers, Duration::from_secs(10))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "header \"X-Token\" holds a line break or a control character"
+        );
     }
 }

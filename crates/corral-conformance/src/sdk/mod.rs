@@ -45,18 +45,18 @@ mod case;
 mod checks;
 mod http;
 mod options;
-mod report;
 mod runner;
 mod scope;
-mod target;
-mod targets;
 
-pub use case::SdkCase;
+pub use case::{SdkCase, SdkRun};
 pub use options::{Check, DEFAULT_CASE_TIMEOUT, SdkConformanceOptions};
-pub use report::{SdkCaseReport, SdkReport};
+
+/// The evidence of one run of the SDK suite against one provider.
+pub type SdkReport = crate::Report<SdkCase>;
+
+/// One SDK case's evidence.
+pub type SdkCaseReport = crate::CaseReport<SdkCase>;
 pub use runner::{
     OFFLINE_PROVIDERS, SdkConformanceError, run_sdk, run_sdk_target, run_sdk_target_with,
 };
 pub use scope::RUN_LABEL;
-pub use target::{SdkTarget, host_has_program, python_http_server};
-pub use targets::Relayed;

@@ -4,14 +4,13 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::failure::Failure;
-use crate::report::Outcome;
-use crate::sdk::case::SdkCase;
+use crate::sdk::case::{SdkCase, SdkRun};
 use crate::sdk::checks;
 use crate::sdk::options::{Check, SdkConformanceOptions};
-use crate::sdk::report::{SdkCaseReport, SdkReport};
 use crate::sdk::scope::SdkScope;
-use crate::sdk::target::{SdkTarget, python_http_server};
-use crate::suite::{bounded, bounded_cleanup, stamp, timed};
+use crate::sdk::{SdkCaseReport, SdkReport};
+use crate::suite::{bounded, bounded_cleanup, stamp};
+use crate::target::{SdkTarget, python_http_server};
 use corral_backend::Backend;
 
 /// The command serving `/workspace` over HTTP on a port.
@@ -106,15 +105,16 @@ async fn run_suite(
     for case in SdkCase::ALL {
         cases.push(run.case(*case).await);
     }
-    Ok(SdkReport {
-        target: target.to_string(),
+    let run = SdkRun {
         provider,
         live: options.live,
+    };
+    Ok(SdkReport::finished(
+        target.to_string(),
+        run,
         cases,
-        corral_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at,
-        finished_at: stamp(),
-    })
+    ))
 }
 
 /// What every case of one run shares.
@@ -133,23 +133,10 @@ impl SuiteRun<'_> {
             .iter()
             .find_map(|check| self.options.reason(*check).map(|reason| (check, reason)));
         if let Some((check, reason)) = skip {
-            return SdkCaseReport {
-                name: case,
-                outcome: Outcome::Skipped,
-                reason: Some(crate::failure::one_line(
-                    &format!("unsupported {check}: {reason}"),
-                    600,
-                )),
-                duration_ms: 0,
-            };
+            let reason = format!("unsupported {check}: {reason}");
+            return SdkCaseReport::skipped(case, crate::failure::one_line(&reason, 600));
         }
-        let (outcome, reason, duration_ms) = timed(self.attempt(case)).await;
-        SdkCaseReport {
-            name: case,
-            outcome,
-            reason,
-            duration_ms,
-        }
+        SdkCaseReport::attempted(case, self.attempt(case)).await
     }
 
     /// The case body under the case bound, then its cleanup whatever the

@@ -1,6 +1,6 @@
-//! A case's working context: the backend, this run's label, and the
-//! sandboxes the case created, which [`SdkScope::finish`] destroys — also
-//! after a failed or timed-out case.
+//! The SDK suite's scope: the backend, this run's label, and the
+//! sandboxes the case created, which `Scope::finish` destroys — also after
+//! a failed or timed-out case.
 
 use std::sync::Arc;
 
@@ -8,19 +8,75 @@ use corral_backend::{Backend, ErrorCode, Labels};
 use corral_sdk::{CreateOptions, Sandbox, SandboxError};
 
 use crate::failure::Failure;
+use crate::scope::{Scope, Subject};
 use crate::sdk::case::SdkCase;
 use crate::sdk::options::SdkConformanceOptions;
 
 /// The label every sandbox of one run carries; its value is the run's id.
 pub const RUN_LABEL: &str = "corral.conformance/sdk-run";
 
-/// One case's context.
-pub(crate) struct SdkScope {
+/// An SDK case's scope.
+pub(crate) type SdkScope = Scope<BackendSubject>;
+
+/// What an SDK case works on: the backend, with the run it is part of.
+pub(crate) struct BackendSubject {
     backend: Arc<dyn Backend>,
     run: String,
-    case: SdkCase,
     options: SdkConformanceOptions,
-    created: Vec<Sandbox>,
+}
+
+impl BackendSubject {
+    /// The labels marking sandboxes of this run's `case`.
+    fn case_labels(&self, case: SdkCase) -> Labels {
+        let mut labels = self.run_labels();
+        labels.insert(
+            "corral.conformance/case".to_string(),
+            case.as_str().to_string(),
+        );
+        labels
+    }
+
+    /// The labels marking this run's sandboxes.
+    fn run_labels(&self) -> Labels {
+        let mut labels = Labels::new();
+        labels.insert(RUN_LABEL.to_string(), self.run.clone());
+        labels
+    }
+}
+
+/// `sandbox.destroy()`, a sandbox already gone being settled.
+async fn destroy(sandbox: &Sandbox) -> Result<(), Failure> {
+    match sandbox.destroy().await {
+        Err(e) if e.code != ErrorCode::NotFound => Err(Failure::step(
+            format_args!("cleanup: destroy {}", sandbox.id()),
+            e,
+        )),
+        Ok(()) | Err(_) => Ok(()),
+    }
+}
+
+impl Subject for BackendSubject {
+    type Case = SdkCase;
+    type Allocation = Sandbox;
+
+    async fn give_back(&self, sandbox: &Sandbox) -> Result<(), Failure> {
+        destroy(sandbox).await
+    }
+
+    /// Every sandbox still listed under the case's labels (one whose create
+    /// finished on the backend after the case was cut off by its timeout).
+    async fn sweep(&self, case: SdkCase) -> Result<(), Failure> {
+        let left = Sandbox::list(Arc::clone(&self.backend), &self.case_labels(case))
+            .await
+            .map_err(|e| Failure::step("cleanup: list", e))?;
+        let mut first = None;
+        for sandbox in left {
+            if let Err(f) = destroy(&sandbox).await {
+                first.get_or_insert(f);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
 }
 
 impl SdkScope {
@@ -31,61 +87,56 @@ impl SdkScope {
         case: SdkCase,
         options: &SdkConformanceOptions,
     ) -> Self {
-        Self {
+        let subject = BackendSubject {
             backend,
             run: run.to_string(),
-            case,
             options: options.clone(),
-            created: Vec::new(),
-        }
+        };
+        Scope::on(subject, case)
     }
 
     /// The backend.
     pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
-        &self.backend
+        &self.subject.backend
     }
 
     /// The options of the run.
     pub(crate) fn options(&self) -> &SdkConformanceOptions {
-        &self.options
+        &self.subject.options
     }
 
     /// The labels marking this run's sandboxes.
     pub(crate) fn run_labels(&self) -> Labels {
-        let mut labels = Labels::new();
-        labels.insert(RUN_LABEL.to_string(), self.run.clone());
-        labels
+        self.subject.run_labels()
     }
 
     /// A key no other case or run uses, ending in `suffix`.
     pub(crate) fn key(&self, suffix: &str) -> String {
-        format!("corral-sdk-conformance-{}-{}-{suffix}", self.run, self.case)
+        format!(
+            "corral-sdk-conformance-{}-{}-{suffix}",
+            self.subject.run, self.case
+        )
     }
 
     /// Create options carrying this run's labels (and the case's name).
     pub(crate) fn create_options(&self) -> CreateOptions {
-        let mut labels = self.run_labels();
-        labels.insert(
-            "corral.conformance/case".to_string(),
-            self.case.as_str().to_string(),
-        );
         CreateOptions {
-            labels,
+            labels: self.subject.case_labels(self.case),
             ..CreateOptions::default()
         }
     }
 
     /// Records `sandbox` for destruction when the case ends.
     pub(crate) fn own(&mut self, sandbox: &Sandbox) {
-        if !self.created.iter().any(|s| s.id() == sandbox.id()) {
-            self.created.push(sandbox.clone());
+        if !self.owned.iter().any(|s| s.id() == sandbox.id()) {
+            self.owned.push(sandbox.clone());
         }
     }
 
     /// `Sandbox::create` with `options` (which should start from
     /// [`Self::create_options`]); the sandbox is destroyed when the case ends.
     pub(crate) async fn create(&mut self, options: CreateOptions) -> Result<Sandbox, Failure> {
-        let sandbox = Sandbox::create(Arc::clone(&self.backend), options)
+        let sandbox = Sandbox::create(Arc::clone(&self.subject.backend), options)
             .await
             .map_err(|e| Failure::step("create", e))?;
         self.own(&sandbox);
@@ -96,40 +147,6 @@ impl SdkScope {
     pub(crate) async fn sandbox(&mut self) -> Result<Sandbox, Failure> {
         let options = self.create_options();
         self.create(options).await
-    }
-
-    /// Destroys every sandbox the case created, and then every sandbox
-    /// still listed under this case's labels (one whose create finished on
-    /// the backend after the case was cut off by its timeout). A sandbox
-    /// already gone is settled; the first other refusal fails the case.
-    pub(crate) async fn finish(self) -> Result<(), Failure> {
-        let mut first = None;
-        let mut note = |id: &str, e: SandboxError| {
-            if e.code != ErrorCode::NotFound && first.is_none() {
-                first = Some(Failure::step(format_args!("cleanup: destroy {id}"), e));
-            }
-        };
-        for sandbox in &self.created {
-            if let Err(e) = sandbox.destroy().await {
-                note(sandbox.id(), e);
-            }
-        }
-        let labels = self.create_options().labels;
-        match Sandbox::list(Arc::clone(&self.backend), &labels).await {
-            Ok(left) => {
-                for sandbox in left {
-                    if let Err(e) = sandbox.destroy().await {
-                        note(sandbox.id(), e);
-                    }
-                }
-            }
-            Err(e) => {
-                if first.is_none() {
-                    first = Some(Failure::step("cleanup: list", e));
-                }
-            }
-        }
-        first.map_or(Ok(()), Err)
     }
 }
 

@@ -15,12 +15,14 @@
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError, Labels};
+use corral_backend::{Backend, BackendError, Command, Labels};
 use corral_backend_docker::{DockerBackend, testimage};
 use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 
-use crate::target::{ConformanceTarget, EgressFixture, Inventory};
+use crate::sdk::SdkConformanceOptions;
+use crate::target::{ConformanceTarget, EgressFixture, Inventory, SdkTarget, Target};
+use crate::targets::declared::{declared, http_server_on};
 use crate::targets::inventory::backend_inventory;
 use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
@@ -104,12 +106,14 @@ impl Drop for DockerTarget {
     }
 }
 
-impl ConformanceTarget for DockerTarget {
-    type Provider = ContractAdapter<DockerBackend>;
-
+impl Target for DockerTarget {
     fn name(&self) -> String {
         "docker".into()
     }
+}
+
+impl ConformanceTarget for DockerTarget {
+    type Provider = ContractAdapter<DockerBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
         ContractAdapter::new(
@@ -124,5 +128,23 @@ impl ConformanceTarget for DockerTarget {
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
         Some(backend_inventory(&*self.backend).await)
+    }
+}
+
+/// Through the SDK the docker target runs live on a real engine, in the
+/// busybox-and-curl test image: no git there, and no live processes in the
+/// backend; its HTTP server is busybox's `httpd`, reached through the
+/// published port.
+impl SdkTarget for DockerTarget {
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend) as Arc<dyn Backend>
+    }
+
+    fn options(&self) -> SdkConformanceOptions {
+        declared("docker", true)
+    }
+
+    fn http_server(&self, port: u16) -> Command {
+        http_server_on("docker", port)
     }
 }

@@ -24,7 +24,9 @@ use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use tempfile::TempDir;
 
-use crate::target::{ConformanceTarget, EgressFixture, Inventory};
+use crate::sdk::SdkConformanceOptions;
+use crate::target::{ConformanceTarget, EgressFixture, Inventory, SdkTarget, Target};
+use crate::targets::declared::declared;
 use crate::targets::inventory::backend_inventory;
 use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
@@ -129,12 +131,14 @@ impl Drop for LinuxTarget {
     }
 }
 
-impl ConformanceTarget for LinuxTarget {
-    type Provider = ContractAdapter<LinuxBackend>;
-
+impl Target for LinuxTarget {
     fn name(&self) -> String {
         "linux".into()
     }
+}
+
+impl ConformanceTarget for LinuxTarget {
+    type Provider = ContractAdapter<LinuxBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
         ContractAdapter::new(
@@ -149,5 +153,15 @@ impl ConformanceTarget for LinuxTarget {
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
         Some(backend_inventory(&*self.backend).await)
+    }
+}
+
+impl SdkTarget for LinuxTarget {
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend) as Arc<dyn Backend>
+    }
+
+    fn options(&self) -> SdkConformanceOptions {
+        declared("linux", self.backend.capabilities().previews)
     }
 }

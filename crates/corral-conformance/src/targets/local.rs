@@ -18,7 +18,9 @@ use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use tempfile::TempDir;
 
-use crate::target::{ConformanceTarget, EgressFixture, Inventory};
+use crate::sdk::SdkConformanceOptions;
+use crate::target::{ConformanceTarget, EgressFixture, Inventory, SdkTarget, Target};
+use crate::targets::declared::declared;
 use crate::targets::inventory::backend_inventory;
 use crate::targets::loopback::{LoopbackServer, curl_fixture};
 
@@ -71,12 +73,14 @@ impl LocalTarget {
     }
 }
 
-impl ConformanceTarget for LocalTarget {
-    type Provider = ContractAdapter<LocalBackend>;
-
+impl Target for LocalTarget {
     fn name(&self) -> String {
         "local".into()
     }
+}
+
+impl ConformanceTarget for LocalTarget {
+    type Provider = ContractAdapter<LocalBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
         ContractAdapter::new(
@@ -91,5 +95,15 @@ impl ConformanceTarget for LocalTarget {
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
         Some(backend_inventory(&*self.backend).await)
+    }
+}
+
+impl SdkTarget for LocalTarget {
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend) as Arc<dyn Backend>
+    }
+
+    fn options(&self) -> SdkConformanceOptions {
+        declared("local", true)
     }
 }

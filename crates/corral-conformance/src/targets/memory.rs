@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use corral_backend::BackendError;
+use corral_backend::{Backend, BackendError};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::{HostPort, SandboxError};
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 
-use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory};
+use crate::sdk::SdkConformanceOptions;
+use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory, SdkTarget, Target};
+use crate::targets::declared::declared;
 use crate::targets::inventory::backend_inventory;
 
 /// The memory backend's egress fixture. The memory backend has no network:
@@ -55,12 +57,14 @@ impl Default for MemoryTarget {
     }
 }
 
-impl ConformanceTarget for MemoryTarget {
-    type Provider = ContractAdapter<MemoryBackend>;
-
+impl Target for MemoryTarget {
     fn name(&self) -> String {
         "memory".into()
     }
+}
+
+impl ConformanceTarget for MemoryTarget {
+    type Provider = ContractAdapter<MemoryBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
         ContractAdapter::new(Arc::clone(&self.backend), envelopes::memory())
@@ -72,5 +76,15 @@ impl ConformanceTarget for MemoryTarget {
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
         Some(backend_inventory(&*self.backend).await)
+    }
+}
+
+impl SdkTarget for MemoryTarget {
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend) as Arc<dyn Backend>
+    }
+
+    fn options(&self) -> SdkConformanceOptions {
+        declared("memory", true)
     }
 }

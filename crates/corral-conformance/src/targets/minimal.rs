@@ -21,7 +21,7 @@ use corral_contract::SandboxError;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_runtime::narrow::Narrow;
 
-use crate::target::{ConformanceTarget, EgressFixture, Inventory};
+use crate::target::{ConformanceTarget, EgressFixture, Inventory, Target};
 use crate::targets::inventory::backend_inventory;
 use crate::targets::memory::memory_egress;
 
@@ -55,12 +55,14 @@ impl Default for MinimalTarget {
     }
 }
 
-impl ConformanceTarget for MinimalTarget {
-    type Provider = Narrow<ContractAdapter<MemoryBackend>>;
-
+impl Target for MinimalTarget {
     fn name(&self) -> String {
         "minimal".into()
     }
+}
+
+impl ConformanceTarget for MinimalTarget {
+    type Provider = Narrow<ContractAdapter<MemoryBackend>>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
         let inner = ContractAdapter::new(Arc::clone(&self.backend), envelopes::memory())?;

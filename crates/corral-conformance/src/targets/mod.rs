@@ -1,5 +1,21 @@
-//! The in-tree targets, and finding one by name.
+//! The in-tree targets, and finding one by name: each backend's target
+//! serves both suites (the contract suite through a provider over the
+//! backend, the SDK suite through the backend itself, with the checks it
+//! declares it cannot pass, each with its reason); `minimal` serves the
+//! contract suite only, and [`Relayed`] the SDK suite only.
+//!
+//! | target | SDK run live | declared unsupported through the SDK |
+//! |---|---|---|
+//! | `memory` | no | `gitPush` (its simulated shell has no git), `httpProbe` (its previews are `memory://` URLs) |
+//! | `local` | no | `gitPush` / `httpProbe` only where this host lacks `git` / `python3` |
+//! | `linux` | yes | likewise (its sandboxes run the host's programs), and `previews` where the backend declares none |
+//! | `docker` | yes | `gitPush` (the test image has no git) |
+//! | `remote` ([`Relayed`]) | yes | what the served backend's target declares |
+//!
+//! The `minimal` target narrows a *contract* provider to the contract's
+//! minimum; the SDK suite runs on backends, so it has no SDK target.
 
+mod declared;
 mod docker;
 mod inventory;
 mod linux;
@@ -7,6 +23,7 @@ mod local;
 pub mod loopback;
 mod memory;
 mod minimal;
+mod relayed;
 
 pub use docker::{DockerTarget, DockerTargetError};
 pub use inventory::backend_inventory;
@@ -14,11 +31,14 @@ pub use linux::{LinuxTarget, LinuxTargetError};
 pub use local::{LocalTarget, LocalTargetError};
 pub use memory::{MemoryTarget, memory_egress};
 pub use minimal::MinimalTarget;
+pub use relayed::Relayed;
 
 use corral_contract::SandboxError;
 
 use crate::report::Report;
+use crate::sdk::{SdkConformanceError, SdkReport, run_sdk_target};
 use crate::suite::run;
+use crate::target::SdkTarget;
 
 /// The names [`by_name`] knows, in the order help texts list them.
 pub const NAMES: &[&str] = &["memory", "minimal", "local", "linux", "docker"];
@@ -51,8 +71,8 @@ impl BuiltinTarget {
     }
 
     /// Runs the contract suite against the target. The SDK suite has its
-    /// own entry point and report ([`Self::run_sdk`]): there is no way to
-    /// ask this one for it and get an empty contract report back.
+    /// own entry point ([`Self::run_sdk`]): there is no way to ask this one
+    /// for it and get an empty contract report back.
     pub async fn run(&self) -> Result<Report, SandboxError> {
         match self {
             Self::Memory(t) => run(t).await,
@@ -60,6 +80,27 @@ impl BuiltinTarget {
             Self::Local(t) => run(t).await,
             Self::Linux(t) => run(t).await,
             Self::Docker(t) => run(t).await,
+        }
+    }
+
+    /// The target as an SDK target; `None` for `minimal`, which narrows a
+    /// contract provider and has no backend of its own to run the SDK on.
+    pub fn sdk(&self) -> Option<&dyn SdkTarget> {
+        match self {
+            Self::Memory(t) => Some(t),
+            Self::Local(t) => Some(t),
+            Self::Linux(t) => Some(t),
+            Self::Docker(t) => Some(t),
+            Self::Minimal(_) => None,
+        }
+    }
+
+    /// Runs the SDK suite against the target with the options it declares;
+    /// `None` for `minimal` (see [`Self::sdk`]).
+    pub async fn run_sdk(&self) -> Option<Result<SdkReport, SdkConformanceError>> {
+        match self.sdk() {
+            Some(target) => Some(run_sdk_target(target).await),
+            None => None,
         }
     }
 }

@@ -11,7 +11,7 @@ use common::{assert_passed, failed_reason, run_one};
 use corral_backend::{Backend, BackendError};
 use corral_backend_memory::MemoryBackend;
 use corral_conformance::targets::{backend_inventory, memory_egress};
-use corral_conformance::{ConformanceTarget, EgressFixture, Inventory};
+use corral_conformance::{ConformanceTarget, EgressFixture, Inventory, Target};
 use corral_contract::{
     CleanupRequest, CleanupResult, CloneSnapshotRequest, ConformanceCase, Destinations,
     ExecuteRequest, Handoff, InstanceId, NetworkPolicy, NoRollback, ReadFileRequest,
@@ -229,12 +229,14 @@ impl BrokenTarget {
     }
 }
 
-impl ConformanceTarget for BrokenTarget {
-    type Provider = Broken;
-
+impl Target for BrokenTarget {
     fn name(&self) -> String {
         format!("broken-{:?}", self.flaw).to_lowercase()
     }
+}
+
+impl ConformanceTarget for BrokenTarget {
+    type Provider = Broken;
 
     fn provider(&self) -> Result<Broken, SandboxError> {
         Ok(Broken {

@@ -4,7 +4,8 @@
 
 use corral_conformance::evidence::EVIDENCE_FORMAT;
 use corral_conformance::{
-    CaseReport, Evidence, EvidenceError, Outcome, PublicKey, Report, SecretKey,
+    CaseReport, ContractRun, Evidence, EvidenceError, Outcome, PublicKey, Report, RequiredTokens,
+    SecretKey,
 };
 use corral_contract::{ConformanceCase, SandboxProviderCapabilities, Timestamp};
 
@@ -20,7 +21,9 @@ fn report() -> Report {
             let runs = name.runs_with(&tokens);
             CaseReport {
                 name,
-                required: name.required_tokens().to_vec(),
+                detail: RequiredTokens {
+                    required: name.required_tokens().to_vec(),
+                },
                 outcome: if runs {
                     Outcome::Passed
                 } else {
@@ -33,8 +36,7 @@ fn report() -> Report {
         .collect();
     Report {
         target: "remote".into(),
-        envelope,
-        tokens,
+        run: ContractRun { envelope, tokens },
         cases,
         corral_version: "0.1.0".into(),
         started_at: Timestamp::parse("2026-11-29T23:00:00.000Z").unwrap(),

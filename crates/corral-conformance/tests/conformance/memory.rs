@@ -71,7 +71,7 @@ async fn the_oracle_passes_nine_and_skips_none() {
     }
     assert_eq!(report.count(Outcome::Passed), 9);
     assert_eq!(report.count(Outcome::Skipped), 0);
-    assert_eq!(report.tokens.len(), CapabilityToken::ALL.len());
+    assert_eq!(report.run.tokens.len(), CapabilityToken::ALL.len());
     assert_skips_name_their_missing_tokens(&report);
     assert_eq!(table.lines().count(), 1 + 9 + 1);
     assert_eq!(table.lines().last(), Some("9 passed, 0 failed, 0 skipped"));

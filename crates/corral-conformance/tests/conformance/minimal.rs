@@ -18,7 +18,7 @@ async fn the_minimum_provider_records_six_skips_of_nine_and_no_failure() {
     print!("{table}");
     use CapabilityToken as T;
     assert_eq!(
-        report.tokens,
+        report.run.tokens,
         BTreeSet::from([T::Process, T::NetworkNone, T::Zdr, T::Cleanup])
     );
     use ConformanceCase as C;

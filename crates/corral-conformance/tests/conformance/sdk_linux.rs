@@ -5,7 +5,7 @@
 
 use crate::common;
 use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
-use corral_conformance::sdk::SdkTarget;
+use corral_conformance::SdkTarget;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_linux_backend_passes_with_only_its_declared_skips() {

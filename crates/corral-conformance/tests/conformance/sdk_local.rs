@@ -4,7 +4,8 @@
 
 use crate::common;
 use common::assert_passes_with_only_declared_skips;
-use corral_conformance::sdk::{Check, SdkTarget};
+use corral_conformance::SdkTarget;
+use corral_conformance::sdk::Check;
 use corral_conformance::targets::LocalTarget;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

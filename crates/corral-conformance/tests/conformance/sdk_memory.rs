@@ -14,12 +14,12 @@ use corral_backend::{
     Labels, OutputSink, PreviewUrl, ProcessOps, Result, SandboxInfo,
 };
 use corral_backend_memory::MemoryBackend;
-use corral_conformance::Outcome;
 use corral_conformance::sdk::{
-    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, SdkTarget, run_sdk, run_sdk_target,
+    Check, SdkCase, SdkConformanceError, SdkConformanceOptions, run_sdk, run_sdk_target,
     run_sdk_target_with,
 };
 use corral_conformance::targets::MemoryTarget;
+use corral_conformance::{Outcome, SdkTarget};
 
 // SDK spec: `gitPush` "skips the bare-repository clone, commit and push,
 // for a runtime without git"; `httpProbe` "skips the real HTTP request to a
@@ -52,7 +52,10 @@ async fn the_memory_backend_passes_and_skips_exactly_git_push_and_the_http_probe
             .starts_with("unsupported httpProbe: the memory backend's previews are simulated")
     );
     assert_eq!(report.cases.len(), SdkCase::ALL.len());
-    assert_eq!((report.provider.as_str(), report.live), ("memory", false));
+    assert_eq!(
+        (report.run.provider.as_str(), report.run.live),
+        ("memory", false)
+    );
     let left = target.backend().list(&Labels::new()).await.unwrap();
     assert!(left.is_empty(), "the suite left {left:?}");
 }
@@ -215,7 +218,7 @@ async fn offline_runs_refuse_any_provider_but_memory_and_local_before_calling_it
         .skip(Check::GitPush, "simulated shell")
         .skip(Check::HttpProbe, "simulated previews");
     let report = run_sdk("cloud", backend, &options).await.unwrap();
-    assert!(report.live);
+    assert!(report.run.live);
     assert!(report.succeeded(), "{}", report.table());
     assert!(cloud.calls.load(Ordering::SeqCst) > 0);
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
 use corral_backend::Backend;
-use corral_conformance::sdk::{Relayed, SdkTarget};
+use corral_conformance::SdkTarget;
 use corral_conformance::targets::MemoryTarget;
+use corral_conformance::targets::Relayed;
 use corral_contract::SandboxProviderCapabilities;
 use corral_runtime::adapter::{ContractAdapter, envelopes};
 use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};

@@ -30,6 +30,7 @@ async fn the_nine_cases_over_the_wire_on_linux_fail_nothing() {
         );
     }
     let planned: Vec<_> = report
+        .run
         .envelope
         .conformance_plan()
         .into_iter()

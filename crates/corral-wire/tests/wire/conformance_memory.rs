@@ -13,8 +13,8 @@ async fn the_nine_cases_pass_over_the_wire_on_memory() {
     let report = run(&target).await.unwrap();
     print!("{}", report.table());
     assert_eq!(report.count(Outcome::Passed), 9, "{}", report.table());
-    assert_eq!(report.envelope, in_process.envelope);
-    assert_eq!(report.tokens, in_process.tokens);
+    assert_eq!(report.run.envelope, in_process.run.envelope);
+    assert_eq!(report.run.tokens, in_process.run.tokens);
     let outcomes = |r: &corral_conformance::Report| {
         r.cases
             .iter()

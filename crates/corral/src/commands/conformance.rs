@@ -19,9 +19,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use corral_conformance::Suite;
-use corral_conformance::sdk::{Relayed, run_sdk_target};
-use corral_conformance::targets::{self, BuiltinTarget, TargetError};
+use corral_conformance::sdk::run_sdk_target;
+use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
+use corral_conformance::{Report, Suite, SuiteCase, Target};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
@@ -34,17 +34,8 @@ struct Evidence {
 }
 
 impl Evidence {
-    /// A contract suite's report as the command shows it.
-    fn of_contract(report: &corral_conformance::Report) -> Self {
-        Self {
-            table: report.table(),
-            json: report.to_json(),
-            succeeded: report.succeeded(),
-        }
-    }
-
-    /// An SDK suite's report as the command shows it.
-    fn of_sdk(report: &corral_conformance::sdk::SdkReport) -> Self {
+    /// A suite's report as the command shows it.
+    fn of<C: SuiteCase>(report: &Report<C>) -> Self {
         Self {
             table: report.table(),
             json: report.to_json(),
@@ -90,13 +81,10 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
     let remote = crate::backends::open_remote(endpoint).await?;
     let served = remote.served().to_owned();
     let target = Relayed::new(std::sync::Arc::new(remote), served);
-    let report = run_sdk_target(&target).await.map_err(|e| {
-        CliError::usage(format!(
-            "target {}: {e}",
-            corral_conformance::sdk::SdkTarget::name(&target)
-        ))
-    })?;
-    Ok(Evidence::of_sdk(&report))
+    let report = run_sdk_target(&target)
+        .await
+        .map_err(|e| CliError::usage(format!("target {}: {e}", target.name())))?;
+    Ok(Evidence::of(&report))
 }
 
 /// `suite` on the built-in target called `name`.
@@ -152,7 +140,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
                 .run()
                 .await
                 .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
-            Ok(Evidence::of_contract(&report))
+            Ok(Evidence::of(&report))
         }
         Suite::Sdk => {
             let report = target
@@ -162,7 +150,7 @@ async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidenc
                     CliError::usage(format!("the {name} target cannot run the SDK suite"))
                 })?
                 .map_err(|e| CliError::usage(format!("target {name}: {e}")))?;
-            Ok(Evidence::of_sdk(&report))
+            Ok(Evidence::of(&report))
         }
     }
 }

@@ -19,7 +19,7 @@
 use std::path::Path;
 
 use corral_conformance::{
-    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, run,
+    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, Target, run,
 };
 use corral_contract::{FailureReason, HostPort, SandboxError};
 use corral_wire::protocol::CONTRACT_REVISION;
@@ -39,12 +39,14 @@ struct RemoteTarget {
     egress: Option<EgressFixture>,
 }
 
-impl ConformanceTarget for RemoteTarget {
-    type Provider = WireProvider;
-
+impl Target for RemoteTarget {
     fn name(&self) -> String {
         TARGET_NAME.into()
     }
+}
+
+impl ConformanceTarget for RemoteTarget {
+    type Provider = WireProvider;
 
     fn provider(&self) -> Result<WireProvider, SandboxError> {
         Ok(self.client.clone())

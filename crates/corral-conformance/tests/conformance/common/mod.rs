@@ -1,9 +1,9 @@
 //! Shared checks of the conformance integration tests.
 
 use corral_backend::Labels;
-use corral_conformance::sdk::{SdkCase, SdkReport, SdkTarget, run_sdk_target};
+use corral_conformance::sdk::{SdkCase, SdkReport, run_sdk_target};
 use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
-use corral_conformance::{ConformanceTarget, Outcome, Report, run, run_cases};
+use corral_conformance::{ConformanceTarget, Outcome, Report, SdkTarget, run, run_cases};
 use corral_contract::ConformanceCase;
 
 /// A linux target, or `None` after printing why `test` is skipped where
@@ -71,7 +71,7 @@ pub fn with_outcome(report: &Report, outcome: Outcome) -> Vec<ConformanceCase> {
 /// name."; and a case whose tokens are declared runs.
 pub fn assert_skips_name_their_missing_tokens(report: &Report) {
     for c in &report.cases {
-        let missing = c.name.missing_tokens(&report.tokens);
+        let missing = c.name.missing_tokens(&report.run.tokens);
         match c.outcome {
             Outcome::Skipped => {
                 assert!(
@@ -125,6 +125,7 @@ pub async fn assert_fails_nothing_and_names_every_skip<T: ConformanceTarget>(tar
 /// token for), in plan order.
 pub fn planned_skips(report: &Report) -> Vec<ConformanceCase> {
     report
+        .run
         .envelope
         .conformance_plan()
         .into_iter()

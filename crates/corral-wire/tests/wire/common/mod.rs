@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use corral_backend::{Backend, BackendError};
-use corral_conformance::{ConformanceTarget, EgressFixture, Inventory};
+use corral_conformance::{ConformanceTarget, EgressFixture, Inventory, Target};
 use corral_contract::*;
 use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::runtime::Runtime;
@@ -146,12 +146,14 @@ impl<T: ConformanceTarget> WireTarget<T> {
     }
 }
 
-impl<T: ConformanceTarget> ConformanceTarget for WireTarget<T> {
-    type Provider = WireProvider;
-
+impl<T: ConformanceTarget> Target for WireTarget<T> {
     fn name(&self) -> String {
         self.inner.name()
     }
+}
+
+impl<T: ConformanceTarget> ConformanceTarget for WireTarget<T> {
+    type Provider = WireProvider;
 
     fn provider(&self) -> Result<WireProvider, SandboxError> {
         Ok(self.client.clone())

@@ -1,10 +1,12 @@
-//! A case's working context: its runtime, the allocations it owns, and the
-//! contract calls it makes, each failing with the step it was.
+//! The contract suite's scope: a runtime over a fresh provider of the
+//! target, and the contract calls a case makes, each failing with the step
+//! it was.
 //!
 //! Every allocation a case receives (instances from `provision` and
 //! `resume`, snapshots from `snapshot`, `cloneSnapshot` and a durable
-//! `release`) is recorded, and [`Scope::finish`] destroys what is left —
-//! also after a failed or timed-out case.
+//! `release`) is owned by the scope, and `Scope::finish` destroys what is
+//! left — instances first, since one may run on a snapshot the case also
+//! owns.
 
 use corral_contract::{
     CleanupRequest, CleanupResult, CloneSnapshotRequest, ConflictState, ConformanceCase,
@@ -17,17 +19,28 @@ use corral_runtime::runtime::Runtime;
 
 use crate::failure::{Failure, ensure};
 use crate::request::{self, Context, Plan};
+use crate::scope::{Scope, Subject};
 use crate::target::{ConformanceTarget, EgressFixture, Inventory};
 
-/// One case's context.
-pub(crate) struct Scope<'t, T: ConformanceTarget> {
+/// A contract case's scope.
+pub(crate) type ContractScope<'t, T> = Scope<RuntimeSubject<'t, T>>;
+
+/// What a contract case works on: a runtime over a fresh provider of the
+/// target.
+pub(crate) struct RuntimeSubject<'t, T: ConformanceTarget> {
     target: &'t T,
     runtime: Option<Runtime<T::Provider>>,
     envelope: SandboxProviderCapabilities,
-    case: ConformanceCase,
     sequence: u32,
-    instances: Vec<InstanceId>,
-    snapshots: Vec<SnapshotId>,
+}
+
+/// An allocation a contract case owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Allocation {
+    /// An instance, destroyed with `destroy`.
+    Instance(InstanceId),
+    /// A snapshot, destroyed with `destroySnapshot`.
+    Snapshot(SnapshotId),
 }
 
 fn build<T: ConformanceTarget>(target: &T) -> Result<Runtime<T::Provider>, Failure> {
@@ -37,50 +50,109 @@ fn build<T: ConformanceTarget>(target: &T) -> Result<Runtime<T::Provider>, Failu
     Runtime::new(provider).map_err(|e| Failure::step("building the runtime", e))
 }
 
-impl<'t, T: ConformanceTarget> Scope<'t, T> {
-    /// A scope with a runtime over a fresh provider of `target`.
-    pub(crate) fn new(target: &'t T, case: ConformanceCase) -> Result<Self, Failure> {
-        let runtime = build(target)?;
-        let envelope = runtime.capabilities().clone();
-        Ok(Self {
-            target,
-            runtime: Some(runtime),
-            envelope,
-            case,
-            sequence: 0,
-            instances: Vec::new(),
-            snapshots: Vec::new(),
-        })
-    }
-
+impl<T: ConformanceTarget> RuntimeSubject<'_, T> {
     /// The runtime every call goes through.
-    pub(crate) fn rt(&self) -> Result<&Runtime<T::Provider>, Failure> {
+    fn rt(&self) -> Result<&Runtime<T::Provider>, Failure> {
         self.runtime
             .as_ref()
             .ok_or_else(|| Failure::new("no runtime: restarting it failed"))
     }
 
+    /// Drops the runtime (and its provider), then builds a fresh one.
+    fn restart(&mut self) -> Result<(), Failure> {
+        self.runtime = None;
+        self.runtime = Some(build(self.target)?);
+        Ok(())
+    }
+}
+
+impl<T: ConformanceTarget> Subject for RuntimeSubject<'_, T> {
+    type Case = ConformanceCase;
+    type Allocation = Allocation;
+
+    /// A runtime whose restart failed is built again.
+    fn ready(&mut self) -> Result<(), Failure> {
+        if self.runtime.is_none() {
+            self.restart()?;
+        }
+        Ok(())
+    }
+
+    /// An allocation that is already gone (`SandboxInstanceNotFound`,
+    /// `SandboxSnapshotNotFound`, an instance already released or
+    /// destroyed) is settled.
+    async fn give_back(&self, allocation: &Allocation) -> Result<(), Failure> {
+        let runtime = self.rt()?;
+        let result = match allocation {
+            Allocation::Instance(id) => runtime
+                .destroy(id.clone())
+                .await
+                .map_err(|e| (format!("cleanup: destroy {id}"), e)),
+            Allocation::Snapshot(id) => runtime
+                .destroy_snapshot(id.clone())
+                .await
+                .map_err(|e| (format!("cleanup: destroySnapshot {id}"), e)),
+        };
+        match result {
+            Err((step, e)) if !already_gone(&e) => Err(Failure::step(step, e)),
+            Ok(()) | Err(_) => Ok(()),
+        }
+    }
+}
+
+impl<'t, T: ConformanceTarget> ContractScope<'t, T> {
+    /// A scope with a runtime over a fresh provider of `target`.
+    pub(crate) fn new(target: &'t T, case: ConformanceCase) -> Result<Self, Failure> {
+        let runtime = build(target)?;
+        let envelope = runtime.capabilities().clone();
+        let subject = RuntimeSubject {
+            target,
+            runtime: Some(runtime),
+            envelope,
+            sequence: 0,
+        };
+        Ok(Scope::on(subject, case))
+    }
+
+    /// The runtime every call goes through.
+    pub(crate) fn rt(&self) -> Result<&Runtime<T::Provider>, Failure> {
+        self.subject.rt()
+    }
+
+    /// Owns `id`, to be destroyed before every snapshot.
+    fn own_instance(&mut self, id: InstanceId) {
+        let at = self
+            .owned
+            .iter()
+            .position(|a| matches!(a, Allocation::Snapshot(_)))
+            .unwrap_or(self.owned.len());
+        self.owned.insert(at, Allocation::Instance(id));
+    }
+
+    /// Owns `id`.
+    fn own_snapshot(&mut self, id: SnapshotId) {
+        self.owned.push(Allocation::Snapshot(id));
+    }
+
     /// The envelope the runtime advertises.
     pub(crate) fn envelope(&self) -> &SandboxProviderCapabilities {
-        &self.envelope
+        &self.subject.envelope
     }
 
     /// The target's egress fixture.
     pub(crate) fn egress(&self) -> Option<EgressFixture> {
-        self.target.egress()
+        self.subject.target.egress()
     }
 
     /// Drops the runtime (and its provider), then builds a fresh one over the
     /// same backend state: "a runtime restarted from nothing".
     pub(crate) fn restart(&mut self) -> Result<(), Failure> {
-        self.runtime = None;
-        self.runtime = Some(build(self.target)?);
-        Ok(())
+        self.subject.restart()
     }
 
     /// The backend's inventory, when the target can observe it.
     pub(crate) async fn inventory(&self) -> Result<Option<Inventory>, Failure> {
-        match self.target.inventory().await {
+        match self.subject.target.inventory().await {
             None => Ok(None),
             Some(Ok(inventory)) => Ok(Some(inventory)),
             Some(Err(e)) => Err(Failure::step("reading the backend's inventory", e)),
@@ -89,23 +161,23 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
 
     /// A provision request for `plan`.
     pub(crate) fn request(&mut self, plan: Plan) -> Result<SandboxProvisionRequest, Failure> {
-        self.sequence += 1;
-        let egress = self.target.egress();
+        self.subject.sequence += 1;
+        let egress = self.subject.target.egress();
         let cx = Context {
-            provider: &self.target.name(),
+            provider: &self.subject.target.name(),
             case: self.case,
-            envelope: &self.envelope,
-            root_image: self.target.root_image(),
-            default_network: request::default_network(&self.envelope, egress.as_ref())?,
-            sequence: self.sequence,
+            envelope: &self.subject.envelope,
+            root_image: self.subject.target.root_image(),
+            default_network: request::default_network(&self.subject.envelope, egress.as_ref())?,
+            sequence: self.subject.sequence,
         };
         request::provision_request(cx, plan)
     }
 
     /// A Session id no other request of this case uses.
     pub(crate) fn new_session(&mut self) -> Result<SessionId, Failure> {
-        self.sequence += 1;
-        SessionId::new(format!("{}-session-{}", self.case, self.sequence))
+        self.subject.sequence += 1;
+        SessionId::new(format!("{}-session-{}", self.case, self.subject.sequence))
             .map_err(request::internal)
     }
 
@@ -121,7 +193,7 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
             .await
             .map_err(|e| Failure::step("provision", e))?;
         let (instance, _owned) = handoff.into_parts();
-        self.instances.push(instance.instance_id.clone());
+        self.own_instance(instance.instance_id.clone());
         ensure(instance.state == InstanceState::Provisioning, || {
             format!("provision: state {}, expected provisioning", instance.state)
         })?;
@@ -197,7 +269,7 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
         match self.rt()?.snapshot(request).await {
             Ok(handoff) => {
                 let (snapshot, _owned) = handoff.into_parts();
-                self.snapshots.push(snapshot.snapshot_id.clone());
+                self.own_snapshot(snapshot.snapshot_id.clone());
                 Ok(Ok(snapshot))
             }
             Err(e) => Ok(Err(e)),
@@ -240,7 +312,7 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
             .await
             .map_err(|e| Failure::step(format_args!("cloneSnapshot {}", source.snapshot_id), e))?
             .into_parts();
-        self.snapshots.push(clone.snapshot_id.clone());
+        self.own_snapshot(clone.snapshot_id.clone());
         Ok(clone)
     }
 
@@ -261,7 +333,7 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
             .map_err(|e| Failure::step(format_args!("release {id}"), e))?
             .into_parts();
         if let ReleaseDisposition::Released { snapshot } = &disposition {
-            self.snapshots.push(snapshot.snapshot_id.clone());
+            self.own_snapshot(snapshot.snapshot_id.clone());
         }
         Ok(disposition)
     }
@@ -280,7 +352,7 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
         match self.rt()?.resume(resume).await {
             Ok(handoff) => {
                 let (instance, _owned) = handoff.into_parts();
-                self.instances.push(instance.instance_id.clone());
+                self.own_instance(instance.instance_id.clone());
                 Ok(Ok(instance))
             }
             Err(e) => Ok(Err(e)),
@@ -313,7 +385,8 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
             .destroy(id.clone())
             .await
             .map_err(|e| Failure::step(format_args!("destroy {id}"), e))?;
-        self.instances.retain(|i| i != id);
+        self.owned
+            .retain(|a| *a != Allocation::Instance(id.clone()));
         Ok(())
     }
 
@@ -323,7 +396,8 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
             .destroy_snapshot(id.clone())
             .await
             .map_err(|e| Failure::step(format_args!("destroySnapshot {id}"), e))?;
-        self.snapshots.retain(|s| s != id);
+        self.owned
+            .retain(|a| *a != Allocation::Snapshot(id.clone()));
         Ok(())
     }
 
@@ -345,40 +419,10 @@ impl<'t, T: ConformanceTarget> Scope<'t, T> {
     /// Forgets allocations the case proved gone (released ZDR instances,
     /// swept ones), so cleanup does not address them again.
     pub(crate) fn forget(&mut self, instances: &[InstanceId], snapshots: &[SnapshotId]) {
-        self.instances.retain(|i| !instances.contains(i));
-        self.snapshots.retain(|s| !snapshots.contains(s));
-    }
-
-    /// Destroys every recorded instance and snapshot. An allocation that is
-    /// already gone (`SandboxInstanceNotFound`, `SandboxSnapshotNotFound`, an
-    /// instance already released or destroyed) is settled; any other refusal
-    /// fails the case, naming the first one.
-    pub(crate) async fn finish(mut self) -> Result<(), Failure> {
-        if self.runtime.is_none() {
-            self.restart()?;
-        }
-        let runtime = self.rt()?;
-        let mut first: Option<Failure> = None;
-        for id in &self.instances {
-            if let Err(e) = runtime.destroy(id.clone()).await
-                && !already_gone(&e)
-                && first.is_none()
-            {
-                first = Some(Failure::step(format_args!("cleanup: destroy {id}"), e));
-            }
-        }
-        for id in &self.snapshots {
-            if let Err(e) = runtime.destroy_snapshot(id.clone()).await
-                && !already_gone(&e)
-                && first.is_none()
-            {
-                first = Some(Failure::step(
-                    format_args!("cleanup: destroySnapshot {id}"),
-                    e,
-                ));
-            }
-        }
-        first.map_or(Ok(()), Err)
+        self.owned.retain(|a| match a {
+            Allocation::Instance(id) => !instances.contains(id),
+            Allocation::Snapshot(id) => !snapshots.contains(id),
+        });
     }
 }
 
