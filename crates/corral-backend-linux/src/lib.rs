@@ -56,3 +56,4 @@ pub mod userns;
 
 pub use backend::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, LinuxBackend, parse_default_timeout};
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};
+pub use state::SANDBOX_PREFIX;

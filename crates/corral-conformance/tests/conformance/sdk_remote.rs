@@ -13,7 +13,8 @@ use corral_backend::Backend;
 use corral_conformance::sdk::{Relayed, SdkTarget};
 use corral_conformance::targets::MemoryTarget;
 use corral_contract::SandboxProviderCapabilities;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};
 
 fn token() -> Token {
