@@ -46,6 +46,7 @@ use corral_backend::{
 
 pub use connect::DEFAULT_IMAGE;
 pub use error::map_error;
+pub use labels::ID_PREFIX;
 
 /// A backend over one Docker Engine connection.
 #[derive(Debug, Clone)]

@@ -58,3 +58,4 @@ pub mod userns;
 pub use backend::LinuxBackend;
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};
 pub use exec_timeout::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, parse_default_timeout};
+pub use state::SANDBOX_PREFIX;

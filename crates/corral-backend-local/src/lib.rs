@@ -77,6 +77,8 @@ use corral_backend::{
     TreeListOps, TreeListing, Usage, UsageOps, labels_match,
 };
 
+pub use state::SANDBOX_PREFIX;
+
 use crate::files::LocalFiles;
 use crate::process::Registry;
 use crate::state::{NAME, State};

@@ -23,7 +23,7 @@ use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, Sandb
 use serde::{Deserialize, Serialize};
 
 /// What every sandbox id starts with.
-pub(crate) const SANDBOX_PREFIX: &str = "loc-";
+pub const SANDBOX_PREFIX: &str = "loc-";
 /// What every snapshot id starts with.
 pub(crate) const SNAPSHOT_PREFIX: &str = "locsnap-";
 /// The backend's name.

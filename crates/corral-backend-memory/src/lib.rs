@@ -115,6 +115,9 @@ use crate::tree::Tree;
 /// The backend's name.
 pub(crate) const NAME: &str = "memory";
 
+/// What every sandbox id starts with (`mem-1`, `mem-2`, …).
+pub const SANDBOX_PREFIX: &str = "mem-";
+
 /// The in-memory backend. Cheap to clone: clones share the same sandboxes.
 #[derive(Clone)]
 pub struct MemoryBackend {
@@ -284,7 +287,7 @@ impl Backend for MemoryBackend {
         };
         st.next_sandbox += 1;
         let seq = st.next_sandbox;
-        let id = format!("mem-{seq}");
+        let id = format!("{SANDBOX_PREFIX}{seq}");
         let sb = Arc::new(Sandbox::new(NewSandbox {
             seq,
             id: id.clone(),

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use corral_backend::{Backend, Command, CreateRequest, ExecRequest, StreamKind};
-use corral_backend_local::LocalBackend;
-use corral_backend_memory::MemoryBackend;
+use corral_backend_linux::LinuxBackend;
+use corral_backend_linux::layers::Layer;
+use corral_registry::{BackendKind, OpenError};
 
 use crate::error::BenchError;
 use crate::footprint::IdleFootprint;
@@ -40,57 +41,44 @@ impl Opened {
 }
 
 /// Opens a fresh backend; called once per measure, at setup.
-pub type Opener = Arc<dyn Fn() -> Result<Opened, BenchError> + Send + Sync>;
+pub type Opener = Arc<dyn Fn() -> BoxFuture<'static, Result<Opened, BenchError>> + Send + Sync>;
 
-/// Opens a new, empty memory backend.
-pub fn memory_opener() -> Opener {
-    Arc::new(|| {
-        Ok(Opened {
-            backend: Arc::new(MemoryBackend::new()),
-            state_dir: None,
+/// Opens `kind` holding nothing of the user's: the registry's scratch
+/// opener (a new memory backend; local and linux on a new temporary state
+/// directory, never the user's own; docker with corral's test image).
+pub fn scratch_opener(kind: BackendKind) -> Opener {
+    Arc::new(move || {
+        Box::pin(async move {
+            let scratch = kind.open_scratch().await.map_err(|e| match e {
+                OpenError::StateDir { .. } => {
+                    BenchError::io("creating a temporary state directory", e)
+                }
+                e => BenchError::backend(kind.name(), "open", e),
+            })?;
+            Ok(Opened {
+                backend: scratch.backend.into_dyn(),
+                state_dir: scratch.state_dir,
+            })
         })
     })
-}
-
-/// Opens a local backend on a new temporary state directory (never the
-/// user's own).
-pub fn local_opener() -> Opener {
-    Arc::new(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("corral-bench-")
-            .tempdir()
-            .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
-        let backend =
-            LocalBackend::open(dir.path()).map_err(|e| BenchError::backend("local", "open", e))?;
-        Ok(Opened {
-            backend: Arc::new(backend),
-            state_dir: Some(dir),
-        })
-    })
-}
-
-/// Opens a linux backend on a fresh temporary state directory.
-pub fn linux_opener() -> Opener {
-    linux_opener_without(None)
 }
 
 /// Opens a linux backend on a fresh temporary state directory without
-/// the isolation layer `layer` (all of them with `None`): the bench's
-/// `linux without <layer>` rows, which show what each layer costs.
-pub fn linux_opener_without(layer: Option<corral_backend_linux::layers::Layer>) -> Opener {
+/// the isolation layer `layer`: the bench's `linux without <layer>` rows,
+/// which show what each layer costs.
+pub fn linux_opener_without(layer: Layer) -> Opener {
     Arc::new(move || {
-        let dir = tempfile::Builder::new()
-            .prefix("corral-bench-")
-            .tempdir()
-            .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
-        let opened = match layer {
-            None => corral_backend_linux::LinuxBackend::open(dir.path()),
-            Some(layer) => corral_backend_linux::LinuxBackend::open_measuring(dir.path(), &[layer]),
-        };
-        let backend = opened.map_err(|e| BenchError::backend("linux", "open", e))?;
-        Ok(Opened {
-            backend: Arc::new(backend),
-            state_dir: Some(dir),
+        Box::pin(async move {
+            let dir = tempfile::Builder::new()
+                .prefix("corral-bench-")
+                .tempdir()
+                .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
+            let backend = LinuxBackend::open_measuring(dir.path(), &[layer])
+                .map_err(|e| BenchError::backend(BackendKind::Linux.name(), "open", e))?;
+            Ok(Opened {
+                backend: Arc::new(backend),
+                state_dir: Some(dir),
+            })
         })
     })
 }
@@ -224,7 +212,7 @@ impl Measure for BackendMeasure {
 
     fn setup(&mut self) -> BoxFuture<'_, Result<Setup, BenchError>> {
         Box::pin(async move {
-            let opened = (self.opener)()?;
+            let opened = (self.opener)().await?;
             let backend = opened.backend.clone();
             self.opened = Some(opened);
             if self.op == BackendOp::Exec {

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, Command};
-use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend, testimage};
+use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend};
+use corral_registry::BackendKind;
 
 use crate::backend::{BackendMeasure, BackendOp, Opened, Opener};
 use crate::error::BenchError;
@@ -42,21 +43,32 @@ impl DockerBackendMeasure {
             BackendOp::Exec => "exec",
         };
         DockerBackendMeasure {
-            name: format!("docker backend {what}"),
+            name: format!("{} {what}", label()),
             op,
             image,
             inner: None,
         }
     }
 
-    async fn connect(&self) -> Result<DockerBackend, String> {
+    async fn connect(&self) -> Result<Arc<dyn Backend>, String> {
         match &self.image {
             Some(image) => DockerBackend::connect_with_image(image)
                 .await
+                .map(|b| Arc::new(b) as Arc<dyn Backend>)
                 .map_err(|e| e.to_string()),
-            None => testimage::backend().await.map_err(|e| e.to_string()),
+            None => BackendKind::Docker
+                .open_scratch()
+                .await
+                .map(|scratch| scratch.backend.into_dyn())
+                .map_err(|e| e.to_string()),
         }
     }
+}
+
+/// The beginning of the rows' names: `docker backend`, beside the docker
+/// CLI's rows.
+fn label() -> String {
+    format!("{} backend", BackendKind::Docker)
 }
 
 /// The docker backend's two rows.
@@ -85,18 +97,21 @@ impl Measure for DockerBackendMeasure {
 
     fn setup(&mut self) -> BoxFuture<'_, Result<Setup, BenchError>> {
         Box::pin(async move {
-            let backend: Arc<dyn Backend> = match self.connect().await {
-                Ok(b) => Arc::new(b),
+            let backend = match self.connect().await {
+                Ok(b) => b,
                 Err(reason) => return Ok(Setup::Skip(reason)),
             };
             let opener: Opener = Arc::new(move || {
-                Ok(Opened {
-                    backend: Arc::clone(&backend),
-                    state_dir: None,
+                let backend = Arc::clone(&backend);
+                Box::pin(async move {
+                    Ok(Opened {
+                        backend,
+                        state_dir: None,
+                    })
                 })
             });
             let inner = self.inner.insert(BackendMeasure::new(
-                "docker backend",
+                &label(),
                 self.op,
                 opener,
                 Command::argv(["true"]),
@@ -109,7 +124,7 @@ impl Measure for DockerBackendMeasure {
         Box::pin(async move {
             match self.inner.as_mut() {
                 Some(inner) => inner.iteration().await,
-                None => Err(BenchError::io("docker backend", "iterated before setup")),
+                None => Err(BenchError::io(label(), "iterated before setup")),
             }
         })
     }

@@ -71,7 +71,7 @@ impl Measure for IdleFootprint {
 
     fn setup(&mut self) -> BoxFuture<'_, Result<Setup, BenchError>> {
         Box::pin(async move {
-            let opened = (self.opener)()?;
+            let opened = (self.opener)().await?;
             let backend = opened.backend.clone();
             self.opened = Some(opened);
             let id = create(&*backend).await?;

@@ -18,7 +18,7 @@
 //! sandboxes carry the label `corral.bench=1`; state directories and files
 //! are temporary). A row that cannot run here is *skipped* with a one-line
 //! reason; one that breaks is *failed* with the error, and the bench goes
-//! on. A backend adds its rows with [`backend_measures`] in one line.
+//! on. A backend adds its rows with its arm of [`backend_rows`].
 //!
 //! Default iteration counts keep the whole run under a minute on a small
 //! machine; `iterations` overrides them for every row but the footprint,
@@ -40,8 +40,8 @@ mod wire;
 mod wire_bed;
 
 pub use backend::{
-    BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener,
-    linux_opener_without, local_opener, memory_opener,
+    BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener_without,
+    scratch_opener,
 };
 pub use docker::{DockerMeasure, DockerOp, pick_image};
 pub use docker_backend::{DockerBackendMeasure, docker_backend_measures};
@@ -61,6 +61,7 @@ pub use wire::{
 pub use wire_bed::{BedBackend, Way};
 
 use corral_backend::Command;
+use corral_registry::BackendKind;
 
 /// Idle sandboxes each footprint row keeps.
 pub const IDLE_SANDBOXES: u32 = 200;
@@ -77,8 +78,8 @@ pub struct BenchConfig {
 }
 
 /// Every row of the standard bench, in table order. A backend joins with
-/// one more line here, e.g. `v.extend(backend_measures("linux", opener,
-/// Command::argv(["/bin/true"]), Some(IDLE_SANDBOXES)));`.
+/// its arm in [`backend_rows`], e.g. `backend_measures(kind.name(),
+/// scratch_opener(kind), Command::argv(["/bin/true"]), Some(IDLE_SANDBOXES))`.
 pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     let mut v: Vec<Box<dyn Measure>> = vec![
         Box::new(ProcessMeasure::fork_exec()),
@@ -93,45 +94,72 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
             config.docker_image.clone(),
         )),
     ];
-    // corral's docker backend beside the docker CLI rows above.
-    v.extend(docker_backend_measures(config.docker_image.clone()));
-    v.extend(backend_measures(
-        "memory",
-        memory_opener(),
-        Command::argv(["true"]),
-        None,
-    ));
-    v.extend(backend_measures(
-        "local",
-        local_opener(),
-        Command::argv(["/bin/true"]),
-        Some(IDLE_SANDBOXES),
-    ));
-    // The linux backend where this host runs it. Its idle footprint lives
-    // mostly in its init processes, which the footprint row counts (PSS).
-    if corral_backend_linux::LinuxBackend::available().is_ok() {
-        v.extend(backend_measures(
-            "linux",
-            linux_opener(),
-            Command::argv(["/bin/true"]),
-            Some(IDLE_SANDBOXES),
-        ));
-        // Beside them, the same rows without each layer that has a switch
-        // for measuring: the difference is what the layer costs.
-        for layer in corral_backend_linux::layers::Layer::ALL {
-            v.extend(backend_measures(
-                &format!("linux without {}", layer.name()),
-                linux_opener_without(Some(layer)),
-                Command::argv(["/bin/true"]),
-                None,
-            ));
-        }
+    let mut kinds = BackendKind::ALL;
+    kinds.sort_by_key(|kind| table_position(*kind));
+    for kind in kinds {
+        v.extend(backend_rows(kind, config));
     }
     v.push(Box::new(ReadMeasure::new(ReadWay::Std)));
     v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));
     // The network hop: corral-wire over loopback beside the same calls in process.
     v.extend(wire_measures());
     v
+}
+
+/// Where a backend's rows stand in the table: corral's docker backend
+/// right after the docker CLI rows it is compared with, then the others
+/// from the least isolating to the most.
+const fn table_position(kind: BackendKind) -> u8 {
+    match kind {
+        BackendKind::Docker => 0,
+        BackendKind::Memory => 1,
+        BackendKind::Local => 2,
+        BackendKind::Linux => 3,
+    }
+}
+
+/// The rows of backend `kind`.
+pub fn backend_rows(kind: BackendKind, config: &BenchConfig) -> Vec<Box<dyn Measure>> {
+    let host_true = Command::argv(["/bin/true"]);
+    match kind {
+        // Through one engine connection, beside the docker CLI rows.
+        BackendKind::Docker => docker_backend_measures(config.docker_image.clone()),
+        // The built-in shell's `true`; no host memory to speak of.
+        BackendKind::Memory => backend_measures(
+            kind.name(),
+            scratch_opener(kind),
+            Command::argv(["true"]),
+            None,
+        ),
+        BackendKind::Local => backend_measures(
+            kind.name(),
+            scratch_opener(kind),
+            host_true,
+            Some(IDLE_SANDBOXES),
+        ),
+        // Where this host runs it. Its idle footprint lives mostly in its
+        // init processes, which the footprint row counts (PSS).
+        BackendKind::Linux if kind.available().is_err() => Vec::new(),
+        BackendKind::Linux => {
+            let mut v = backend_measures(
+                kind.name(),
+                scratch_opener(kind),
+                host_true.clone(),
+                Some(IDLE_SANDBOXES),
+            );
+            // Beside them, the same rows without each layer that has a
+            // switch for measuring: the difference is what the layer costs.
+            for layer in corral_backend_linux::layers::Layer::ALL {
+                v.extend(backend_measures(
+                    &format!("{kind} without {}", layer.name()),
+                    linux_opener_without(layer),
+                    host_true.clone(),
+                    None,
+                ));
+            }
+            v
+        }
+    }
 }
 
 /// Runs `measures` as `config` asks and reports on this host.

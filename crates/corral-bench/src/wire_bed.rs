@@ -1,5 +1,5 @@
-//! What the wire rows stand on: a contract provider — a [`ContractAdapter`]
-//! called in process, or the same kind of adapter hosted by a
+//! What the wire rows stand on: a contract provider — a
+//! [`ContractAdapter`](corral_runtime::adapter::ContractAdapter) called in process, or the same kind of adapter hosted by a
 //! [`WireServer`] on `127.0.0.1` and called through a [`WireProvider`] —
 //! holding one active instance.
 
@@ -9,15 +9,12 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use corral_backend::Backend;
-use corral_backend_linux::LinuxBackend;
-use corral_backend_local::LocalBackend;
-use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::{BackendKind, BackendVisitor, Enveloped, OpenError};
 use corral_wire::{RunningServer, Token, WireProvider, WireServer};
 
 use crate::error::BenchError;
-use crate::measure::Role;
+use crate::measure::{BoxFuture, Role};
 
 /// How a row reaches its provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,19 +58,24 @@ pub enum BedBackend {
 }
 
 impl BedBackend {
+    /// The registry's backend.
+    pub const fn kind(self) -> BackendKind {
+        match self {
+            BedBackend::Memory => BackendKind::Memory,
+            BedBackend::Local => BackendKind::Local,
+            BedBackend::Linux => BackendKind::Linux,
+        }
+    }
+
     /// The backend's name.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            BedBackend::Memory => "memory",
-            BedBackend::Local => "local",
-            BedBackend::Linux => "linux",
-        }
+        self.kind().name()
     }
 
     /// The linux backend where this host runs it, else the local one: real
     /// processes writing real pipes.
     pub fn for_processes() -> Self {
-        if LinuxBackend::available().is_ok() {
+        if BackendKind::Linux.available().is_ok() {
             BedBackend::Linux
         } else {
             BedBackend::Local
@@ -81,24 +83,104 @@ impl BedBackend {
     }
 }
 
-/// A provider the rows call: in process, or over the wire.
-enum Provider {
-    Memory(ContractAdapter<MemoryBackend>),
-    Local(ContractAdapter<LocalBackend>),
-    Linux(ContractAdapter<LinuxBackend>),
-    Wire(WireProvider),
+/// The members of the contract the rows call, on any provider — the
+/// adapter in process or the wire client alike — each call one boxed
+/// future, so that both ways pay the same for the indirection.
+trait BedProvider: Send + Sync {
+    fn capabilities(&self) -> &SandboxProviderCapabilities;
+    fn provision(
+        &self,
+        request: SandboxProvisionRequest,
+    ) -> BoxFuture<'_, Result<Handoff<SandboxInstance>, SandboxError>>;
+    fn write_file(&self, request: WriteFileRequest) -> BoxFuture<'_, Result<(), SandboxError>>;
+    fn activate(
+        &self,
+        id: InstanceId,
+    ) -> BoxFuture<'_, Result<Handoff<SandboxInstance>, SandboxError>>;
+    fn read_file(
+        &self,
+        request: ReadFileRequest,
+    ) -> BoxFuture<'_, Result<ReadFileResult, SandboxError>>;
+    fn open_process(
+        &self,
+        request: OpenProcessRequest,
+    ) -> BoxFuture<'_, Result<Box<dyn LiveProcess>, SandboxError>>;
+    fn destroy(&self, id: InstanceId) -> BoxFuture<'_, Result<(), SandboxError>>;
 }
 
-/// Awaits `$call` on whichever provider `$p` holds.
-macro_rules! on_provider {
-    ($p:expr, $v:ident => $call:expr) => {
-        match $p {
-            Provider::Memory($v) => $call,
-            Provider::Local($v) => $call,
-            Provider::Linux($v) => $call,
-            Provider::Wire($v) => $call,
-        }
-    };
+impl<P: SandboxProvider> BedProvider for P {
+    fn capabilities(&self) -> &SandboxProviderCapabilities {
+        SandboxProvider::capabilities(self)
+    }
+    fn provision(
+        &self,
+        request: SandboxProvisionRequest,
+    ) -> BoxFuture<'_, Result<Handoff<SandboxInstance>, SandboxError>> {
+        Box::pin(SandboxProvider::provision(self, request))
+    }
+    fn write_file(&self, request: WriteFileRequest) -> BoxFuture<'_, Result<(), SandboxError>> {
+        Box::pin(SandboxProvider::write_file(self, request))
+    }
+    fn activate(
+        &self,
+        id: InstanceId,
+    ) -> BoxFuture<'_, Result<Handoff<SandboxInstance>, SandboxError>> {
+        Box::pin(SandboxProvider::activate(self, id))
+    }
+    fn read_file(
+        &self,
+        request: ReadFileRequest,
+    ) -> BoxFuture<'_, Result<ReadFileResult, SandboxError>> {
+        Box::pin(SandboxProvider::read_file(self, request))
+    }
+    fn open_process(
+        &self,
+        request: OpenProcessRequest,
+    ) -> BoxFuture<'_, Result<Box<dyn LiveProcess>, SandboxError>> {
+        Box::pin(SandboxProvider::open_process(self, request))
+    }
+    fn destroy(&self, id: InstanceId) -> BoxFuture<'_, Result<(), SandboxError>> {
+        Box::pin(SandboxProvider::destroy(self, id))
+    }
+}
+
+/// Puts a backend's contract adapter where `way` says: called in process,
+/// or hosted on `127.0.0.1` and called through the wire client.
+struct Place {
+    way: Way,
+}
+
+/// What [`Place`] made: the provider the rows call, the server hosting the
+/// adapter (over the wire), and the backend under it.
+struct Placed {
+    provider: Box<dyn BedProvider>,
+    server: Option<RunningServer>,
+    backend: Arc<dyn Backend>,
+}
+
+impl BackendVisitor for Place {
+    type Output = Result<Placed, BenchError>;
+
+    async fn visit<B: Enveloped>(self, backend: B) -> Self::Output {
+        let backend = Arc::new(backend);
+        let adapter = corral_registry::adapter(&backend)
+            .map_err(|e| BenchError::backend(B::KIND.name(), "adapter", e))?;
+        let (provider, server): (Box<dyn BedProvider>, _) = match self.way {
+            Way::InProcess => (Box::new(adapter), None),
+            Way::Loopback => {
+                let server = bind(adapter).await?;
+                let client = WireProvider::connect(&server.endpoint(), token()?)
+                    .await
+                    .map_err(|e| BenchError::io("connecting the wire client", e))?;
+                (Box::new(client), Some(server))
+            }
+        };
+        Ok(Placed {
+            provider,
+            server,
+            backend,
+        })
+    }
 }
 
 /// The token of the bench's servers (they listen on loopback only and live
@@ -109,7 +191,7 @@ fn token() -> Result<Token, BenchError> {
 
 /// A provider with one active instance, and what must be released after it.
 pub struct Bed {
-    provider: Provider,
+    provider: Box<dyn BedProvider>,
     server: Option<RunningServer>,
     backend: Arc<dyn Backend>,
     state_dir: Option<tempfile::TempDir>,
@@ -123,58 +205,31 @@ impl Bed {
     /// mounted read-write when `project` is true) without activating it.
     pub async fn open(backend: BedBackend, way: Way, project: bool) -> Result<Self, BenchError> {
         let name = backend.as_str();
-        let adapter_error = |e: SandboxError| BenchError::backend(name, "adapter", e);
-        let (local, dyn_backend, state_dir) = match backend {
-            BedBackend::Memory => {
-                let b = Arc::new(MemoryBackend::new());
-                let a = ContractAdapter::new(Arc::clone(&b), envelopes::memory())
-                    .map_err(adapter_error)?;
-                (Provider::Memory(a), b as Arc<dyn Backend>, None)
-            }
-            BedBackend::Local => {
-                let dir = state_dir()?;
-                let b = Arc::new(
-                    LocalBackend::open(dir.path())
-                        .map_err(|e| BenchError::backend(name, "open", e))?,
-                );
-                let a =
-                    ContractAdapter::new(Arc::clone(&b), envelopes::local_for(&b.capabilities()))
-                        .map_err(adapter_error)?;
-                (Provider::Local(a), b as Arc<dyn Backend>, Some(dir))
-            }
-            BedBackend::Linux => {
-                let dir = state_dir()?;
-                let b = Arc::new(
-                    LinuxBackend::open(dir.path())
-                        .map_err(|e| BenchError::backend(name, "open", e))?,
-                );
-                let a =
-                    ContractAdapter::new(Arc::clone(&b), envelopes::linux_for(&b.capabilities()))
-                        .map_err(adapter_error)?;
-                (Provider::Linux(a), b as Arc<dyn Backend>, Some(dir))
-            }
-        };
-        let (provider, server) = match way {
-            Way::InProcess => (local, None),
-            Way::Loopback => host(local).await?,
-        };
+        let scratch = backend.kind().open_scratch().await.map_err(|e| match e {
+            OpenError::StateDir { .. } => BenchError::io("creating a temporary state directory", e),
+            e => BenchError::backend(name, "open", e),
+        })?;
+        let placed = scratch.backend.visit(Place { way }).await?;
         let mut bed = Bed {
-            provider,
-            server,
-            backend: dyn_backend,
-            state_dir,
+            provider: placed.provider,
+            server: placed.server,
+            backend: placed.backend,
+            state_dir: scratch.state_dir,
             instance: None,
             name,
         };
         let request = provision_request(bed.capabilities(), name, project)?;
-        let provisioned = on_provider!(&bed.provider, p => p.provision(request).await)
+        let provisioned = bed
+            .provider
+            .provision(request)
+            .await
             .map_err(|e| bed.error("provision", e))?;
         bed.instance = Some(provisioned.into_parts().0.instance_id);
         Ok(bed)
     }
 
     fn capabilities(&self) -> &SandboxProviderCapabilities {
-        on_provider!(&self.provider, p => p.capabilities())
+        self.provider.capabilities()
     }
 
     fn error(&self, operation: &str, e: SandboxError) -> BenchError {
@@ -196,21 +251,27 @@ impl Bed {
             content: FileContent::new(content).map_err(|e| BenchError::io("file content", e))?,
             mode: FileMode::DEFAULT,
         };
-        on_provider!(&self.provider, p => p.write_file(request).await)
+        self.provider
+            .write_file(request)
+            .await
             .map_err(|e| self.error("write_file", e))
     }
 
     /// Activates the instance.
     pub async fn activate(&self) -> Result<(), BenchError> {
         let id = self.instance()?.clone();
-        on_provider!(&self.provider, p => p.activate(id).await)
+        self.provider
+            .activate(id)
+            .await
             .map(drop)
             .map_err(|e| self.error("activate", e))
     }
 
     /// One `read_file`.
     pub async fn read_file(&self, request: ReadFileRequest) -> Result<ReadFileResult, BenchError> {
-        on_provider!(&self.provider, p => p.read_file(request).await)
+        self.provider
+            .read_file(request)
+            .await
             .map_err(|e| self.error("read_file", e))
     }
 
@@ -232,7 +293,10 @@ impl Bed {
                 environment: Environment::new(),
             },
         };
-        let mut live = on_provider!(&self.provider, p => p.open_process(request).await)
+        let mut live = self
+            .provider
+            .open_process(request)
+            .await
             .map_err(|e| self.error("open_process", e))?;
         let mut output = live
             .take_output()
@@ -260,7 +324,7 @@ impl Bed {
     pub async fn close(mut self) -> Result<(), BenchError> {
         let mut first: Option<BenchError> = None;
         if let Some(id) = self.instance.take()
-            && let Err(e) = on_provider!(&self.provider, p => p.destroy(id).await)
+            && let Err(e) = self.provider.destroy(id).await
         {
             first.get_or_insert(self.error("destroy", e));
         }
@@ -279,35 +343,9 @@ impl Bed {
     }
 }
 
-/// A fresh temporary state directory (never the user's own).
-fn state_dir() -> Result<tempfile::TempDir, BenchError> {
-    tempfile::Builder::new()
-        .prefix("corral-bench-")
-        .tempdir()
-        .map_err(|e| BenchError::io("creating a temporary state directory", e))
-}
-
-/// Puts an in-process adapter behind a server on `127.0.0.1:0`; returns
-/// the client connected to it, and the server.
-async fn host(local: Provider) -> Result<(Provider, Option<RunningServer>), BenchError> {
+/// Binds a server for `provider` on `127.0.0.1:0` and starts it.
+async fn bind<P: SandboxProvider + 'static>(provider: P) -> Result<RunningServer, BenchError> {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let server = match local {
-        Provider::Memory(a) => bind(addr, a).await?,
-        Provider::Local(a) => bind(addr, a).await?,
-        Provider::Linux(a) => bind(addr, a).await?,
-        Provider::Wire(client) => return Ok((Provider::Wire(client), None)),
-    };
-    let client = WireProvider::connect(&server.endpoint(), token()?)
-        .await
-        .map_err(|e| BenchError::io("connecting the wire client", e))?;
-    Ok((Provider::Wire(client), Some(server)))
-}
-
-/// Binds a server for `provider` on `addr` and starts it.
-async fn bind<P: SandboxProvider + 'static>(
-    addr: std::net::SocketAddr,
-    provider: P,
-) -> Result<RunningServer, BenchError> {
     WireServer::bind(addr, provider, token()?)
         .await
         .and_then(WireServer::spawn)

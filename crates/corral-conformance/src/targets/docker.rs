@@ -18,7 +18,8 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError, Command, Labels};
 use corral_backend_docker::{DockerBackend, testimage};
 use corral_contract::SandboxError;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
 use crate::target::{ConformanceTarget, EgressFixture, Inventory, SdkTarget, Target};

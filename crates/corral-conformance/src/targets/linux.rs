@@ -21,7 +21,8 @@ use corral_backend::{Backend, BackendError};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::testhost::{TestHost, TestHostError};
 use corral_contract::SandboxError;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
 use crate::sdk::SdkConformanceOptions;

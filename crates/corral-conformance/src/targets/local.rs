@@ -15,7 +15,8 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError};
 use corral_backend_local::LocalBackend;
 use corral_contract::SandboxError;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
 use crate::sdk::SdkConformanceOptions;

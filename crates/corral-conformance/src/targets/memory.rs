@@ -6,7 +6,8 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::{HostPort, SandboxError};
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
 use crate::target::{ConformanceTarget, EgressFixture, EgressProbe, Inventory, SdkTarget, Target};

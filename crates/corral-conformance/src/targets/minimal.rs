@@ -18,7 +18,8 @@ use std::sync::Arc;
 use corral_backend::BackendError;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::SandboxError;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::narrow::Narrow;
 
 use crate::target::{ConformanceTarget, EgressFixture, Inventory, Target};

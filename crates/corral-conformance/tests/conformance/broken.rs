@@ -20,7 +20,8 @@ use corral_contract::{
     SandboxProviderCapabilities, SandboxProvisionRequest, SnapshotId, SnapshotRef, SnapshotRequest,
     WriteFileRequest,
 };
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 /// How a [`Broken`] provider misbehaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,8 @@ use corral_conformance::SdkTarget;
 use corral_conformance::targets::MemoryTarget;
 use corral_conformance::targets::Relayed;
 use corral_contract::SandboxProviderCapabilities;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};
 
 fn token() -> Token {

@@ -4,7 +4,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use corral_backend_memory::MemoryBackend;
-//! use corral_runtime::adapter::{ContractAdapter, envelopes};
+//! use corral_registry::envelopes;
+//! use corral_runtime::adapter::ContractAdapter;
 //!
 //! let adapter = ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory())?;
 //! # Ok::<(), corral_contract::SandboxError>(())
@@ -15,7 +16,7 @@
 //! - **An honest envelope.** [`ContractAdapter::new`] refuses an envelope
 //!   that claims a member or an enforcement the backend does not declare
 //!   (its documentation has the table; the in-tree envelopes are in
-//!   [`envelopes`]). Optional members the envelope lacks give the
+//!   `corral_registry::envelopes`). Optional members the envelope lacks give the
 //!   contract's typed refusal, never the backend's.
 //! - **Nothing only the adapter knows.** Every instance and snapshot is
 //!   found again from the backend alone — labels, keys and the instance
@@ -53,7 +54,6 @@ mod clock;
 mod clone_snapshot;
 mod destroy;
 mod destroy_snapshot;
-pub mod envelopes;
 mod errors;
 mod execute;
 mod list_dir;

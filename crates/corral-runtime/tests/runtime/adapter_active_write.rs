@@ -10,7 +10,8 @@ use adapter_support::*;
 use corral_backend::{Backend, ErrorCode};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, RecoveryReport, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::{ContractAdapter, RecoveryReport};
 
 use corral_runtime::adapter::record::JOURNAL_ROOT as JOURNALS;
 

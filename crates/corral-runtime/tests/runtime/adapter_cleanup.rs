@@ -10,7 +10,8 @@ use corral_backend::{Backend, CreateRequest, Labels};
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 fn sweep(now: Timestamp, orphaned_before: Timestamp, pins: Vec<SnapshotId>) -> CleanupRequest {
     CleanupRequest::new(now, orphaned_before, pins).unwrap()

@@ -3,7 +3,7 @@
 
 use corral_backend_linux::LinuxBackend;
 use corral_contract::*;
-use corral_runtime::adapter::envelopes;
+use corral_registry::envelopes;
 
 // Provider contract, "Conformance": "Docker declares six and omits
 // `network-allowlist`, so the allowlist-egress case is a recorded skip";

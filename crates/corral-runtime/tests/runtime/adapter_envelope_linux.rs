@@ -9,7 +9,8 @@ use corral_backend::Backend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 fn plan_missing(
     envelope: &SandboxProviderCapabilities,

@@ -8,7 +8,8 @@ use adapter_support::faulty::Faulty;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 fn plan_missing(
     envelope: &SandboxProviderCapabilities,

@@ -9,8 +9,9 @@ use adapter_support::*;
 use corral_backend::Backend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::adapter::record::{self, InstanceRecord, RECORD_PATH};
-use corral_runtime::adapter::{ContractAdapter, envelopes};
 
 /// "Allocate the instance … prepare declared mounts; return it in
 /// `provisioning`", every identity field echoing the request.

@@ -18,7 +18,7 @@ use corral_contract::{
     SandboxProcessRequest, SandboxProvider, SandboxProviderCapabilities, SnapshotCustody,
     SnapshotId, SnapshotRef, SnapshotRequest,
 };
-use corral_runtime::adapter::envelopes;
+use corral_registry::envelopes;
 use liar::Liar;
 use liar::fixtures::{
     LiarRuntime, MOUNT, active, adapter, assert_protocol_invalid, execute_request, now, path,

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::narrow::Narrow;
 use corral_runtime::runtime::{InstanceStatus, Runtime};
 

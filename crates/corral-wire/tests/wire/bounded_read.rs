@@ -8,7 +8,7 @@ use std::sync::Arc;
 use common::remote_over;
 use corral_backend::{Backend, CreateRequest, ErrorCode};
 use corral_backend_memory::MemoryBackend;
-use corral_runtime::adapter::envelopes;
+use corral_registry::envelopes;
 
 const MIB: usize = 1 << 20;
 

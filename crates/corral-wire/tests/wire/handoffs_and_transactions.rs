@@ -11,7 +11,8 @@ use common::{provision_active, provision_request, runtime_over, serve, token, wi
 use corral_backend_memory::MemoryBackend;
 use corral_conformance::targets::backend_inventory;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::runtime::Runtime;
 use corral_wire::WireProvider;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use common::{provision_request, runtime_over, with_project};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 fn path(text: &str) -> SandboxPath {
     SandboxPath::new(text).unwrap()

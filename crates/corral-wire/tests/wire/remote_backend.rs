@@ -11,7 +11,8 @@ use corral_backend::{
     Backend, BatchFile, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, Labels,
 };
 use corral_backend_memory::MemoryBackend;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_wire::RemoteBackend;
 
 // SDK spec, "Rules an adapter must follow": declare what you implement —

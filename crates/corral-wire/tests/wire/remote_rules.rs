@@ -9,7 +9,7 @@ use crate::common;
 use std::sync::Arc;
 
 use corral_backend_memory::MemoryBackend;
-use corral_runtime::adapter::envelopes;
+use corral_registry::envelopes;
 
 corral_backend::backend_rules!(|| {
     let (remote, server) =

@@ -23,6 +23,7 @@ use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::gc::GcReport;
 use corral_backend_local::LocalBackend;
+use corral_registry::BackendKind;
 use serde::Serialize;
 
 use crate::args::GcArgs;
@@ -33,6 +34,37 @@ use crate::error::{CliError, CliResult};
 /// reclaimed (the local backend records no creator, so age is its proof
 /// that no create is still running).
 pub const LOCAL_MIN_AGE: Duration = Duration::from_secs(60);
+
+/// What gc does with a backend's sandboxes once its own sweep has run.
+#[derive(Debug, Clone, Copy)]
+struct Role {
+    /// Where its creator and idle sweeps are reported, first to last.
+    order: u8,
+    /// Whether `--idle` without `--backend` sweeps it.
+    idle_unnamed: bool,
+}
+
+/// How gc takes `kind`'s sandboxes (where it is open here): local, linux
+/// and docker in their creator sweep in that order, local and linux alone
+/// idle unless a backend is named; nothing of memory's, whose sandboxes
+/// die with the process that made them.
+const fn role(kind: BackendKind) -> Option<Role> {
+    match kind {
+        BackendKind::Local => Some(Role {
+            order: 0,
+            idle_unnamed: true,
+        }),
+        BackendKind::Linux => Some(Role {
+            order: 1,
+            idle_unnamed: true,
+        }),
+        BackendKind::Docker => Some(Role {
+            order: 2,
+            idle_unnamed: false,
+        }),
+        BackendKind::Memory => None,
+    }
+}
 
 /// What the linux backend's sweep did, or why it was skipped.
 #[derive(Debug, Serialize)]
@@ -79,7 +111,7 @@ struct LocalReport {
 pub async fn gc(args: GcArgs) -> CliResult {
     let idle = args.idle.as_deref().map(parse_duration).transpose()?;
     let dir = LocalBackend::default_state_dir();
-    let (linux, linux_backend) = match LinuxBackend::available() {
+    let (linux, linux_backend) = match BackendKind::Linux.available() {
         Ok(()) => {
             let backend = LinuxBackend::open(&dir)?;
             (LinuxOutcome::Swept(backend.gc().await?), Some(backend))
@@ -90,31 +122,40 @@ pub async fn gc(args: GcArgs) -> CliResult {
     let local = LocalReport {
         sandboxes: local_backend.sweep_incomplete(LOCAL_MIN_AGE).await?,
     };
-    let mut swept: Vec<Arc<dyn Backend>> = vec![Arc::new(local_backend.clone())];
-    swept.extend(
-        linux_backend
-            .clone()
-            .map(|l| Arc::new(l) as Arc<dyn Backend>),
-    );
     // Docker is swept wherever its engine answers, whatever images it
     // holds: a sweep only lists and destroys.
     let mut creators = Vec::new();
-    let docker = match DockerBackend::connect_without_image_check(&docker_image()).await {
-        Ok(docker) => {
-            swept.push(Arc::new(docker));
-            DockerOutcome::Swept
+    let (docker, docker_backend) =
+        match DockerBackend::connect_without_image_check(&docker_image()).await {
+            Ok(docker) => (DockerOutcome::Swept, Some(docker)),
+            Err(e) if e.code == ErrorCode::Unavailable => (DockerOutcome::Skipped(e.message), None),
+            Err(e) => {
+                creators.push(super::creator::CreatorSweep {
+                    backend: BackendKind::Docker.name().to_string(),
+                    failed: vec![e.message.clone()],
+                    ..Default::default()
+                });
+                (DockerOutcome::Skipped(e.message), None)
+            }
+        };
+    let mut swept: Vec<(Role, Arc<dyn Backend>)> = Vec::new();
+    for kind in BackendKind::ALL {
+        let backend: Option<Arc<dyn Backend>> = match kind {
+            BackendKind::Linux => linux_backend
+                .clone()
+                .map(|l| Arc::new(l) as Arc<dyn Backend>),
+            BackendKind::Local => Some(Arc::new(local_backend.clone())),
+            BackendKind::Docker => docker_backend
+                .clone()
+                .map(|d| Arc::new(d) as Arc<dyn Backend>),
+            BackendKind::Memory => None,
+        };
+        if let (Some(role), Some(backend)) = (role(kind), backend) {
+            swept.push((role, backend));
         }
-        Err(e) if e.code == ErrorCode::Unavailable => DockerOutcome::Skipped(e.message),
-        Err(e) => {
-            creators.push(super::creator::CreatorSweep {
-                backend: "docker".to_string(),
-                failed: vec![e.message.clone()],
-                ..Default::default()
-            });
-            DockerOutcome::Skipped(e.message)
-        }
-    };
-    for backend in &swept {
+    }
+    swept.sort_by_key(|(role, _)| role.order);
+    for (_, backend) in &swept {
         creators.push(super::creator::sweep(backend).await);
     }
     let idle = match idle {
@@ -122,9 +163,12 @@ pub async fn gc(args: GcArgs) -> CliResult {
         Some(idle) => {
             let backends: Vec<Arc<dyn Backend>> = match args.backend.as_deref() {
                 Some(named) => vec![crate::backends::open(Some(named)).await?],
-                // The two just swept, on the default state directory.
-                None => std::iter::once(Arc::new(local_backend) as Arc<dyn Backend>)
-                    .chain(linux_backend.map(|l| Arc::new(l) as Arc<dyn Backend>))
+                // Those just swept, on the default state directory, that
+                // --idle sweeps unnamed.
+                None => swept
+                    .into_iter()
+                    .filter(|(role, _)| role.idle_unnamed)
+                    .map(|(_, backend)| backend)
                     .collect(),
             };
             let mut reports = Vec::new();

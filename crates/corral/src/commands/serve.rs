@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use corral_backend::Backend;
 use corral_contract::SandboxError;
-use corral_runtime::adapter::ContractAdapter;
+use corral_registry::{BackendKind, BackendVisitor, Enveloped, adapter};
 use corral_wire::{ConnectionLimits, ShutdownReport, Token, WireServer};
 
 use crate::args::ServeArgs;
-use crate::backends::{self, Enveloped};
+use crate::backends;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The connection bounds `args` ask for (the defaults but for the flags).
@@ -60,66 +60,69 @@ pub async fn serve(args: ServeArgs) -> CliResult {
             "--listen {listen:?} is not an address (HOST:PORT, e.g. 127.0.0.1:7070)"
         ))
     })?;
-    match backend.as_str() {
-        "memory" => host("memory", backends::open_memory(), addr, token, limits).await,
-        "local" => host("local", backends::open_local()?, addr, token, limits).await,
-        "linux" => host("linux", backends::open_linux()?, addr, token, limits).await,
-        "docker" => {
-            host(
-                "docker",
-                backends::open_docker().await?,
-                addr,
-                token,
-                limits,
-            )
-            .await
-        }
-        other => Err(CliError::usage(format!(
-            "unknown backend {other:?}; corral serve hosts: {}",
-            backends::KNOWN.join(", ")
-        ))),
-    }
+    let Some(kind) = BackendKind::from_name(&backend) else {
+        return Err(CliError::usage(format!(
+            "unknown backend {backend:?}; corral serve hosts: {}",
+            BackendKind::names()
+        )));
+    };
+    backends::open_kind(kind)
+        .await?
+        .visit(Host {
+            addr,
+            token,
+            limits,
+        })
+        .await
 }
 
-/// Serves `backend` as `name`: the contract adapter over it under its
-/// envelope, and the backend's own primitives beside it (the same backend
-/// the adapter holds).
-async fn host<B: Enveloped + 'static>(
-    name: &str,
-    backend: B,
+/// Where and how a backend is served.
+struct Host {
     addr: SocketAddr,
     token: Token,
     limits: ConnectionLimits,
-) -> CliResult {
-    corral_wire::server::raise_descriptor_limit();
-    let backend = Arc::new(backend);
-    let envelope = backend.envelope();
-    let provider =
-        ContractAdapter::new(Arc::clone(&backend), envelope).map_err(|e: SandboxError| {
+}
+
+impl BackendVisitor for Host {
+    type Output = CliResult;
+
+    /// Serves `backend`: the contract adapter over it under its envelope,
+    /// and the backend's own primitives beside it (the same backend the
+    /// adapter holds).
+    async fn visit<B: Enveloped>(self, backend: B) -> CliResult {
+        let Host {
+            addr,
+            token,
+            limits,
+        } = self;
+        corral_wire::server::raise_descriptor_limit();
+        let backend = Arc::new(backend);
+        let provider = adapter(&backend).map_err(|e: SandboxError| {
             CliError::failure(
                 "provider",
                 format!("the contract adapter refused the backend: {e}"),
             )
         })?;
-    let server = WireServer::bind(addr, provider, token)
-        .await
-        .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
-        .serving_backend(backend as Arc<dyn Backend>)
-        .with_limits(limits);
-    let bound = server
-        .local_addr()
-        .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
-    println!("corral: serving {name} on http://{bound}");
-    let report = server.serve(stop_signal()).await;
-    println!("corral: {}", summary(&report));
-    for (id, error) in &report.failed {
-        eprintln!("corral: error: [shutdown] destroying {id}: {error}");
+        let server = WireServer::bind(addr, provider, token)
+            .await
+            .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
+            .serving_backend(backend as Arc<dyn Backend>)
+            .with_limits(limits);
+        let bound = server
+            .local_addr()
+            .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
+        println!("corral: serving {} on http://{bound}", B::KIND);
+        let report = server.serve(stop_signal()).await;
+        println!("corral: {}", summary(&report));
+        for (id, error) in &report.failed {
+            eprintln!("corral: error: [shutdown] destroying {id}: {error}");
+        }
+        Ok(if report.failed.is_empty() {
+            0
+        } else {
+            EXIT_FAILURE
+        })
     }
-    Ok(if report.failed.is_empty() {
-        0
-    } else {
-        EXIT_FAILURE
-    })
 }
 
 /// `shut down: destroyed N sandboxes, kept N durable, ended N processes`.

@@ -11,7 +11,8 @@ use corral_backend::Backend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 use corral_contract::*;
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 
 pub const IMAGE: &str = "registry.example/corral/base@sha256:\
     0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

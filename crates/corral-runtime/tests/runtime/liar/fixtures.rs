@@ -15,7 +15,8 @@ use corral_contract::{
     SandboxProfile, SandboxProvider, SandboxProviderCapabilities, SandboxProvisionRequest,
     SessionId, TargetId, TimeoutSeconds, Timestamp, WorkspaceId,
 };
-use corral_runtime::adapter::{ContractAdapter, envelopes};
+use corral_registry::envelopes;
+use corral_runtime::adapter::ContractAdapter;
 use corral_runtime::runtime::Runtime;
 
 use super::Liar;

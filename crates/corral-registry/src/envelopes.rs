@@ -1,4 +1,5 @@
-//! The envelope each in-tree backend declares behind a [`super::ContractAdapter`].
+//! The envelope each in-tree backend declares behind a
+//! [`ContractAdapter`](corral_runtime::adapter::ContractAdapter).
 //!
 //! An envelope says what a provider does, not what it hopes. Two honest ones:
 //!
