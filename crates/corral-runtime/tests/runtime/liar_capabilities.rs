@@ -40,15 +40,24 @@ fn underclaiming(envelope: SandboxProviderCapabilities) -> LiarRuntime {
 }
 
 /// Asserts the runtime refused `operation` as the absent member does, and
-/// never called the provider's member.
+/// never called the provider's member; `case` names the table row.
 #[track_caller]
-fn refused_as_absent(runtime: &LiarRuntime, error: &SandboxError, operation: Operation) {
+fn refused_as_absent(
+    case: &str,
+    runtime: &LiarRuntime,
+    error: &SandboxError,
+    operation: Operation,
+) {
     assert_eq!(
         Some(error),
         operation.absent_refusal().as_ref(),
-        "runtime said: {error}"
+        "{case}: runtime said: {error}"
     );
-    assert_eq!(runtime.provider().ledger().calls(operation), 0);
+    assert_eq!(
+        runtime.provider().ledger().calls(operation),
+        0,
+        "{case}: the provider was called"
+    );
 }
 
 /// "`true` with `snapshots: false` is refused by the envelope filter: a
@@ -97,97 +106,124 @@ async fn capabilities_rejects_an_envelope_that_changes() {
     assert_eq!(runtime.provider().ledger().calls(Operation::Execute), 0);
 }
 
-/// "`list_dir: false`, no `listDir` | `SandboxLifecycleConflict
-/// {list_dir_unsupported}` at call time".
-#[tokio::test]
-async fn absent_list_dir_is_refused_without_calling_the_provider() {
-    let runtime = underclaiming(narrowed(|d| d.list_dir = false));
-    let (_, instance) = active(&runtime, RetentionMode::EphemeralZdr).await;
-    let error = refused(
-        runtime
-            .list_dir(ListDirRequest {
-                instance_id: instance.instance_id,
-                root: path(MOUNT),
-                max_entries: MaxEntries::new(10).expect("literal"),
-            })
-            .await,
-    );
-    refused_as_absent(&runtime, &error, Operation::ListDir);
+/// One optional member the liar's envelope leaves out although its inner
+/// provider could serve it.
+struct AbsentMember {
+    member: &'static str,
+    narrow: fn(&mut CapabilityDeclaration),
+    operation: Operation,
+    refusal: SandboxError,
 }
 
-/// "`listProjectDir` | same typed refusal; Project capture does not run".
-#[tokio::test]
-async fn absent_list_project_dir_is_refused_without_calling_the_provider() {
-    let runtime = underclaiming(narrowed(|d| d.list_project_dir = false));
-    let (_, instance) = active(&runtime, RetentionMode::EphemeralZdr).await;
-    let error = refused(
-        runtime
-            .list_project_dir(ListProjectDirRequest {
-                instance_id: instance.instance_id,
-                root: path(MOUNT),
-                max_entries: MaxEntries::new(10).expect("literal"),
-            })
-            .await,
-    );
-    refused_as_absent(&runtime, &error, Operation::ListProjectDir);
-}
-
-/// "`openProcess` | ACP harnesses cannot run on your provider".
-#[tokio::test]
-async fn absent_open_process_is_refused_without_calling_the_provider() {
-    let runtime = underclaiming(narrowed(|d| d.open_process = false));
-    let (_, instance) = active(&runtime, RetentionMode::EphemeralZdr).await;
-    let error = refused(
-        runtime
-            .open_process(OpenProcessRequest {
-                instance_id: instance.instance_id,
-                process: SandboxProcessRequest {
-                    executable: Executable::new("cat").expect("literal"),
-                    arguments: Arguments::default(),
-                    working_directory: None,
-                    environment: Environment::new(),
-                },
-            })
-            .await,
-    );
-    assert_eq!(
-        error,
-        SandboxError::lifecycle_conflict(
-            Operation::OpenProcess,
-            &[InstanceState::Active],
-            ConflictState::OpenProcessUnsupported
-        )
-    );
-    refused_as_absent(&runtime, &error, Operation::OpenProcess);
-}
-
-/// `beginActiveWrite` "… or a provider without `active_mount_write`".
-#[tokio::test]
-async fn absent_active_mount_write_is_refused_without_calling_the_provider() {
-    let runtime = underclaiming(narrowed(|d| d.active_mount_write = false));
-    let (_, instance) = active(&runtime, RetentionMode::EphemeralZdr).await;
-    let batch = ActiveWriteBatch::new(vec![ActiveWriteFile {
-        path: path("/workspace/app/memory.md"),
-        content: FileContent::new(b"note".to_vec()).expect("small"),
-        mode: FileMode::default(),
-    }])
-    .expect("one file");
-    let error = refused(
-        runtime
-            .begin_active_write(ActiveWriteRequest {
-                instance_id: instance.instance_id,
-                batch,
-            })
-            .await,
-    );
-    assert_eq!(
-        error,
-        SandboxError::SandboxCapabilityUnavailable {
-            requirement: Requirement::ActiveMountWrite,
-            capability: Some(CapabilityField::ActiveMountWrite),
+/// Asks `runtime` for `operation` on `instance` with an ordinary request;
+/// returns the refusal.
+async fn refusal_of(
+    runtime: &LiarRuntime,
+    instance: SandboxInstance,
+    operation: Operation,
+) -> SandboxError {
+    let instance_id = instance.instance_id;
+    match operation {
+        Operation::ListDir => refused(
+            runtime
+                .list_dir(ListDirRequest {
+                    instance_id,
+                    root: path(MOUNT),
+                    max_entries: MaxEntries::new(10).expect("literal"),
+                })
+                .await,
+        ),
+        Operation::ListProjectDir => refused(
+            runtime
+                .list_project_dir(ListProjectDirRequest {
+                    instance_id,
+                    root: path(MOUNT),
+                    max_entries: MaxEntries::new(10).expect("literal"),
+                })
+                .await,
+        ),
+        Operation::OpenProcess => refused(
+            runtime
+                .open_process(OpenProcessRequest {
+                    instance_id,
+                    process: SandboxProcessRequest {
+                        executable: Executable::new("cat").expect("literal"),
+                        arguments: Arguments::default(),
+                        working_directory: None,
+                        environment: Environment::new(),
+                    },
+                })
+                .await,
+        ),
+        Operation::BeginActiveWrite => {
+            let batch = ActiveWriteBatch::new(vec![ActiveWriteFile {
+                path: path("/workspace/app/memory.md"),
+                content: FileContent::new(b"note".to_vec()).expect("small"),
+                mode: FileMode::default(),
+            }])
+            .expect("one file");
+            refused(
+                runtime
+                    .begin_active_write(ActiveWriteRequest { instance_id, batch })
+                    .await,
+            )
         }
-    );
-    refused_as_absent(&runtime, &error, Operation::BeginActiveWrite);
+        other => panic!("no absent-member request for {other}"),
+    }
+}
+
+/// "`list_dir: false`, no `listDir` | `SandboxLifecycleConflict
+/// {list_dir_unsupported}` at call time"; "`listProjectDir` | same typed
+/// refusal; Project capture does not run"; "`openProcess` | ACP harnesses
+/// cannot run on your provider"; `beginActiveWrite` "… or a provider without
+/// `active_mount_write`".
+#[tokio::test]
+async fn each_absent_member_is_refused_without_calling_the_provider() {
+    let unsupported = |operation, actual| {
+        SandboxError::lifecycle_conflict(operation, &[InstanceState::Active], actual)
+    };
+    let cases = [
+        AbsentMember {
+            member: "listDir",
+            narrow: |d| d.list_dir = false,
+            operation: Operation::ListDir,
+            refusal: unsupported(Operation::ListDir, ConflictState::ListDirUnsupported),
+        },
+        AbsentMember {
+            member: "listProjectDir",
+            narrow: |d| d.list_project_dir = false,
+            operation: Operation::ListProjectDir,
+            refusal: unsupported(
+                Operation::ListProjectDir,
+                ConflictState::ListProjectDirUnsupported,
+            ),
+        },
+        AbsentMember {
+            member: "openProcess",
+            narrow: |d| d.open_process = false,
+            operation: Operation::OpenProcess,
+            refusal: unsupported(
+                Operation::OpenProcess,
+                ConflictState::OpenProcessUnsupported,
+            ),
+        },
+        AbsentMember {
+            member: "activeMountWrite",
+            narrow: |d| d.active_mount_write = false,
+            operation: Operation::BeginActiveWrite,
+            refusal: SandboxError::SandboxCapabilityUnavailable {
+                requirement: Requirement::ActiveMountWrite,
+                capability: Some(CapabilityField::ActiveMountWrite),
+            },
+        },
+    ];
+    for case in cases {
+        let runtime = underclaiming(narrowed(case.narrow));
+        let (_, instance) = active(&runtime, RetentionMode::EphemeralZdr).await;
+        let error = refusal_of(&runtime, instance, case.operation).await;
+        assert_eq!(error, case.refusal, "{}", case.member);
+        refused_as_absent(case.member, &runtime, &error, case.operation);
+    }
 }
 
 /// "Physically contained reads | `readFile` fails closed on

@@ -6,7 +6,7 @@
 use crate::common_runtime;
 use common_runtime::*;
 use corral_contract::*;
-use corral_runtime::runtime::InstanceStatus;
+use corral_runtime::runtime::{InstanceStatus, Runtime};
 
 fn conflict(
     operation: Operation,
@@ -16,42 +16,116 @@ fn conflict(
     SandboxError::lifecycle_conflict(operation, expected, actual)
 }
 
-#[tokio::test]
-async fn lifecycle_gate_refuses_execute_while_provisioning_before_calling_provider() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = provisioned(&rt, zdr_request()).await;
-    let err = rt
-        .execute(ExecuteRequest {
-            instance_id: id,
-            command: command(30, 1024),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err,
-        conflict(
-            Operation::Execute,
-            &[InstanceState::Active],
-            ConflictState::Provisioning
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::Execute), 0);
+/// The state a gate row drives its instance to before the refused call.
+#[derive(Debug, Clone, Copy)]
+enum Reached {
+    /// Provisioned (ZDR), not yet activated.
+    Provisioning,
+    /// Provisioned and activated (ZDR).
+    Active,
+    /// A durable active instance, released with a snapshot deadline.
+    Released,
+    /// A provisioned instance, destroyed.
+    Destroyed,
 }
 
+async fn reach(rt: &Runtime<Fake>, state: Reached) -> InstanceId {
+    match state {
+        Reached::Provisioning => provisioned(rt, zdr_request()).await,
+        Reached::Active => active(rt, zdr_request()).await,
+        Reached::Released => {
+            let id = active(rt, durable_request()).await;
+            rt.release(ReleaseRequest {
+                instance_id: id.clone(),
+                snapshot_expires_at: Some(ts("2026-12-29T00:00:00.000Z")),
+            })
+            .await
+            .unwrap();
+            id
+        }
+        Reached::Destroyed => {
+            let id = provisioned(rt, zdr_request()).await;
+            rt.destroy(id.clone()).await.unwrap();
+            id
+        }
+    }
+}
+
+/// One operation asked of an instance in a state it does not accept.
+struct GateCase {
+    case: &'static str,
+    reached: Reached,
+    /// What the runtime reports of the instance once it is there.
+    status: InstanceStatus,
+    operation: Operation,
+    accepts: &'static [InstanceState],
+    actual: ConflictState,
+    /// Calls of `operation` the provider saw: only those of the setup.
+    provider_calls: usize,
+}
+
+/// "`execute` | Accepts `active`", "`activate` | Accepts `provisioning`";
+/// release and destroy forget the instance, so later calls meet `released`
+/// or `destroyed` — each refused before the provider is called.
 #[tokio::test]
-async fn lifecycle_gate_refuses_activate_when_already_active_before_calling_provider() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = active(&rt, zdr_request()).await;
-    let err = rt.activate(id).await.unwrap_err();
-    assert_eq!(
-        err,
-        conflict(
-            Operation::Activate,
-            &[InstanceState::Provisioning],
-            ConflictState::Active
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::Activate), 1);
+async fn lifecycle_gate_refuses_an_operation_in_a_state_it_does_not_accept_before_calling_provider()
+{
+    let cases = [
+        GateCase {
+            case: "execute while provisioning",
+            reached: Reached::Provisioning,
+            status: InstanceStatus::Live(InstanceState::Provisioning),
+            operation: Operation::Execute,
+            accepts: &[InstanceState::Active],
+            actual: ConflictState::Provisioning,
+            provider_calls: 0,
+        },
+        GateCase {
+            case: "activate when already active",
+            reached: Reached::Active,
+            status: InstanceStatus::Live(InstanceState::Active),
+            operation: Operation::Activate,
+            accepts: &[InstanceState::Provisioning],
+            actual: ConflictState::Active,
+            provider_calls: 1,
+        },
+        GateCase {
+            case: "execute after release",
+            reached: Reached::Released,
+            status: InstanceStatus::Released,
+            operation: Operation::Execute,
+            accepts: &[InstanceState::Active],
+            actual: ConflictState::Released,
+            provider_calls: 0,
+        },
+        GateCase {
+            case: "activate after destroy",
+            reached: Reached::Destroyed,
+            status: InstanceStatus::Destroyed,
+            operation: Operation::Activate,
+            accepts: &[InstanceState::Provisioning],
+            actual: ConflictState::Destroyed,
+            provider_calls: 0,
+        },
+    ];
+    for case in cases {
+        let rt = runtime(Fake::new(full_caps()));
+        let id = reach(&rt, case.reached).await;
+        assert_eq!(rt.instance_status(&id), case.status, "{}", case.case);
+        let err = refusal_of(&rt, id, case.operation, "/mnt/session/outputs").await;
+        assert_eq!(
+            err,
+            conflict(case.operation, case.accepts, case.actual),
+            "{}",
+            case.case
+        );
+        assert_eq!(
+            rt.provider().log.calls(case.operation),
+            case.provider_calls,
+            "{}: provider calls",
+            case.case
+        );
+    }
 }
 
 #[tokio::test]
@@ -60,90 +134,27 @@ async fn lifecycle_gate_refuses_every_active_only_operation_while_provisioning_b
     let rt = runtime(Fake::new(full_caps()));
     let id = provisioned(&rt, durable_request()).await;
     let calls_before = rt.provider().log.all_calls().len();
-    let refused = |operation| {
-        conflict(
-            operation,
-            &[InstanceState::Active],
-            ConflictState::Provisioning,
-        )
-    };
-    let out = path("/mnt/session/outputs");
-    let read = ReadFileRequest::new(
-        id.clone(),
-        path("/mnt/session/outputs/a"),
-        out.clone(),
-        MaximumBytes::new(8).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        rt.read_file(read).await.unwrap_err(),
-        refused(Operation::ReadFile)
-    );
-    let batch = ReadFilesRequest::new(id.clone(), out.clone(), vec![]).unwrap();
-    assert_eq!(
-        rt.read_files(batch).await.unwrap_err(),
-        refused(Operation::ReadFiles)
-    );
-    let list = ListDirRequest {
-        instance_id: id.clone(),
-        root: out.clone(),
-        max_entries: MaxEntries::MAX,
-    };
-    assert_eq!(
-        rt.list_dir(list).await.unwrap_err(),
-        refused(Operation::ListDir)
-    );
-    let project = ListProjectDirRequest {
-        instance_id: id.clone(),
-        root: out,
-        max_entries: MaxEntries::MAX,
-    };
-    assert_eq!(
-        rt.list_project_dir(project).await.unwrap_err(),
-        refused(Operation::ListProjectDir)
-    );
-    let snapshot = SnapshotRequest {
-        instance_id: id.clone(),
-        expires_at: ts("2026-12-29T00:00:00.000Z"),
-    };
-    assert_eq!(
-        rt.snapshot(snapshot).await.unwrap_err(),
-        refused(Operation::Snapshot)
-    );
-    let release = ReleaseRequest {
-        instance_id: id.clone(),
-        snapshot_expires_at: Some(ts("2026-12-29T00:00:00.000Z")),
-    };
-    assert_eq!(
-        rt.release(release).await.unwrap_err(),
-        refused(Operation::Release)
-    );
-    let process = OpenProcessRequest {
-        instance_id: id.clone(),
-        process: SandboxProcessRequest {
-            executable: Executable::new("cat").unwrap(),
-            arguments: Arguments::default(),
-            working_directory: None,
-            environment: Environment::new(),
-        },
-    };
-    assert_eq!(
-        rt.open_process(process).await.err().unwrap(),
-        refused(Operation::OpenProcess)
-    );
-    let write = ActiveWriteRequest {
-        instance_id: id,
-        batch: ActiveWriteBatch::new(vec![ActiveWriteFile {
-            path: path("/workspace/app/a"),
-            content: FileContent::new(b"x".to_vec()).unwrap(),
-            mode: FileMode::DEFAULT,
-        }])
-        .unwrap(),
-    };
-    assert_eq!(
-        rt.begin_active_write(write).await.err().unwrap(),
-        refused(Operation::BeginActiveWrite)
-    );
+    let active_only = [
+        Operation::ReadFile,
+        Operation::ReadFiles,
+        Operation::ListDir,
+        Operation::ListProjectDir,
+        Operation::Snapshot,
+        Operation::Release,
+        Operation::OpenProcess,
+        Operation::BeginActiveWrite,
+    ];
+    for operation in active_only {
+        assert_eq!(
+            refusal_of(&rt, id.clone(), operation, "/mnt/session/outputs").await,
+            conflict(
+                operation,
+                &[InstanceState::Active],
+                ConflictState::Provisioning
+            ),
+            "{operation}"
+        );
+    }
     assert_eq!(rt.provider().log.all_calls().len(), calls_before);
 }
 
@@ -167,35 +178,6 @@ async fn lifecycle_gate_refuses_an_instance_the_runtime_never_tracked_before_cal
 }
 
 #[tokio::test]
-async fn lifecycle_release_forgets_the_instance_and_later_calls_meet_released() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = active(&rt, durable_request()).await;
-    rt.release(ReleaseRequest {
-        instance_id: id.clone(),
-        snapshot_expires_at: Some(ts("2026-12-29T00:00:00.000Z")),
-    })
-    .await
-    .unwrap();
-    assert_eq!(rt.instance_status(&id), InstanceStatus::Released);
-    let err = rt
-        .execute(ExecuteRequest {
-            instance_id: id,
-            command: command(30, 1024),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err,
-        conflict(
-            Operation::Execute,
-            &[InstanceState::Active],
-            ConflictState::Released
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::Execute), 0);
-}
-
-#[tokio::test]
 async fn lifecycle_zdr_release_ends_the_instance_as_destroyed() {
     let rt = runtime(Fake::new(full_caps()));
     let id = active(&rt, zdr_request()).await;
@@ -208,24 +190,6 @@ async fn lifecycle_zdr_release_ends_the_instance_as_destroyed() {
         .unwrap();
     assert!(matches!(released.value, ReleaseDisposition::Destroyed));
     assert_eq!(rt.instance_status(&id), InstanceStatus::Destroyed);
-}
-
-#[tokio::test]
-async fn lifecycle_destroy_forgets_the_instance_and_later_calls_meet_destroyed() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = provisioned(&rt, zdr_request()).await;
-    rt.destroy(id.clone()).await.unwrap();
-    assert_eq!(rt.instance_status(&id), InstanceStatus::Destroyed);
-    let err = rt.activate(id).await.unwrap_err();
-    assert_eq!(
-        err,
-        conflict(
-            Operation::Activate,
-            &[InstanceState::Provisioning],
-            ConflictState::Destroyed
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::Activate), 0);
 }
 
 #[tokio::test]

@@ -20,99 +20,69 @@ fn unsupported(operation: Operation, actual: ConflictState) -> SandboxError {
     SandboxError::lifecycle_conflict(operation, &[InstanceState::Active], actual)
 }
 
-#[tokio::test]
-async fn absent_list_dir_is_refused_list_dir_unsupported_without_calling_provider() {
-    let rt = runtime(Fake::new(without(|d| d.list_dir = false)));
-    let id = active(&rt, zdr_request()).await;
-    let err = rt
-        .list_dir(ListDirRequest {
-            instance_id: id,
-            root: path("/workspace/app"),
-            max_entries: MaxEntries::MAX,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err,
-        unsupported(Operation::ListDir, ConflictState::ListDirUnsupported)
-    );
-    assert_eq!(rt.provider().log.calls(Operation::ListDir), 0);
+/// One optional member the provider does not declare: the operation the
+/// caller asks for, and the refusal it gets instead of a provider call.
+struct AbsentMember {
+    member: &'static str,
+    remove: fn(&mut CapabilityDeclaration),
+    operation: Operation,
+    refusal: SandboxError,
 }
 
-#[tokio::test]
-async fn absent_list_project_dir_is_refused_typed_without_calling_provider() {
-    let rt = runtime(Fake::new(without(|d| d.list_project_dir = false)));
-    let id = active(&rt, zdr_request()).await;
-    let err = rt
-        .list_project_dir(ListProjectDirRequest {
-            instance_id: id,
-            root: path("/workspace/app"),
-            max_entries: MaxEntries::MAX,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err,
-        unsupported(
-            Operation::ListProjectDir,
-            ConflictState::ListProjectDirUnsupported
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::ListProjectDir), 0);
-}
-
-#[tokio::test]
-async fn absent_open_process_is_refused_typed_without_calling_provider() {
-    let rt = runtime(Fake::new(without(|d| d.open_process = false)));
-    let id = active(&rt, zdr_request()).await;
-    let err = rt
-        .open_process(OpenProcessRequest {
-            instance_id: id,
-            process: SandboxProcessRequest {
-                executable: Executable::new("agent").unwrap(),
-                arguments: Arguments::default(),
-                working_directory: None,
-                environment: Environment::new(),
+fn absent_members() -> Vec<AbsentMember> {
+    vec![
+        AbsentMember {
+            member: "listDir",
+            remove: |d| d.list_dir = false,
+            operation: Operation::ListDir,
+            refusal: unsupported(Operation::ListDir, ConflictState::ListDirUnsupported),
+        },
+        AbsentMember {
+            member: "listProjectDir",
+            remove: |d| d.list_project_dir = false,
+            operation: Operation::ListProjectDir,
+            refusal: unsupported(
+                Operation::ListProjectDir,
+                ConflictState::ListProjectDirUnsupported,
+            ),
+        },
+        AbsentMember {
+            member: "openProcess",
+            remove: |d| d.open_process = false,
+            operation: Operation::OpenProcess,
+            refusal: unsupported(
+                Operation::OpenProcess,
+                ConflictState::OpenProcessUnsupported,
+            ),
+        },
+        AbsentMember {
+            member: "activeMountWrite",
+            remove: |d| d.active_mount_write = false,
+            operation: Operation::BeginActiveWrite,
+            refusal: SandboxError::SandboxCapabilityUnavailable {
+                requirement: Requirement::ActiveMountWrite,
+                capability: Some(CapabilityField::ActiveMountWrite),
             },
-        })
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(
-        err,
-        unsupported(
-            Operation::OpenProcess,
-            ConflictState::OpenProcessUnsupported
-        )
-    );
-    assert_eq!(rt.provider().log.calls(Operation::OpenProcess), 0);
+        },
+    ]
 }
 
+/// "absent is a typed refusal at a known point": each undeclared optional
+/// member is refused with its typed error, and the provider is never called.
 #[tokio::test]
-async fn absent_active_mount_write_is_refused_typed_without_calling_provider() {
-    let rt = runtime(Fake::new(without(|d| d.active_mount_write = false)));
-    let id = active(&rt, zdr_request()).await;
-    let err = rt
-        .begin_active_write(ActiveWriteRequest {
-            instance_id: id,
-            batch: ActiveWriteBatch::new(vec![ActiveWriteFile {
-                path: path("/workspace/app/a"),
-                content: FileContent::new(b"x".to_vec()).unwrap(),
-                mode: FileMode::DEFAULT,
-            }])
-            .unwrap(),
-        })
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(
-        err,
-        SandboxError::SandboxCapabilityUnavailable {
-            requirement: Requirement::ActiveMountWrite,
-            capability: Some(CapabilityField::ActiveMountWrite),
-        }
-    );
-    assert_eq!(rt.provider().log.calls(Operation::BeginActiveWrite), 0);
+async fn each_absent_optional_member_is_refused_typed_without_calling_provider() {
+    for case in absent_members() {
+        let rt = runtime(Fake::new(without(case.remove)));
+        let id = active(&rt, zdr_request()).await;
+        let err = refusal_of(&rt, id, case.operation, "/workspace/app").await;
+        assert_eq!(err, case.refusal, "{}", case.member);
+        assert_eq!(
+            rt.provider().log.calls(case.operation),
+            0,
+            "{}: the provider was called",
+            case.member
+        );
+    }
 }
 
 /// Stages one file of each outcome kind under `/workspace/app`.
@@ -343,40 +313,61 @@ async fn batch_with(lie: fn(&mut ReadFilesResult)) -> SandboxError {
     rt.read_files(request).await.unwrap_err()
 }
 
-#[tokio::test]
-async fn read_files_out_of_order_fails_the_whole_batch() {
-    let err = batch_with(|r| r.files.swap(0, 1)).await;
-    let (expected, actual) = protocol_invalid(&err, Operation::ReadFiles, "files[0].path");
-    assert_eq!(
-        (expected.as_str(), actual.as_str()),
-        ("/workspace/app/ok", "/workspace/app/missing")
-    );
+/// One way a `readFiles` result can be wrong, and the field the runtime
+/// names when it refuses it.
+struct BatchLie {
+    lie: &'static str,
+    tell: fn(&mut ReadFilesResult),
+    field: &'static str,
+    /// The `(expected, actual)` the refusal reports, where the row checks it.
+    reported: Option<(&'static str, &'static str)>,
 }
 
+/// "out-of-order, short, or over-budget results fail the **whole batch** as
+/// `SandboxProtocolInvalid`".
 #[tokio::test]
-async fn read_files_short_result_fails_the_whole_batch() {
-    let err = batch_with(|r| {
-        r.files.pop();
-    })
-    .await;
-    let (expected, actual) = protocol_invalid(&err, Operation::ReadFiles, "files");
-    assert_eq!(
-        (expected.as_str(), actual.as_str()),
-        ("5 outcomes", "4 outcomes")
-    );
-}
-
-#[tokio::test]
-async fn read_files_over_budget_fails_the_whole_batch() {
-    let err = batch_with(|r| {
-        r.files[0] = ReadFileOutcome::Ok {
-            path: path("/workspace/app/ok"),
-            content: FileContent::new(vec![b'z'; 17]).unwrap(),
-            size: FileSize::of_len(17),
+async fn read_files_out_of_order_short_or_over_budget_fails_the_whole_batch() {
+    let lies = [
+        BatchLie {
+            lie: "out of order",
+            tell: |r| r.files.swap(0, 1),
+            field: "files[0].path",
+            reported: Some(("/workspace/app/ok", "/workspace/app/missing")),
+        },
+        BatchLie {
+            lie: "short",
+            tell: |r| {
+                r.files.pop();
+            },
+            field: "files",
+            reported: Some(("5 outcomes", "4 outcomes")),
+        },
+        BatchLie {
+            lie: "over budget",
+            tell: |r| {
+                r.files[0] = ReadFileOutcome::Ok {
+                    path: path("/workspace/app/ok"),
+                    content: FileContent::new(vec![b'z'; 17]).unwrap(),
+                    size: FileSize::of_len(17),
+                }
+            },
+            field: "files[0].content",
+            reported: None,
+        },
+    ];
+    for case in lies {
+        let err = batch_with(case.tell).await;
+        let (expected, actual) =
+            protocol_invalid_in(case.lie, &err, Operation::ReadFiles, case.field);
+        if let Some(reported) = case.reported {
+            assert_eq!(
+                (expected.as_str(), actual.as_str()),
+                reported,
+                "{}",
+                case.lie
+            );
         }
-    })
-    .await;
-    protocol_invalid(&err, Operation::ReadFiles, "files[0].content");
+    }
 }
 
 #[tokio::test]

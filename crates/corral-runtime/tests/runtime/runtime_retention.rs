@@ -48,19 +48,7 @@ async fn snapshot_of_a_zdr_instance_is_forbidden_before_calling_provider() {
 #[tokio::test]
 async fn clone_and_resume_without_snapshots_are_unavailable_before_calling_provider() {
     let rt = runtime(Fake::new(zdr_only()));
-    let source = SnapshotRef {
-        snapshot_id: SnapshotId::new("snap-1").unwrap(),
-        provider: ProviderId::new("fake").unwrap(),
-        placement: Placement::Local,
-        source_instance_id: id("inst-1"),
-        workspace_id: WorkspaceId::new("ws-1").unwrap(),
-        session_id: SessionId::new("ses-1").unwrap(),
-        profile_id: ProfileId::new("prof-1").unwrap(),
-        profile_version: ProfileVersion::new("7").unwrap(),
-        profile_digest: Digest::new(D2).unwrap(),
-        expires_at: deadline(),
-        created_at: ts("2026-11-29T19:30:00.000Z"),
-    };
+    let source = foreign_snapshot("snap-1", id("inst-1"));
     let snapshots = SandboxError::capability_unavailable(Requirement::Snapshots);
     let clone = rt
         .clone_snapshot(CloneSnapshotRequest {
@@ -115,100 +103,111 @@ async fn clone_without_snapshot_clone_is_unavailable_naming_the_capability() {
     assert_eq!(rt.provider().log.calls(Operation::CloneSnapshot), 0);
 }
 
-#[tokio::test]
-async fn release_released_on_a_zdr_profile_is_refused_and_rolled_back() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = active(&rt, zdr_request()).await;
-    let instance_id = id.clone();
-    rt.provider().knobs(move |k| {
-        let instance_id = instance_id.clone();
-        k.disposition = Some(Arc::new(move |d: &mut ReleaseDisposition| {
-            *d = ReleaseDisposition::Released {
-                snapshot: Box::new(SnapshotRef {
-                    snapshot_id: SnapshotId::new("snap-kept").unwrap(),
-                    provider: ProviderId::new("fake").unwrap(),
-                    placement: Placement::Local,
-                    source_instance_id: instance_id.clone(),
-                    workspace_id: WorkspaceId::new("ws-1").unwrap(),
-                    session_id: SessionId::new("ses-1").unwrap(),
-                    profile_id: ProfileId::new("prof-1").unwrap(),
-                    profile_version: ProfileVersion::new("7").unwrap(),
-                    profile_digest: Digest::new(D2).unwrap(),
-                    expires_at: ts("2026-12-29T00:00:00.000Z"),
-                    created_at: ts("2026-11-29T19:30:00.000Z"),
-                }),
-            }
-        }))
-    });
-    let err = rt
-        .release(ReleaseRequest {
-            instance_id: id,
-            snapshot_expires_at: None,
-        })
-        .await
-        .err()
-        .unwrap();
-    let (expected, actual) = protocol_invalid(&err, Operation::Release, "disposition");
-    assert_eq!(
-        (expected.as_str(), actual.as_str()),
-        ("destroyed (retention ephemeral_zdr)", "released")
-    );
-    assert_eq!(rt.provider().log.rollbacks(Compensated::Release), 1);
+/// A snapshot the fake never took, claiming `source` as its instance.
+fn foreign_snapshot(snapshot_id: &str, source: InstanceId) -> SnapshotRef {
+    SnapshotRef {
+        snapshot_id: SnapshotId::new(snapshot_id).unwrap(),
+        provider: ProviderId::new("fake").unwrap(),
+        placement: Placement::Local,
+        source_instance_id: source,
+        workspace_id: WorkspaceId::new("ws-1").unwrap(),
+        session_id: SessionId::new("ses-1").unwrap(),
+        profile_id: ProfileId::new("prof-1").unwrap(),
+        profile_version: ProfileVersion::new("7").unwrap(),
+        profile_digest: Digest::new(D2).unwrap(),
+        expires_at: deadline(),
+        created_at: ts("2026-11-29T19:30:00.000Z"),
+    }
 }
 
-#[tokio::test]
-async fn release_destroyed_on_a_durable_profile_is_refused_and_rolled_back() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = active(&rt, durable_request()).await;
-    rt.provider().knobs(|k| {
-        k.disposition = Some(Arc::new(|d: &mut ReleaseDisposition| {
-            *d = ReleaseDisposition::Destroyed
-        }))
-    });
-    let err = rt
-        .release(ReleaseRequest {
-            instance_id: id,
-            snapshot_expires_at: Some(deadline()),
-        })
-        .await
-        .err()
-        .unwrap();
-    let (expected, actual) = protocol_invalid(&err, Operation::Release, "disposition");
-    assert_eq!(
-        (expected.as_str(), actual.as_str()),
-        ("released (retention durable)", "destroyed")
-    );
-    assert_eq!(rt.provider().log.rollbacks(Compensated::Release), 1);
+/// One wrong disposition a provider returns from `release`.
+struct DispositionLie {
+    lie: &'static str,
+    durable: bool,
+    /// Rewrites the honest disposition of the instance being released.
+    tell: fn(&InstanceId, &mut ReleaseDisposition),
+    field: &'static str,
+    reported: (&'static str, &'static str),
 }
 
+/// `release` rejects "a `released` disposition on a ZDR profile, or
+/// `destroyed` on a durable one", and a durable release settles a snapshot
+/// carrying exactly the requested deadline; each refusal rolls the release
+/// back.
 #[tokio::test]
-async fn a_durable_release_settles_a_snapshot_carrying_exactly_the_requested_deadline() {
-    let rt = runtime(Fake::new(full_caps()));
-    let id = active(&rt, durable_request()).await;
-    rt.provider().knobs(|k| {
-        k.disposition = Some(Arc::new(|d: &mut ReleaseDisposition| {
-            if let ReleaseDisposition::Released { snapshot } = d {
-                snapshot.expires_at = ts("2027-01-01T00:00:00.000Z");
-            }
-        }))
-    });
-    let err = rt
-        .release(ReleaseRequest {
-            instance_id: id.clone(),
-            snapshot_expires_at: Some(deadline()),
-        })
-        .await
-        .err()
-        .unwrap();
-    let (expected, actual) = protocol_invalid(&err, Operation::Release, "snapshot.expires_at");
-    assert_eq!(
-        (expected.as_str(), actual.as_str()),
-        (
-            "\"2026-12-29T00:00:00.000Z\"",
-            "\"2027-01-01T00:00:00.000Z\""
-        )
-    );
-    assert_eq!(rt.provider().log.rollbacks(Compensated::Release), 1);
+async fn a_release_disposition_that_breaks_the_retention_rule_is_refused_and_rolled_back() {
+    let lies = [
+        DispositionLie {
+            lie: "released on a ZDR profile",
+            durable: false,
+            tell: |id, d| {
+                *d = ReleaseDisposition::Released {
+                    snapshot: Box::new(foreign_snapshot("snap-kept", id.clone())),
+                }
+            },
+            field: "disposition",
+            reported: ("destroyed (retention ephemeral_zdr)", "released"),
+        },
+        DispositionLie {
+            lie: "destroyed on a durable profile",
+            durable: true,
+            tell: |_, d| *d = ReleaseDisposition::Destroyed,
+            field: "disposition",
+            reported: ("released (retention durable)", "destroyed"),
+        },
+        DispositionLie {
+            lie: "a durable snapshot with another deadline",
+            durable: true,
+            tell: |_, d| {
+                if let ReleaseDisposition::Released { snapshot } = d {
+                    snapshot.expires_at = ts("2027-01-01T00:00:00.000Z");
+                }
+            },
+            field: "snapshot.expires_at",
+            reported: (
+                "\"2026-12-29T00:00:00.000Z\"",
+                "\"2027-01-01T00:00:00.000Z\"",
+            ),
+        },
+    ];
+    for case in lies {
+        let rt = runtime(Fake::new(full_caps()));
+        let (request, snapshot_expires_at) = if case.durable {
+            (durable_request(), Some(deadline()))
+        } else {
+            (zdr_request(), None)
+        };
+        let id = active(&rt, request).await;
+        let (tell, released) = (case.tell, id.clone());
+        rt.provider().knobs(move |k| {
+            let released = released.clone();
+            k.disposition = Some(Arc::new(move |d: &mut ReleaseDisposition| {
+                tell(&released, d)
+            }))
+        });
+        let err = rt
+            .release(ReleaseRequest {
+                instance_id: id,
+                snapshot_expires_at,
+            })
+            .await
+            .err()
+            .unwrap();
+        let (expected, actual) =
+            protocol_invalid_in(case.lie, &err, Operation::Release, case.field);
+        assert_eq!(
+            (expected.as_str(), actual.as_str()),
+            case.reported,
+            "{}",
+            case.lie
+        );
+        assert_eq!(
+            rt.provider().log.rollbacks(Compensated::Release),
+            1,
+            "{}: rollbacks",
+            case.lie
+        );
+    }
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 //! to lie.
 #![allow(dead_code, unused_imports)]
 
+pub mod calls;
 pub mod fake;
 pub mod process;
 pub mod rollback;
@@ -11,6 +12,7 @@ pub mod world;
 use corral_contract::*;
 use corral_runtime::runtime::Runtime;
 
+pub use calls::refusal_of;
 pub use fake::{Entry, Fake, Log};
 pub use process::{DestroyMode, ProcessScript};
 pub use rollback::RollbackMode;
@@ -179,6 +181,17 @@ pub fn member(p: &str, maximum_bytes: u64) -> ReadFilesMember {
 /// Asserts `err` is `SandboxProtocolInvalid` naming `operation` and `field`;
 /// returns `(expected, actual)`.
 pub fn protocol_invalid(err: &SandboxError, operation: Operation, field: &str) -> (String, String) {
+    protocol_invalid_in("", err, operation, field)
+}
+
+/// [`protocol_invalid`] for one row of a table: `case` names the row in every
+/// failure message.
+pub fn protocol_invalid_in(
+    case: &str,
+    err: &SandboxError,
+    operation: Operation,
+    field: &str,
+) -> (String, String) {
     match err {
         SandboxError::SandboxProtocolInvalid {
             operation: op,
@@ -186,9 +199,11 @@ pub fn protocol_invalid(err: &SandboxError, operation: Operation, field: &str) -
             expected,
             actual,
         } => {
-            assert_eq!((*op, f.as_str()), (operation, field), "{err}");
+            assert_eq!((*op, f.as_str()), (operation, field), "{case}: {err}");
             (expected.clone(), actual.clone())
         }
-        other => panic!("expected SandboxProtocolInvalid{{{operation}, {field}}}, got {other}"),
+        other => {
+            panic!("{case}: expected SandboxProtocolInvalid{{{operation}, {field}}}, got {other}")
+        }
     }
 }
