@@ -49,7 +49,7 @@ pub fn active() -> bool {
 /// Whether an ordinary user may make a user namespace here: tried once in
 /// a forked child. The error is one line.
 pub fn probe() -> std::result::Result<(), String> {
-    match super::sys::probe_user_namespace() {
+    match crate::sys::user_namespace::probe_user_namespace() {
         Ok(true) => Ok(()),
         Ok(false) => Err(
             "the linux backend needs root here: this host does not let an \
