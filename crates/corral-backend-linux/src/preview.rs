@@ -23,7 +23,7 @@ pub mod forwarder;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -119,37 +119,15 @@ pub fn publish(dir: &Path, init_pid: u32, init_start: u64, ports: &[u16]) -> Res
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let sources: Vec<i32> = listeners.iter().map(AsRawFd::as_raw_fd).collect();
-    let n = sources.len() as i32;
-    // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe calls (setsid, fcntl, dup2, close) on a
-    // vector allocated before the fork; the sources are open in the parent
-    // for the whole spawn. Each source is first copied at or above
-    // FIRST_FD + n, so no target number overwrites a source not yet moved
-    // (dup2 also clears close-on-exec on the targets).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let mut high = [0i32; MAX_PORTS];
-            for (i, src) in sources.iter().enumerate() {
-                high[i] = libc::fcntl(*src, libc::F_DUPFD_CLOEXEC, forwarder::FIRST_FD + n);
-                if high[i] < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            for (i, fd) in high.iter().take(sources.len()).enumerate() {
-                if libc::dup2(*fd, forwarder::FIRST_FD + i as i32) < 0 || libc::close(*fd) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| fail(&format!("starting the forwarder {}", binary.display()), &e))?;
+    let sources: Vec<_> = listeners.iter().map(AsFd::as_fd).collect();
+    let spawned = crate::sys::before_exec::spawn_detached_with_descriptors::<MAX_PORTS>(
+        &mut cmd,
+        &sources,
+        forwarder::FIRST_FD,
+    );
+    drop(sources);
+    let mut child =
+        spawned.map_err(|e| fail(&format!("starting the forwarder {}", binary.display()), &e))?;
     drop(listeners);
     let pid = child.id();
     let stdout = child.stdout.take();

@@ -412,29 +412,7 @@ pub fn install(program: &[u8]) -> io::Result<()> {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     rustix::thread::set_no_new_privs(true)?;
-    let fprog = libc::sock_fprog {
-        // Bounded by MAX_INSNS above.
-        len: count as libc::c_ushort,
-        // The kernel only reads through this pointer (copy_from_user, which
-        // has no alignment requirement).
-        filter: program.as_ptr().cast::<libc::sock_filter>().cast_mut(),
-    };
-    // SAFETY: `fprog` points at `program`, which is alive and holds exactly
-    // `len` 8-byte instructions for the duration of the call; the kernel
-    // copies the program and keeps no reference to our memory.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            0 as libc::c_ulong,
-            &raw const fprog,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    crate::init::sys::set_seccomp_filter(program)
 }
 
 #[cfg(test)]

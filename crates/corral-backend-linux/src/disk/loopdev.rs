@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 
-use super::sys;
+use crate::sys::loop_device;
 
 /// How many times a free device is taken again when another process bound
 /// it between `LOOP_CTL_GET_FREE` and `LOOP_CONFIGURE`.
@@ -28,13 +28,13 @@ pub fn attach(image: &File) -> io::Result<LoopDevice> {
         .read(true)
         .write(true)
         .open("/dev/loop-control")?;
-    let flags = sys::LO_FLAGS_AUTOCLEAR | sys::LO_FLAGS_DIRECT_IO;
+    let flags = loop_device::LO_FLAGS_AUTOCLEAR | loop_device::LO_FLAGS_DIRECT_IO;
     let mut last = io::Error::from_raw_os_error(libc::EBUSY);
     for _ in 0..ATTEMPTS {
-        let n = sys::get_free(control.as_fd())?;
+        let n = loop_device::get_free(control.as_fd())?;
         let path = PathBuf::from(format!("/dev/loop{n}"));
         let device = OpenOptions::new().read(true).write(true).open(&path)?;
-        match sys::configure(device.as_fd(), image.as_fd(), flags) {
+        match loop_device::configure(device.as_fd(), image.as_fd(), flags) {
             Ok(()) => {
                 return Ok(LoopDevice {
                     path,

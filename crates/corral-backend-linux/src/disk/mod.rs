@@ -22,7 +22,6 @@
 
 pub mod image;
 mod loopdev;
-mod sys;
 
 use std::fmt;
 use std::io;

@@ -73,7 +73,7 @@ pub enum ImageError {
         actual: String,
     },
     /// A layer entry that would write outside the layer, refused.
-    #[error("unsafe layer entry {path:?}: {reason}")]
+    #[error("refused layer entry {path:?}: {reason}")]
     UnsafeEntry {
         /// The entry path as written in the layer.
         path: String,

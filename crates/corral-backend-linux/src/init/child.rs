@@ -4,14 +4,14 @@
 //! close-on-exec pipe, so a spawn either runs the program or reports why not.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use rustix::io::Errno;
 
-use super::sys::{Forked, fork, reset_signals_in_child};
+use super::sys::{Forked, execve, exit_immediately, fork, reset_signals_in_child};
 use crate::protocol::SpawnFailure;
 
 /// `PATH` used to resolve a program when the environment sets none.
@@ -63,9 +63,9 @@ pub fn spawn(spec: SpawnSpec<'_>, seccomp: &[u8]) -> Result<i32, Failure> {
             msg[..4].copy_from_slice(&(kind as i32).to_be_bytes());
             msg[4..].copy_from_slice(&errno.to_be_bytes());
             let _ = rustix::io::write(&err_w, &msg);
-            // SAFETY: _exit ends the forked child without running the
-            // parent's atexit handlers or destructors.
-            unsafe { libc::_exit(127) }
+            // Ends the forked child without running the parent's atexit
+            // handlers or destructors.
+            exit_immediately(127)
         }
         Forked::Parent(pid) => {
             drop(err_w);
@@ -130,14 +130,13 @@ fn child(
         if let Err(e) = rustix::process::ioctl_tiocsctty(tty) {
             return sys(e);
         }
-        for target in 0..3 {
-            // SAFETY: `tty` is open for the whole call; the targets are the
-            // standard descriptors of this forked child.
-            if unsafe { libc::dup2(tty.as_raw_fd(), target) } < 0 {
-                return (
-                    SpawnFailure::System,
-                    std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-                );
+        for dup2 in [
+            rustix::stdio::dup2_stdin::<&OwnedFd>,
+            rustix::stdio::dup2_stdout,
+            rustix::stdio::dup2_stderr,
+        ] {
+            if let Err(e) = dup2(tty) {
+                return sys(e);
             }
         }
         return exec_prepared(program, argv, envp, cwd, seccomp, error_pipe);
@@ -158,18 +157,17 @@ fn child(
         Some(n) => n.as_fd(),
         None => spec.fds[0].as_fd(),
     };
-    for (fd, target) in [
-        (stdin_fd.as_raw_fd(), 0),
-        (rest[0].as_raw_fd(), 1),
-        (rest[1].as_raw_fd(), 2),
+    for (fd, dup2) in [
+        (
+            stdin_fd,
+            rustix::stdio::dup2_stdin::<BorrowedFd<'_>> as fn(_) -> _,
+        ),
+        (rest[0].as_fd(), rustix::stdio::dup2_stdout),
+        (rest[1].as_fd(), rustix::stdio::dup2_stderr),
     ] {
-        // SAFETY: `fd` is open (borrowed from an OwnedFd alive here) and the
-        // targets are the standard descriptors of this forked child.
-        if unsafe { libc::dup2(fd, target) } < 0 {
-            return (
-                SpawnFailure::System,
-                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-            );
+        // The targets are the standard descriptors of this forked child.
+        if let Err(e) = dup2(fd) {
+            return sys(e);
         }
     }
     exec_prepared(program, argv, envp, cwd, seccomp, error_pipe)
@@ -214,14 +212,7 @@ fn exec_prepared(
     if super::hygiene() && super::sys::close_all_but(error_pipe).is_ok() {
         super::limits::expose_to_oom_killer();
     }
-    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_p.push(std::ptr::null());
-    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
-    envp_p.push(std::ptr::null());
-    // SAFETY: `program` is NUL-terminated; `argv_p` and `envp_p` are
-    // null-terminated arrays of pointers into CStrings that outlive the call.
-    unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
-    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    let errno = execve(program, argv, envp).raw_os_error().unwrap_or(0);
     let kind = match errno {
         libc::ENOENT => SpawnFailure::ProgramNotFound,
         libc::EACCES | libc::ENOEXEC | libc::EPERM => SpawnFailure::NotExecutable,
@@ -258,27 +249,16 @@ fn drop_capabilities() -> std::io::Result<()> {
         if KEPT_CAPS.contains(&cap) {
             continue;
         }
-        // SAFETY: PR_CAPBSET_DROP takes an integer capability number.
-        let r = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
-        if r != 0 {
-            let e = std::io::Error::last_os_error();
+        let one = rustix::thread::CapabilitySet::from_bits_retain(1 << cap);
+        match rustix::thread::remove_capability_from_bounding_set(one) {
+            Ok(()) => {}
             // EINVAL: past the kernel's last capability.
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
-            return Err(e);
+            Err(Errno::INVAL) => break,
+            Err(e) => return Err(e.into()),
         }
     }
-    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointers.
-    unsafe {
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-    }
+    // As before rustix offered it safely, a failure here is not fatal.
+    let _ = rustix::thread::clear_ambient_capability_set();
     Ok(())
 }
 

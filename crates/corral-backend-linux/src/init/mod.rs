@@ -28,7 +28,10 @@ mod child;
 mod creator;
 mod limits;
 mod serve;
-mod sys;
+// One of the crate's only two modules allowed `unsafe` (the other is the
+// host side's `crate::sys`): the init's raw system calls.
+#[allow(unsafe_code)]
+pub(crate) mod sys;
 mod warden;
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -147,9 +150,7 @@ fn unshare_early(
     if rootless {
         flags |= UnshareFlags::NEWUSER;
     }
-    // SAFETY: corral-init is single-threaded, so unsharing namespaces
-    // affects no other thread's view.
-    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| ("unshare", e.into()))?;
+    sys::unshare_namespaces(flags).map_err(|e| ("unshare", e))?;
     sys::loopback_up().map_err(|e| ("bringing up loopback", e))
 }
 
@@ -217,8 +218,8 @@ fn outer(startup: OwnedFd) -> i32 {
     if let Err(e) = rustix::system::sethostname(cfg.hostname.as_bytes()) {
         return fail(&startup, "sethostname", e);
     }
-    // SAFETY: single-threaded, as above; NEWPID only affects children.
-    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) } {
+    // NEWPID only affects children.
+    if let Err(e) = sys::unshare_namespaces(UnshareFlags::NEWPID) {
         return fail(&startup, "unshare(pid)", e);
     }
     let (ready_r, ready_w) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
@@ -296,8 +297,7 @@ fn enter_root(cfg: &InitConfig, root_dir: Option<OwnedFd>) -> Result<(), crate::
         rustix::process::fchdir(dir).map_err(|e| step("entering the root")(e.into()))?;
     }
     let flags = UnshareFlags::NEWNS | UnshareFlags::NEWCGROUP;
-    // SAFETY: single-threaded, as above.
-    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| step("unshare")(e.into()))?;
+    sys::unshare_namespaces(flags).map_err(step("unshare"))?;
     match root_dir {
         Some(_) => crate::rootfs::enter_cwd(Path::new(&cfg.root), &cfg.host_dirs),
         None => crate::rootfs::enter(Path::new(&cfg.root), &cfg.host_dirs),

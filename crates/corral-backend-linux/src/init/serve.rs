@@ -347,9 +347,5 @@ fn send_signal(pid: i32, signal: i32, group: bool) {
 
 /// Kills every process of the pid namespace but PID 1.
 fn kill_everything() {
-    // SAFETY: kill(-1, SIGKILL) from PID 1 signals every other process of
-    // its pid namespace; it takes no pointers.
-    unsafe {
-        libc::kill(-1, libc::SIGKILL);
-    }
+    super::sys::kill_every_other_process();
 }

@@ -1,8 +1,15 @@
-//! The few raw calls the init makes that rustix does not offer: `fork`,
-//! the signal mask, `signalfd`, bringing up loopback, and `close_range`.
+//! The raw calls the init makes that rustix does not offer safely:
+//! `fork`, `_exit`, `execve`, the signal mask, `signalfd`, `unshare`,
+//! bringing up loopback, installing the seccomp filter, `kill(-1)` and
+//! `close_range`. Every `unsafe` block of the code corral-init runs lives
+//! here, each behind a small safe function whose contract makes it sound;
+//! the host side's are in the crate's own `sys` module.
 
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
+
+use rustix::thread::UnshareFlags;
 
 /// The side of a fork this process is on.
 pub enum Forked {
@@ -129,11 +136,13 @@ pub fn take_startup_socket(fd: i32) -> io::Result<OwnedFd> {
         rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )?;
-    // SAFETY: `null` is open; `fd` is a standard descriptor of this process,
-    // replaced atomically (dup2 leaves the copy without close-on-exec,
-    // as a standard descriptor should be).
-    if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) } < 0 {
-        return Err(io::Error::last_os_error());
+    // `fd` is replaced atomically (dup2 leaves the copy without
+    // close-on-exec, as a standard descriptor should be).
+    match fd {
+        0 => rustix::stdio::dup2_stdin(&null)?,
+        1 => rustix::stdio::dup2_stdout(&null)?,
+        2 => rustix::stdio::dup2_stderr(&null)?,
+        _ => return Err(io::Error::from(io::ErrorKind::InvalidInput)),
     }
     Ok(moved)
 }
@@ -191,12 +200,9 @@ pub fn above_stderr(sweep: Sweep) -> io::Result<()> {
 /// to stdin (replacing whatever stdin was) and everything above stderr is
 /// closed. Returns the descriptor now at 0.
 pub fn keep_only(fd: OwnedFd) -> io::Result<OwnedFd> {
-    use std::os::fd::{AsRawFd, IntoRawFd};
-    // SAFETY: dup2 takes two descriptor numbers; `fd` is open (owned here)
-    // and 0 is replaced atomically.
-    if unsafe { libc::dup2(fd.as_raw_fd(), 0) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    use std::os::fd::IntoRawFd;
+    // Descriptor 0 is replaced atomically.
+    rustix::stdio::dup2_stdin(&fd)?;
     // The original is closed below with the rest; it must not be closed
     // again when `fd` would drop.
     let _ = fd.into_raw_fd();
@@ -228,4 +234,88 @@ pub fn close_all_but(keep: i32) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Ends this process at once with `code`, without running exit handlers or
+/// destructors: how a forked child that could not exec leaves.
+pub fn exit_immediately(code: i32) -> ! {
+    // SAFETY: `_exit` takes an integer and never returns; skipping the
+    // exit handlers and destructors is its purpose and is always sound.
+    unsafe { libc::_exit(code) }
+}
+
+/// Replaces this process's program with `program`, run with `argv` and
+/// the environment `envp`. Returns only on failure, with the error.
+pub fn execve(program: &CStr, argv: &[CString], envp: &[CString]) -> io::Error {
+    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
+    envp_p.push(std::ptr::null());
+    // SAFETY: `program` is NUL-terminated; `argv_p` and `envp_p` are
+    // null-terminated arrays of pointers into CStrings borrowed for the
+    // whole call.
+    unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
+    io::Error::last_os_error()
+}
+
+/// `unshare(flags)`: moves the calling thread into new namespaces of the
+/// kinds in `flags`. Refuses `UnshareFlags::FILES` (`EINVAL`): the init
+/// never splits its descriptor table.
+pub fn unshare_namespaces(flags: UnshareFlags) -> io::Result<()> {
+    if flags.contains(UnshareFlags::FILES) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: `unshare_unsafe` is unsafe only for `UnshareFlags::FILES`,
+    // after which another thread could be handed descriptors of a table it
+    // no longer shares; that flag is refused above (and corral-init is
+    // single-threaded, so no other thread's view changes anyway).
+    unsafe { rustix::thread::unshare_unsafe(flags) }?;
+    Ok(())
+}
+
+/// `seccomp(SECCOMP_SET_MODE_FILTER)`: installs `program`, a classic BPF
+/// program of 8-byte instructions, on the calling thread. `EINVAL` when it
+/// is not a whole number of instructions or has more than `u16::MAX` of
+/// them (the kernel itself refuses more than 4096). The caller sets
+/// `PR_SET_NO_NEW_PRIVS` first, or the kernel refuses with `EACCES`.
+pub fn set_seccomp_filter(program: &[u8]) -> io::Result<()> {
+    const INSN: usize = 8;
+    let len = program.len() / INSN;
+    let len =
+        libc::c_ushort::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    if !program.len().is_multiple_of(INSN) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let fprog = libc::sock_fprog {
+        len,
+        // The kernel only reads through this pointer (copy_from_user, which
+        // has no alignment requirement).
+        filter: program.as_ptr().cast::<libc::sock_filter>().cast_mut(),
+    };
+    // SAFETY: `fprog` points at `program`, which is borrowed for the call
+    // and holds exactly `len` 8-byte instructions (checked above); the
+    // kernel copies the program and keeps no reference to our memory.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_ulong,
+            &raw const fprog,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `kill(-1, SIGKILL)`: from PID 1, kills every other process of its pid
+/// namespace.
+pub fn kill_every_other_process() {
+    // SAFETY: kill takes two integers and no pointers; signalling every
+    // process this one may signal has no memory effect on this process.
+    unsafe {
+        libc::kill(-1, libc::SIGKILL);
+    }
 }

@@ -3,8 +3,7 @@
 //! sandbox's (entered with `setns` between `fork` and `exec`).
 
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
 
 use super::NetworkError;
@@ -42,30 +41,9 @@ pub fn run(
         Namespace::Host => {}
         Namespace::Enter(fd) => {
             let fd = fd.try_clone().map_err(|e| NetworkError::io("netns", &e))?;
-            // SAFETY: the closure runs in the forked child before exec and
-            // only makes the setns system call on a descriptor it owns; it
-            // allocates nothing and takes no lock.
-            unsafe {
-                cmd.pre_exec(move || {
-                    rustix::thread::move_into_link_name_space(
-                        fd.as_fd(),
-                        Some(rustix::thread::LinkNameSpaceType::Network),
-                    )
-                    .map_err(std::io::Error::from)
-                });
-            }
+            crate::sys::before_exec::enter_network_namespace(&mut cmd, fd);
         }
-        Namespace::Throwaway => {
-            // SAFETY: the closure runs in the forked child before exec and
-            // only makes the unshare system call (a new network namespace,
-            // which shares no file descriptor table concern).
-            unsafe {
-                cmd.pre_exec(|| {
-                    rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNET)
-                        .map_err(std::io::Error::from)
-                });
-            }
-        }
+        Namespace::Throwaway => crate::sys::before_exec::unshare_network_namespace(&mut cmd),
     }
     let mut child = cmd
         .spawn()

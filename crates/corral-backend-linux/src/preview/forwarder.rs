@@ -15,7 +15,7 @@
 
 use std::io::Write;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -73,14 +73,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
 
 /// Takes the listener inherited on descriptor `fd`.
 fn inherited_listener(fd: i32) -> Result<TcpListener, String> {
-    // F_GETFD fails on a descriptor that is not open: nothing is adopted then.
-    // SAFETY: fcntl(F_GETFD) only reads the flags of descriptor `fd`.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return Err(format!("descriptor {fd} was not inherited"));
-    }
-    // SAFETY: `fd` is open (checked above), was placed there by the backend
-    // for this process alone, and nothing else in this process owns it.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let owned = crate::sys::inherited::adopt_inherited_descriptor(fd)
+        .ok_or_else(|| format!("descriptor {fd} was not inherited"))?;
     let stat = rustix::fs::fstat(&owned).map_err(|e| format!("descriptor {fd}: {e}"))?;
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Socket {
         return Err(format!("descriptor {fd} is not a socket"));

@@ -56,7 +56,7 @@ fn bind_idmapped(source: &Path, target: &Path, userns: &File) -> io::Result<()> 
         source,
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
     )?;
-    super::sys::set_read_only_idmapped(tree.as_fd(), userns.as_fd())?;
+    crate::sys::user_namespace::set_read_only_idmapped(tree.as_fd(), userns.as_fd())?;
     rustix::mount::move_mount(
         tree.as_fd(),
         "",

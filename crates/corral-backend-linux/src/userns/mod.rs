@@ -27,7 +27,6 @@ pub mod ownership;
 pub mod ranges;
 pub mod rootless;
 pub mod sandbox;
-mod sys;
 
 pub use ranges::{IdRange, RangeClaim};
 

@@ -49,7 +49,7 @@ pub fn active() -> bool {
 /// Whether an ordinary user may make a user namespace here: tried once in
 /// a forked child. The error is one line.
 pub fn probe() -> std::result::Result<(), String> {
-    match super::sys::probe_user_namespace() {
+    match crate::sys::user_namespace::probe_user_namespace() {
         Ok(true) => Ok(()),
         Ok(false) => Err(
             "the linux backend needs root here: this host does not let an \
@@ -216,9 +216,7 @@ pub fn enter_root(cfg: &InitConfig, layer: &RootlessLayer) -> std::result::Resul
     };
     become_root().map_err(step("becoming root of the user namespace"))?;
     let flags = rustix::thread::UnshareFlags::NEWNS | rustix::thread::UnshareFlags::NEWCGROUP;
-    // SAFETY: corral-init is single-threaded, so unsharing affects no
-    // other thread's view.
-    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| step("unshare")(e.into()))?;
+    crate::init::sys::unshare_namespaces(flags).map_err(step("unshare"))?;
     let root = Path::new(&cfg.root);
     let fs = root.parent().unwrap_or(root);
     crate::rootfs::mount_sandbox_tmpfs(fs, layer.disk_bytes)

@@ -4,6 +4,11 @@
 //! (`hostile`: attack → expected refusal, one module per area of the
 //! security model). The shared fixture is `common`.
 
+// The crate denies `unsafe` outside its two `sys` modules; the tests make
+// raw calls of their own (hostile descriptors, seccomp probes, setting the
+// environment), each with a `// SAFETY:` comment.
+#![allow(unsafe_code)]
+
 mod common;
 
 mod cgroup;

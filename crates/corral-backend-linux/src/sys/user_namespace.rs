@@ -69,17 +69,13 @@ pub fn probe_user_namespace() -> io::Result<bool> {
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut status = 0;
+    let child = rustix::process::Pid::from_raw(pid).ok_or_else(|| io::Error::other("fork"))?;
     loop {
-        // SAFETY: `status` is a valid, writable int; `pid` is our child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status.exit_status() == Some(0)),
+            Ok(None) => continue,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
     }
-    Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
 }
