@@ -323,7 +323,7 @@ impl Condition {
 pub fn condition(state: &State, meta: &Meta) -> Condition {
     if meta.expired_at(corral_backend::now_ms()) {
         Condition::Expired
-    } else if !meta.init_alive() {
+    } else if state.host.process_start(meta.init_pid) != Some(meta.init_start) {
         Condition::Dead
     } else if is_paused(state, &meta.id) {
         Condition::Paused

@@ -43,6 +43,11 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// whether the socket answered.
     fn send_shutdown(&self, state: &State, id: &str) -> bool;
 
+    /// When host process `pid` started (boot ticks), while it runs: with
+    /// its pid, what names one process for good (the liveness of a
+    /// recorded init or creator).
+    fn process_start(&self, pid: u32) -> Option<u64>;
+
     /// A handle on host process `pid`, when it exists and (for `Some`
     /// `start`) started at the recorded `start` time.
     fn open_process(&self, pid: u32, start: Option<u64>) -> Option<Process>;
@@ -105,4 +110,4 @@ impl Process {
 }
 
 #[cfg(test)]
-mod teardown_tests;
+pub(crate) mod teardown_tests;

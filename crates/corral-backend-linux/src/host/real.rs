@@ -39,6 +39,10 @@ impl Host for RealHost {
         true
     }
 
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        process_start(pid)
+    }
+
     fn open_process(&self, pid: u32, start: Option<u64>) -> Option<Process> {
         let p = i32::try_from(pid)
             .ok()

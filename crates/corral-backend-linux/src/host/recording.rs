@@ -14,6 +14,8 @@ use crate::state::State;
 
 /// The host pid of the recorded sandbox's PID 1.
 pub const INIT_PID: u32 = 4242;
+/// When [`INIT_PID`] (and [`OUTER_PID`]) started, while alive.
+pub const INIT_START: u64 = 7;
 /// The host pid of its outer init (PID 1's parent).
 pub const OUTER_PID: u32 = 4241;
 
@@ -28,6 +30,8 @@ pub enum HostCall {
     ClosePreviews(PathBuf),
     /// [`Host::send_shutdown`] to this sandbox id.
     SendShutdown(String),
+    /// [`Host::process_start`] of this pid.
+    ProcessStart(u32),
     /// [`Host::open_process`] of this pid.
     OpenProcess(u32),
     /// [`Host::outer_init`] of this pid.
@@ -189,6 +193,11 @@ impl Host for RecordingHost {
             InitModel::Dead => return false,
         }
         true
+    }
+
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        self.record(HostCall::ProcessStart(pid));
+        self.known(pid).then_some(INIT_START)
     }
 
     fn open_process(&self, pid: u32, _start: Option<u64>) -> Option<Process> {

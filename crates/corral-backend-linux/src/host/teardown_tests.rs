@@ -6,24 +6,24 @@ use std::sync::Arc;
 
 use corral_backend::ErrorCode;
 
-use super::recording::{INIT_PID, OUTER_PID};
+use super::recording::{INIT_PID, INIT_START, OUTER_PID};
 use super::{HostCall, HostStep, InitModel, RecordingHost};
 use crate::destroy::{self, GRACE, KILLED, OUTER};
 use crate::state::{Meta, State};
 
-const ID: &str = "lnx-00112233445566ff";
+pub(crate) const ID: &str = "lnx-00112233445566ff";
 const KEY: &str = "the-key";
 
 /// A state directory holding sandbox [`ID`] (claiming [`KEY`]), its host
 /// effects recorded by `host`.
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
-    state: State,
-    host: Arc<RecordingHost>,
+    pub(crate) state: State,
+    pub(crate) host: Arc<RecordingHost>,
 }
 
 impl Fixture {
-    fn new(host: RecordingHost, rootless: bool) -> Self {
+    pub(crate) fn new(host: RecordingHost, rootless: bool) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Arc::new(host);
         let mut state = State::open(dir.path(), None)
@@ -39,7 +39,7 @@ impl Fixture {
             env: Default::default(),
             network_none: false,
             init_pid: INIT_PID,
-            init_start: 7,
+            init_start: INIT_START,
             disk_bytes: 1 << 20,
             disk_layer: crate::disk::DiskLayer::Tmpfs,
             disk_fallback: None,
