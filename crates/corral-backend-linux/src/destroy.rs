@@ -5,138 +5,105 @@
 //! Idempotent; never follows a symlink; never signals a pid whose start
 //! time differs from the recorded one. This is the one teardown of a
 //! sandbox: `destroy`, a failed create's rollback and every reclaim of
-//! [`crate::gc`] end here.
+//! [`crate::gc`] end here. Every effect on the host goes through the
+//! state's [`Host`], in the order [`teardown`] gives.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corral_backend::Result;
 
-use crate::protocol::{self, Request};
-use crate::rootfs;
-use crate::state::{State, is_sandbox_id, parent_pid, process_start, read_meta, state_error};
+use crate::host::Host;
+use crate::state::{State, is_sandbox_id, read_meta, state_error};
 
 /// How long PID 1 gets to exit after `Shutdown` before `SIGKILL`.
-const GRACE: Duration = Duration::from_millis(500);
+pub(crate) const GRACE: Duration = Duration::from_millis(500);
+/// How long PID 1 gets to exit after `SIGKILL`.
+pub(crate) const KILLED: Duration = Duration::from_secs(5);
+/// How long the outer init gets to exit after PID 1 did.
+pub(crate) const OUTER: Duration = Duration::from_secs(1);
 
-/// Destroys sandbox `id` (blocking). Unknown ids succeed.
+/// Destroys sandbox `id` (blocking). Unknown ids succeed. The key claim is
+/// released even when the teardown failed: the record is gone by then, so
+/// no later destroy could find the key again.
 pub fn destroy(state: &State, id: &str) -> Result<()> {
     if !is_sandbox_id(id) {
         return Ok(());
     }
     let key = read_meta(state, id).ok().flatten().and_then(|m| m.key);
-    teardown(state, id)?;
+    let torn = teardown(state, id);
     if let Some(key) = key {
-        crate::keys::release(state, &key, id);
+        state.host.release_key(state, &key, id);
     }
-    Ok(())
+    torn
 }
 
-/// Removes everything of sandbox `id`, whatever state it is in.
+/// Removes everything of sandbox `id`, whatever state it is in. A failed
+/// step does not stop the steps that do not depend on it; the first
+/// failure is returned. The id range is released, and the directory
+/// removed, only once every step before succeeded: nothing of the sandbox
+/// is then mounted or alive, and until then the directory holds what a
+/// later teardown (a retried destroy, gc) needs to finish.
 pub fn teardown(state: &State, id: &str) -> Result<()> {
+    let host: &dyn Host = state.host.as_ref();
     let dir = state.sandbox_dir(id);
     if std::fs::symlink_metadata(&dir).is_err() {
         return Ok(());
     }
     let meta = read_meta(state, id).ok().flatten();
     // Frozen processes cannot act on Shutdown or die: thaw first.
-    crate::pause::thaw_quietly(state, id);
+    host.thaw_cgroup(state, id);
     // The record goes first: from here on the sandbox is not listed.
-    let _ = std::fs::remove_file(state.meta_path(id));
+    host.remove_record(&state.meta_path(id));
     // Then its preview ports: closed when `destroy` returns.
-    crate::preview::teardown(&dir)?;
-    if let Ok(mut sock) = state.connect_control(id) {
-        let _ = sock.set_write_timeout(Some(GRACE));
-        let _ = protocol::write_frame(&mut sock, &Request::Shutdown);
-    }
+    let mut first_error = host.close_previews(&dir).err();
+    host.send_shutdown(state, id);
     if let Some(meta) = &meta {
-        stop_init(meta.init_pid, meta.init_start);
+        stop_init(host, meta.init_pid, meta.init_start);
     }
-    crate::network::teardown(&dir)?;
+    let network = host.teardown_network(&dir);
     // Whatever is left in the cgroup dies with it.
-    if let Some(cgroups) = &state.cgroups
-        && let Ok(Some(cg)) = cgroups.open(id)
-    {
-        cg.destroy().map_err(|e| {
-            corral_backend::BackendError::new(
-                corral_backend::ErrorCode::Io,
-                format!("removing the cgroup of sandbox {id}: {e}"),
-            )
-        })?;
-    }
+    let cgroup = host.remove_cgroup(state, id);
     // Rootless, nothing is mounted on the host (and unmounting needs root).
-    if !state.rootless {
-        rootfs::unmount_all(&state.fs_dir(id))
-            .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e))?;
+    let unmounted = match state.rootless {
+        true => Ok(()),
+        false => host
+            .unmount_all(&state.fs_dir(id))
+            .map_err(|e| state_error(format_args!("unmounting sandbox {id}"), &e)),
+    };
+    for step in [network, cgroup, unmounted] {
+        if let Err(e) = step {
+            first_error.get_or_insert(e);
+        }
     }
-    crate::userns::ranges::release(&crate::userns::ranges::dir(state.dir()), id);
+    if let Some(e) = first_error {
+        return Err(e);
+    }
     // Never through a mount: the host image's binds are detached with the
     // tmpfs above, and the removal refuses while anything is still mounted.
-    rootfs::remove_unmounted(&dir)
+    host.release_id_range(&crate::userns::ranges::dir(state.dir()), id);
+    host.remove_sandbox_dir(&dir)
         .map_err(|e| state_error(format_args!("removing sandbox {id}"), &e))
 }
 
 /// Waits for PID 1 to exit, killing it after [`GRACE`]; its death kills
 /// every process of its pid namespace.
-fn stop_init(pid: u32, start: u64) {
-    let Some(p) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return;
-    };
+fn stop_init(host: &dyn Host, pid: u32, start: u64) {
     // A pidfd wakes us the moment PID 1 is gone (after every other process
     // of its namespace), and names that process even if the pid were
     // reused: it is checked against the recorded start time once opened.
-    let Ok(pidfd) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
+    let Some(init) = host.open_process(pid, Some(start)) else {
         return;
     };
-    if process_start(pid) != Some(start) {
-        return;
-    }
     // Its parent, the outer init, exits right after reaping it: waiting for
     // that too means the sandbox's cgroup is empty when this returns.
-    let outer = outer_init(pid)
-        .and_then(|o| rustix::process::pidfd_open(o, rustix::process::PidfdFlags::empty()).ok());
-    if !exits_within(&pidfd, GRACE) {
-        let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
-        exits_within(&pidfd, Duration::from_secs(5));
+    let outer = host
+        .outer_init(pid)
+        .and_then(|o| host.open_process(o, None));
+    if !host.wait_exit(&init, GRACE) {
+        host.kill(&init);
+        host.wait_exit(&init, KILLED);
     }
     if let Some(outer) = outer {
-        exits_within(&outer, Duration::from_secs(1));
-    }
-}
-
-/// The parent of PID 1 (host pid `pid`) when it is a `corral-init`.
-fn outer_init(pid: u32) -> Option<rustix::process::Pid> {
-    let ppid = parent_pid(pid)?;
-    let comm = std::fs::read(format!("/proc/{ppid}/comm")).ok()?;
-    (comm.trim_ascii_end() == b"corral-init")
-        .then(|| {
-            i32::try_from(ppid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-        })
-        .flatten()
-}
-
-/// Whether the process of `pidfd` exits within `wait`.
-fn exits_within(pidfd: &std::os::fd::OwnedFd, wait: Duration) -> bool {
-    let deadline = Instant::now() + wait;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let timeout = rustix::event::Timespec {
-            tv_sec: left.as_secs() as i64,
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
-        let mut fds = [rustix::event::PollFd::new(
-            pidfd,
-            rustix::event::PollFlags::IN,
-        )];
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(n) if n > 0 => return true,
-            Ok(_) => return false,
-            Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
-            Err(_) => return false,
-        }
+        host.wait_exit(&outer, OUTER);
     }
 }

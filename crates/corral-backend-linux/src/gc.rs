@@ -137,7 +137,7 @@ fn creator_alive(state: &State, id: &str) -> Option<bool> {
     let mut parts = text.split_whitespace();
     let pid: u32 = parts.next()?.parse().ok()?;
     let start: u64 = parts.next()?.parse().ok()?;
-    Some(process_start(pid) == Some(start))
+    Some(state.host.process_start(pid) == Some(start))
 }
 
 /// Whether sandbox `id` (its directory exists) is live; see the module docs.
@@ -371,6 +371,49 @@ mod tests {
         assert_eq!(unescape(r"/a\040b/c"), "/a b/c");
         assert_eq!(unescape(r"/tab\011x\134"), "/tab\tx\\");
         assert_eq!(unescape(r"/plain\04"), r"/plain\04");
+    }
+
+    #[test]
+    fn a_sandbox_is_live_while_its_init_or_creator_runs_and_it_has_not_expired() {
+        use crate::host::teardown_tests::{Fixture, ID};
+        use crate::host::{HostCall, InitModel, RecordingHost};
+        // (init, expired, record kept, creator file, live)
+        let cases = [
+            (InitModel::Running, false, true, None, true),
+            (InitModel::Paused, false, true, None, true),
+            (InitModel::Hung, false, true, None, true),
+            (InitModel::Dead, false, true, None, false),
+            (InitModel::Running, true, true, None, false),
+            (InitModel::Running, false, false, Some("4242 7"), true),
+            (InitModel::Running, false, false, Some("4242 8"), false),
+            (InitModel::Dead, false, false, Some("4242 7"), false),
+            (InitModel::Running, false, false, None, true),
+        ];
+        for (init, expired, record, creator, live) in cases {
+            let f = Fixture::new(RecordingHost::new(init), false);
+            let case = format!("{init:?} expired {expired} record {record} creator {creator:?}");
+            if expired {
+                let mut meta = read_meta(&f.state, ID).unwrap().unwrap();
+                meta.expires_at_ms = Some(1);
+                std::fs::write(f.state.meta_path(ID), serde_json::to_vec(&meta).unwrap()).unwrap();
+            }
+            if !record {
+                std::fs::remove_file(f.state.meta_path(ID)).unwrap();
+            }
+            if let Some(creator) = creator {
+                std::fs::write(f.state.sandbox_dir(ID).join(CREATOR_FILE), creator).unwrap();
+            }
+            assert_eq!(is_live(&f.state, ID), live, "{case}");
+            // Judging liveness only looks: it never acts on the host.
+            assert!(
+                f.host
+                    .calls()
+                    .iter()
+                    .all(|c| matches!(c, HostCall::ProcessStart(_))),
+                "{case}: {:?}",
+                f.host.calls()
+            );
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod exec_timeout;
 mod files;
 pub mod gc;
 mod hooks;
+mod host;
 pub mod images;
 pub mod init;
 mod keys;

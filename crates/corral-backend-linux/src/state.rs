@@ -25,6 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
@@ -32,6 +33,8 @@ use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
 use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
+
+use crate::host::{Host, RealHost};
 
 /// The backend's name.
 pub const NAME: &str = "linux";
@@ -50,6 +53,9 @@ pub struct State {
     pub layers: crate::layers::Layers,
     /// Whether the backend runs as an ordinary user ([`crate::userns::rootless`]).
     pub rootless: bool,
+    /// What a teardown's effects on the host go through: the real host,
+    /// unless another was chosen ([`State::with_host`]).
+    pub host: Arc<dyn Host>,
 }
 
 impl State {
@@ -64,11 +70,19 @@ impl State {
             images: None,
             layers: crate::layers::Layers::all(),
             rootless: crate::userns::rootless::active(),
+            host: Arc::new(RealHost),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
         state.images = crate::images::ImageStore::open(crate::images::store_dir(state_dir)).ok();
         Ok(state)
+    }
+
+    /// The same state, its host effects going through `host` instead.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn with_host(mut self, host: Arc<dyn Host>) -> Self {
+        self.host = host;
+        self
     }
 
     /// `<state>/linux`.
@@ -309,7 +323,7 @@ impl Condition {
 pub fn condition(state: &State, meta: &Meta) -> Condition {
     if meta.expired_at(corral_backend::now_ms()) {
         Condition::Expired
-    } else if !meta.init_alive() {
+    } else if state.host.process_start(meta.init_pid) != Some(meta.init_start) {
         Condition::Dead
     } else if is_paused(state, &meta.id) {
         Condition::Paused

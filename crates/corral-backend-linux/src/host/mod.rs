@@ -1,0 +1,113 @@
+//! The host effects of a sandbox's teardown, behind one trait: stopping its
+//! init, closing its preview ports and network, removing its cgroup,
+//! unmounting its writable layer, releasing its id range and key claim and
+//! removing its directory.
+//!
+//! [`RealHost`] performs them; [`RecordingHost`] records each call (a
+//! [`HostCall`]) instead and can be told to fail one, so that the order of
+//! [`crate::destroy::teardown`] and what it still does after a failure are
+//! tested without root. Which one a [`State`] uses is chosen where it is
+//! made ([`State::open`] takes the real one; [`State::with_host`] another),
+//! never by the build.
+
+mod real;
+#[cfg_attr(not(test), allow(dead_code))]
+mod recording;
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::time::Duration;
+
+use corral_backend::Result;
+
+use crate::state::State;
+
+pub use real::RealHost;
+#[cfg_attr(not(test), allow(unused_imports))]
+pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
+
+/// One effect on the host per method, each named after what it does.
+pub trait Host: Send + Sync + std::fmt::Debug {
+    /// Thaws the cgroup of sandbox `id` (frozen processes can neither act
+    /// on `Shutdown` nor die); quiet when it has none.
+    fn thaw_cgroup(&self, state: &State, id: &str);
+
+    /// Removes the record at `path` (from then on the sandbox is not
+    /// listed); quiet when it is gone.
+    fn remove_record(&self, path: &Path);
+
+    /// Closes the preview ports published for the sandbox in `dir`.
+    fn close_previews(&self, dir: &Path) -> Result<()>;
+
+    /// Asks PID 1 of sandbox `id` to shut down over its control socket;
+    /// whether the socket answered.
+    fn send_shutdown(&self, state: &State, id: &str) -> bool;
+
+    /// When host process `pid` started (boot ticks), while it runs: with
+    /// its pid, what names one process for good (the liveness of a
+    /// recorded init or creator).
+    fn process_start(&self, pid: u32) -> Option<u64>;
+
+    /// A handle on host process `pid`, when it exists and (for `Some`
+    /// `start`) started at the recorded `start` time.
+    fn open_process(&self, pid: u32, start: Option<u64>) -> Option<Process>;
+
+    /// The parent of host process `pid` when it is a `corral-init` (the
+    /// outer init, which exits right after reaping PID 1).
+    fn outer_init(&self, pid: u32) -> Option<u32>;
+
+    /// Whether `process` exits within `wait`.
+    fn wait_exit(&self, process: &Process, wait: Duration) -> bool;
+
+    /// Sends `SIGKILL` to `process`.
+    fn kill(&self, process: &Process);
+
+    /// Removes the network of the sandbox in `dir` (veth, nft rules).
+    fn teardown_network(&self, dir: &Path) -> Result<()>;
+
+    /// Removes the cgroup of sandbox `id` and whatever is left in it;
+    /// nothing when it has none.
+    fn remove_cgroup(&self, state: &State, id: &str) -> Result<()>;
+
+    /// Detaches everything mounted on `fs` (the writable layer and what is
+    /// mounted on it).
+    fn unmount_all(&self, fs: &Path) -> std::io::Result<()>;
+
+    /// Releases the user-id range of sandbox `id` kept in `ranges`.
+    fn release_id_range(&self, ranges: &Path, id: &str);
+
+    /// Removes the sandbox directory `dir`, refusing while anything is
+    /// mounted below it.
+    fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()>;
+
+    /// Releases `key`'s claim when sandbox `id` holds it.
+    fn release_key(&self, state: &State, key: &str, id: &str);
+}
+
+/// A host process named by pid and, when opened for real, by a pidfd (which
+/// keeps naming it even if the pid were reused).
+#[derive(Debug)]
+pub struct Process {
+    pid: u32,
+    pidfd: Option<OwnedFd>,
+}
+
+impl Process {
+    /// Process `pid`, with its `pidfd` when one was opened.
+    pub fn new(pid: u32, pidfd: Option<OwnedFd>) -> Self {
+        Process { pid, pidfd }
+    }
+
+    /// Its host pid.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Its pidfd, when one was opened.
+    pub fn pidfd(&self) -> Option<&OwnedFd> {
+        self.pidfd.as_ref()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod teardown_tests;

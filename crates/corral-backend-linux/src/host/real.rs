@@ -1,0 +1,134 @@
+//! The host as it is: each effect of [`Host`] done by the code the crate
+//! has for it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use corral_backend::Result;
+
+use super::{Host, Process};
+use crate::protocol::{self, Request};
+use crate::state::{State, parent_pid, process_start};
+
+/// How long a `Shutdown` frame may take to be written.
+const SHUTDOWN_WRITE: Duration = Duration::from_millis(500);
+
+/// The real host: mounts, cgroups, pidfds, the network.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealHost;
+
+impl Host for RealHost {
+    fn thaw_cgroup(&self, state: &State, id: &str) {
+        crate::pause::thaw_quietly(state, id);
+    }
+
+    fn remove_record(&self, path: &Path) {
+        let _ = std::fs::remove_file(path);
+    }
+
+    fn close_previews(&self, dir: &Path) -> Result<()> {
+        crate::preview::teardown(dir)
+    }
+
+    fn send_shutdown(&self, state: &State, id: &str) -> bool {
+        let Ok(mut sock) = state.connect_control(id) else {
+            return false;
+        };
+        let _ = sock.set_write_timeout(Some(SHUTDOWN_WRITE));
+        let _ = protocol::write_frame(&mut sock, &Request::Shutdown);
+        true
+    }
+
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        process_start(pid)
+    }
+
+    fn open_process(&self, pid: u32, start: Option<u64>) -> Option<Process> {
+        let p = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)?;
+        // Opened first, then checked against the recorded start time: the
+        // pidfd then names that process even if the pid were reused.
+        let pidfd = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()?;
+        if let Some(start) = start
+            && process_start(pid) != Some(start)
+        {
+            return None;
+        }
+        Some(Process::new(pid, Some(pidfd)))
+    }
+
+    fn outer_init(&self, pid: u32) -> Option<u32> {
+        let ppid = parent_pid(pid)?;
+        let comm = std::fs::read(format!("/proc/{ppid}/comm")).ok()?;
+        (comm.trim_ascii_end() == b"corral-init").then_some(ppid)
+    }
+
+    fn wait_exit(&self, process: &Process, wait: Duration) -> bool {
+        process
+            .pidfd()
+            .is_some_and(|pidfd| exits_within(pidfd, wait))
+    }
+
+    fn kill(&self, process: &Process) {
+        if let Some(pidfd) = process.pidfd() {
+            let _ = rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::KILL);
+        }
+    }
+
+    fn teardown_network(&self, dir: &Path) -> Result<()> {
+        crate::network::teardown(dir)
+    }
+
+    fn remove_cgroup(&self, state: &State, id: &str) -> Result<()> {
+        if let Some(cgroups) = &state.cgroups
+            && let Ok(Some(cg)) = cgroups.open(id)
+        {
+            cg.destroy().map_err(|e| {
+                corral_backend::BackendError::new(
+                    corral_backend::ErrorCode::Io,
+                    format!("removing the cgroup of sandbox {id}: {e}"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn unmount_all(&self, fs: &Path) -> std::io::Result<()> {
+        crate::rootfs::unmount_all(fs)
+    }
+
+    fn release_id_range(&self, ranges: &Path, id: &str) {
+        crate::userns::ranges::release(ranges, id);
+    }
+
+    fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()> {
+        crate::rootfs::remove_unmounted(dir)
+    }
+
+    fn release_key(&self, state: &State, key: &str, id: &str) {
+        crate::keys::release(state, key, id);
+    }
+}
+
+/// Whether the process of `pidfd` exits within `wait`.
+fn exits_within(pidfd: &std::os::fd::OwnedFd, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(n) if n > 0 => return true,
+            Ok(_) => return false,
+            Err(rustix::io::Errno::INTR) if !left.is_zero() => continue,
+            Err(_) => return false,
+        }
+    }
+}
