@@ -91,15 +91,27 @@ async fn crash_child() {
 
 /// Starts the child on `state`; its stdout lines arrive on the receiver.
 fn start_child(state: &Path) -> (Child, mpsc::Receiver<String>) {
+    start_test_child("crash_gc::crash_child", CHILD_ENV, state)
+}
+
+/// Runs the ignored test `test` of this binary in a child process, with
+/// `env` naming `state`; its stdout lines arrive on the receiver. The
+/// child-side tests (`crash_child`, `reclaim::capture_child`) do nothing
+/// unless `env` is set.
+pub(crate) fn start_test_child(
+    test: &str,
+    env: &str,
+    state: &Path,
+) -> (Child, mpsc::Receiver<String>) {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "crash_gc::crash_child",
+            test,
             "--exact",
             "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(CHILD_ENV, state)
+        .env(env, state)
         .env("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -220,30 +220,8 @@ fn age(path: &Path, age: Duration) {
 /// Runs [`capture_child`] on `state` and kills it with `SIGKILL` once its
 /// archive holds bytes; returns the half-built snapshot it left.
 fn kill_a_capture_mid_way(state: &Path) -> PathBuf {
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "reclaim::capture_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CAPTURE_CHILD_ENV, state)
-        .env("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, rx) =
+        crate::crash_gc::start_test_child("reclaim::capture_child", CAPTURE_CHILD_ENV, state);
     let said = |rx: &mpsc::Receiver<String>, what: &str, wait: Duration| {
         let deadline = Instant::now() + wait;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
