@@ -57,10 +57,29 @@ impl ConformanceTarget {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.name() == name)
     }
+
+    /// Every name, comma-separated, in [`Self::ALL`]'s order.
+    pub fn names() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
 }
 
 impl fmt::Display for ConformanceTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_are_listed_in_help_order() {
+        assert_eq!(
+            ConformanceTarget::names(),
+            "memory, minimal, local, linux, docker"
+        );
+        assert_eq!(ConformanceTarget::from_name("vmware"), None);
     }
 }

@@ -29,12 +29,13 @@
 //! use std::sync::Arc;
 //! use corral_conformance::Outcome;
 //! use corral_conformance::sdk::{Check, SdkConformanceOptions, run_sdk};
+//! use corral_registry::ConformanceTarget;
 //!
 //! let backend = Arc::new(corral_backend_memory::MemoryBackend::new());
 //! let options = SdkConformanceOptions::offline()
 //!     .skip(Check::GitPush, "the simulated shell has no git")
 //!     .skip(Check::HttpProbe, "previews are simulated");
-//! let report = run_sdk("memory", backend, &options).await?;
+//! let report = run_sdk(ConformanceTarget::Memory.name(), backend, &options).await?;
 //! print!("{}", report.table());
 //! assert_eq!(report.count(Outcome::Failed), 0);
 //! # Ok(())

@@ -12,13 +12,14 @@ use crate::sdk::{SdkCaseReport, SdkReport};
 use crate::suite::{bounded, bounded_cleanup, stamp};
 use crate::target::{SdkTarget, python_http_server};
 use corral_backend::Backend;
+use corral_registry::BackendKind;
 
 /// The command serving `/workspace` over HTTP on a port.
 type HttpServer<'a> = &'a (dyn Fn(u16) -> corral_backend::Command + Send + Sync);
 
 /// The providers the suite runs with `live: false`: they never leave this
 /// machine.
-pub const OFFLINE_PROVIDERS: &[&str] = &["memory", "local"];
+pub const OFFLINE_PROVIDERS: [BackendKind; 2] = [BackendKind::Memory, BackendKind::Local];
 
 /// Why the SDK suite did not run at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,7 +82,8 @@ async fn run_suite(
     http_server: HttpServer<'_>,
 ) -> Result<SdkReport, SdkConformanceError> {
     let provider = backend.name().to_string();
-    if !options.live && !OFFLINE_PROVIDERS.contains(&provider.as_str()) {
+    let offline = BackendKind::from_name(&provider).is_some_and(|k| OFFLINE_PROVIDERS.contains(&k));
+    if !options.live && !offline {
         return Err(SdkConformanceError::LiveRequired { provider });
     }
     if options.case_timeout().is_zero() {

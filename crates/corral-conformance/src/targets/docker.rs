@@ -18,7 +18,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError, Command, Labels};
 use corral_backend_docker::{DockerBackend, testimage};
 use corral_contract::SandboxError;
-use corral_registry::envelopes;
+use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
@@ -109,7 +109,7 @@ impl Drop for DockerTarget {
 
 impl Target for DockerTarget {
     fn name(&self) -> String {
-        "docker".into()
+        corral_registry::ConformanceTarget::Docker.name().into()
     }
 }
 
@@ -142,10 +142,10 @@ impl SdkTarget for DockerTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        declared("docker", true)
+        declared(Some(BackendKind::Docker), true)
     }
 
     fn http_server(&self, port: u16) -> Command {
-        http_server_on("docker", port)
+        http_server_on(Some(BackendKind::Docker), port)
     }
 }

@@ -21,7 +21,7 @@ use corral_backend::{Backend, BackendError};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::testhost::{TestHost, TestHostError};
 use corral_contract::SandboxError;
-use corral_registry::envelopes;
+use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
@@ -134,7 +134,7 @@ impl Drop for LinuxTarget {
 
 impl Target for LinuxTarget {
     fn name(&self) -> String {
-        "linux".into()
+        corral_registry::ConformanceTarget::Linux.name().into()
     }
 }
 
@@ -163,6 +163,9 @@ impl SdkTarget for LinuxTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        declared("linux", self.backend.capabilities().previews)
+        declared(
+            Some(BackendKind::Linux),
+            self.backend.capabilities().previews,
+        )
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError};
 use corral_backend_local::LocalBackend;
 use corral_contract::SandboxError;
-use corral_registry::envelopes;
+use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
@@ -76,7 +76,7 @@ impl LocalTarget {
 
 impl Target for LocalTarget {
     fn name(&self) -> String {
-        "local".into()
+        corral_registry::ConformanceTarget::Local.name().into()
     }
 }
 
@@ -105,6 +105,6 @@ impl SdkTarget for LocalTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        declared("local", true)
+        declared(Some(BackendKind::Local), true)
     }
 }

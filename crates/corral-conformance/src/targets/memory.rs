@@ -6,7 +6,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError};
 use corral_backend_memory::MemoryBackend;
 use corral_contract::{HostPort, SandboxError};
-use corral_registry::envelopes;
+use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
@@ -60,7 +60,7 @@ impl Default for MemoryTarget {
 
 impl Target for MemoryTarget {
     fn name(&self) -> String {
-        "memory".into()
+        corral_registry::ConformanceTarget::Memory.name().into()
     }
 }
 
@@ -86,6 +86,6 @@ impl SdkTarget for MemoryTarget {
     }
 
     fn options(&self) -> SdkConformanceOptions {
-        declared("memory", true)
+        declared(Some(BackendKind::Memory), true)
     }
 }

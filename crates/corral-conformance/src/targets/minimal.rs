@@ -58,7 +58,7 @@ impl Default for MinimalTarget {
 
 impl Target for MinimalTarget {
     fn name(&self) -> String {
-        "minimal".into()
+        corral_registry::ConformanceTarget::Minimal.name().into()
     }
 }
 

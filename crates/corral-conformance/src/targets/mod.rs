@@ -34,14 +34,12 @@ pub use minimal::MinimalTarget;
 pub use relayed::Relayed;
 
 use corral_contract::SandboxError;
+use corral_registry::ConformanceTarget as Named;
 
 use crate::report::Report;
 use crate::sdk::{SdkConformanceError, SdkReport, run_sdk_target};
 use crate::suite::run;
 use crate::target::SdkTarget;
-
-/// The names [`by_name`] knows, in the order help texts list them.
-pub const NAMES: &[&str] = &["memory", "minimal", "local", "linux", "docker"];
 
 /// One of the in-tree targets.
 #[derive(Debug)]
@@ -59,15 +57,31 @@ pub enum BuiltinTarget {
 }
 
 impl BuiltinTarget {
-    /// The target's name.
-    pub fn name(&self) -> &'static str {
+    /// Opens the in-tree target the registry calls `target`.
+    pub fn open(target: Named) -> Result<Self, TargetError> {
+        Ok(match target {
+            Named::Memory => Self::Memory(MemoryTarget::new()),
+            Named::Minimal => Self::Minimal(MinimalTarget::new()),
+            Named::Local => Self::Local(LocalTarget::new()?),
+            Named::Linux => Self::Linux(LinuxTarget::new()?),
+            Named::Docker => Self::Docker(DockerTarget::connect_blocking()?),
+        })
+    }
+
+    /// Which of the registry's conformance targets this is.
+    pub fn target(&self) -> Named {
         match self {
-            Self::Memory(_) => "memory",
-            Self::Minimal(_) => "minimal",
-            Self::Local(_) => "local",
-            Self::Linux(_) => "linux",
-            Self::Docker(_) => "docker",
+            Self::Memory(_) => Named::Memory,
+            Self::Minimal(_) => Named::Minimal,
+            Self::Local(_) => Named::Local,
+            Self::Linux(_) => Named::Linux,
+            Self::Docker(_) => Named::Docker,
         }
+    }
+
+    /// The target's name: the registry's.
+    pub fn name(&self) -> &'static str {
+        self.target().name()
     }
 
     /// Runs the contract suite against the target. The SDK suite has its
@@ -105,11 +119,11 @@ impl BuiltinTarget {
     }
 }
 
-/// Why [`by_name`] found no target.
+/// Why [`parse`] or [`by_name`] found no target.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// No target has this name.
-    #[error("unknown backend {name:?}; known backends: memory, minimal, local, linux, docker")]
+    #[error("unknown backend {name:?}; known backends: {}", Named::names())]
     Unknown {
         /// The name asked for.
         name: String,
@@ -127,19 +141,18 @@ pub enum TargetError {
     Docker(#[from] DockerTargetError),
 }
 
-/// The in-tree target called `name`: `memory`, `minimal`, `local`, `linux`
-/// or `docker`.
+/// The registry's conformance target called `name` (one of
+/// [`Named::ALL`]), or why there is none.
+pub fn parse(name: &str) -> Result<Named, TargetError> {
+    Named::from_name(name).ok_or_else(|| TargetError::Unknown {
+        name: name.to_string(),
+    })
+}
+
+/// The in-tree target called `name`, opened: one of the registry's
+/// conformance targets ([`Named::ALL`]).
 pub fn by_name(name: &str) -> Result<BuiltinTarget, TargetError> {
-    match name {
-        "memory" => Ok(BuiltinTarget::Memory(MemoryTarget::new())),
-        "minimal" => Ok(BuiltinTarget::Minimal(MinimalTarget::new())),
-        "local" => Ok(BuiltinTarget::Local(LocalTarget::new()?)),
-        "linux" => Ok(BuiltinTarget::Linux(LinuxTarget::new()?)),
-        "docker" => Ok(BuiltinTarget::Docker(DockerTarget::connect_blocking()?)),
-        other => Err(TargetError::Unknown {
-            name: other.to_string(),
-        }),
-    }
+    BuiltinTarget::open(parse(name)?)
 }
 
 #[cfg(test)]
@@ -148,9 +161,13 @@ mod tests {
 
     #[test]
     fn targets_are_found_by_name() {
-        for name in NAMES {
+        for named in Named::ALL {
+            let name = named.name();
             match by_name(name) {
-                Ok(target) => assert_eq!(target.name(), *name),
+                Ok(target) => {
+                    assert_eq!(target.name(), name);
+                    assert_eq!(target.target(), named);
+                }
                 Err(TargetError::Linux(LinuxTargetError::Unavailable(reason))) => {
                     println!("SKIP the linux target: {reason}");
                 }

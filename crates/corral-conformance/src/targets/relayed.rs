@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, Command};
+use corral_registry::BackendKind;
 
 use crate::sdk::SdkConformanceOptions;
 use crate::target::{SdkTarget, Target};
@@ -33,6 +34,14 @@ impl Relayed {
     }
 }
 
+impl Relayed {
+    /// The in-tree backend the served one is, when this build knows its
+    /// name.
+    fn served_kind(&self) -> Option<BackendKind> {
+        BackendKind::from_name(&self.served)
+    }
+}
+
 impl Target for Relayed {
     fn name(&self) -> String {
         format!("{} ({})", self.backend.name(), self.served)
@@ -48,11 +57,11 @@ impl SdkTarget for Relayed {
         let previews = self.backend.capabilities().previews;
         SdkConformanceOptions {
             live: true,
-            ..declared(&self.served, previews)
+            ..declared(self.served_kind(), previews)
         }
     }
 
     fn http_server(&self, port: u16) -> Command {
-        http_server_on(&self.served, port)
+        http_server_on(self.served_kind(), port)
     }
 }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use corral_conformance::sdk::run_sdk_target;
 use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
 use corral_conformance::{Report, Suite, SuiteCase, Target};
+use corral_registry::ConformanceTarget;
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
@@ -54,7 +55,7 @@ pub async fn conformance(
     let Some(name) = backend.as_deref() else {
         return Err(CliError::usage(format!(
             "name the target with --backend ({})",
-            targets::NAMES.join(", ")
+            ConformanceTarget::names()
         )));
     };
     let evidence = match name.strip_prefix(crate::backends::REMOTE_PREFIX) {
@@ -89,13 +90,14 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
 
 /// `suite` on the built-in target called `name`.
 async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
-    if suite == Suite::Sdk && name == "minimal" {
+    let named = targets::parse(name).map_err(|e| CliError::usage(e.to_string()))?;
+    if suite == Suite::Sdk && named == ConformanceTarget::Minimal {
         return Err(CliError::usage(
             "the minimal target narrows a contract provider and has no backend for the SDK \
              suite; run --suite sdk with memory, local or linux",
         ));
     }
-    let target = targets::by_name(name).map_err(|e| match e {
+    let target = BuiltinTarget::open(named).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
         TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
             CliError::failure("unavailable", e.to_string())
