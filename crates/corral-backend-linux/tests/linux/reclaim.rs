@@ -9,9 +9,7 @@
 //! `capture_child` then starts a capture, and the parent kills it with
 //! `SIGKILL` once the archive is being written.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
