@@ -120,6 +120,7 @@ impl Backend for DockerBackend {
             previews: true,
             write_creates_parents: false,
             inline_activity: false,
+            reclaim: false,
             enforces: Enforcement {
                 network_none: true,
                 network_allowlist: false,

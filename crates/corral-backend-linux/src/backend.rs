@@ -61,6 +61,7 @@ impl LinuxBackend {
         previews: true,
         write_creates_parents: false,
         inline_activity: false,
+        reclaim: true,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -396,6 +397,10 @@ impl Backend for LinuxBackend {
         Some(self)
     }
 
+    fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
+        Some(self)
+    }
+
     fn terminal_ops(&self) -> Option<&dyn TerminalOps> {
         Some(&*self.terminals)
     }
@@ -440,5 +445,32 @@ impl Backend for LinuxBackend {
             }))
         })
         .await
+    }
+}
+
+/// Reclaim is [`LinuxBackend::gc`]: every piece of host state of the
+/// sandboxes that are not live.
+#[async_trait]
+impl corral_backend::Reclaim for LinuxBackend {
+    async fn reclaim(&self) -> Result<corral_backend::ReclaimReport> {
+        Ok(self.gc().await?.into())
+    }
+}
+
+impl From<crate::gc::GcReport> for corral_backend::ReclaimReport {
+    fn from(r: crate::gc::GcReport) -> Self {
+        corral_backend::ReclaimReport {
+            sandboxes: r.sandboxes,
+            errors: r.errors,
+            detail: corral_backend::ReclaimDetail::HostState(corral_backend::HostStateReclaim {
+                spared: r.spared,
+                processes_killed: r.processes_killed,
+                mounts_detached: r.mounts_detached,
+                cgroups: r.cgroups,
+                key_claims: r.key_claims,
+                tables: r.tables,
+                snapshot_temporaries: r.snapshot_temporaries,
+            }),
+        }
     }
 }

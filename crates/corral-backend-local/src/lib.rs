@@ -152,6 +152,7 @@ impl LocalBackend {
         previews: true,
         write_creates_parents: false,
         inline_activity: false,
+        reclaim: true,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,
@@ -308,7 +309,29 @@ impl Backend for LocalBackend {
     fn tree_list_ops(&self) -> Option<&dyn TreeListOps> {
         Some(self)
     }
+
+    fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
+        Some(self)
+    }
 }
+
+/// Reclaim is [`LocalBackend::sweep_incomplete`] with
+/// [`RECLAIM_MIN_AGE`]: half-created sandboxes only.
+#[async_trait]
+impl corral_backend::Reclaim for LocalBackend {
+    async fn reclaim(&self) -> Result<corral_backend::ReclaimReport> {
+        Ok(corral_backend::ReclaimReport {
+            sandboxes: self.sweep_incomplete(RECLAIM_MIN_AGE).await?,
+            errors: Vec::new(),
+            detail: corral_backend::ReclaimDetail::HalfCreated,
+        })
+    }
+}
+
+/// How long a half-created sandbox must have been untouched for reclaim
+/// to take it (the local backend records no creator, so age is its proof
+/// that no create is still running).
+pub const RECLAIM_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[async_trait]
 impl SnapshotOps for LocalBackend {

@@ -229,6 +229,7 @@ const CAPABILITIES: Capabilities = Capabilities {
     // False on purpose: the core's mkdir-before-write path gets exercised.
     write_creates_parents: false,
     inline_activity: false,
+    reclaim: false,
     enforces: Enforcement::ALL,
 };
 

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
 use crate::process::{ProcessOps, TerminalOps};
+use crate::reclaim::Reclaim;
 use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo};
 use crate::snapshot::{PauseOps, SnapshotCloneOps, SnapshotOps, UsageOps};
 use crate::tree::{BatchWriteOps, ContainedReadOps, TreeListOps};
@@ -117,6 +118,11 @@ pub trait Backend: Send + Sync {
 
     /// Atomic batch writes, when declared.
     fn batch_write_ops(&self) -> Option<&dyn BatchWriteOps> {
+        None
+    }
+
+    /// Reclaiming what crashed processes left, when declared.
+    fn reclaim_ops(&self) -> Option<&dyn Reclaim> {
         None
     }
 }

@@ -37,6 +37,10 @@ pub struct Capabilities {
     /// `exec` creates and removes `ExecRequest::activity_path` itself for the
     /// whole run, so the SDK core need not keep the record through file calls.
     pub inline_activity: bool,
+    /// `reclaim`: taking back what crashed processes left. Absent from
+    /// older descriptions, which decode as `false`.
+    #[serde(default)]
+    pub reclaim: bool,
     /// What `create` can enforce.
     pub enforces: Enforcement,
 }
@@ -125,4 +129,24 @@ pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest
         return refuse("restore from a snapshot");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_description_without_reclaim_decodes_as_not_declaring_it() {
+        let mut json = serde_json::to_value(Capabilities {
+            reclaim: true,
+            pause: true,
+            ..Capabilities::default()
+        })
+        .unwrap();
+        assert_eq!(json["reclaim"], serde_json::Value::Bool(true));
+        json.as_object_mut().unwrap().remove("reclaim");
+        let decoded: Capabilities = serde_json::from_value(json).unwrap();
+        assert!(!decoded.reclaim);
+        assert!(decoded.pause);
+    }
 }

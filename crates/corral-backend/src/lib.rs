@@ -21,6 +21,7 @@ pub mod host_exec;
 pub mod leaves;
 pub mod path;
 mod process;
+mod reclaim;
 mod sandbox;
 pub mod signal;
 mod snapshot;
@@ -48,6 +49,7 @@ pub use process::{
     ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
     TerminalOps, TerminalSpec,
 };
+pub use reclaim::{HostStateReclaim, Reclaim, ReclaimDetail, ReclaimReport};
 pub use sandbox::{
     CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Labels, Limits, Network,
     PreviewUrl, SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,

@@ -8,7 +8,7 @@ use crate::error::{BackendError, ErrorCode, Result};
 /// fails at creation"). Call it once when a backend is constructed.
 pub fn verify(backend: &dyn Backend) -> Result<()> {
     let caps = backend.capabilities();
-    let checks: [(&str, bool, bool); 10] = [
+    let checks: [(&str, bool, bool); 11] = [
         ("pause", caps.pause, backend.pause_ops().is_some()),
         ("snapshot", caps.snapshot, backend.snapshot_ops().is_some()),
         (
@@ -43,6 +43,7 @@ pub fn verify(backend: &dyn Backend) -> Result<()> {
             caps.write_batch,
             backend.batch_write_ops().is_some(),
         ),
+        ("reclaim", caps.reclaim, backend.reclaim_ops().is_some()),
     ];
     for (member, declared, present) in checks {
         if declared && !present {

@@ -133,6 +133,24 @@ impl BackendKind {
         })
     }
 
+    /// Opens the backend on the user's state directory as [`Self::open`]
+    /// does, for housekeeping that only lists, inspects, reclaims and
+    /// destroys (`corral gc`): docker connects without checking that its
+    /// image is in the engine, so an engine holding none of corral's
+    /// images is swept too.
+    pub async fn open_to_sweep(self) -> Result<OpenedBackend, OpenError> {
+        self.available()
+            .map_err(|why| OpenError::Unavailable { backend: self, why })?;
+        match self {
+            BackendKind::Docker => Ok(OpenedBackend::Docker(
+                DockerBackend::connect_without_image_check(&docker_image()).await?,
+            )),
+            BackendKind::Linux | BackendKind::Local | BackendKind::Memory => {
+                self.open_available().await
+            }
+        }
+    }
+
     /// Opens the backend holding nothing of the user's, for a measurement
     /// or a test: a fresh memory backend; local and linux on a new
     /// temporary state directory (removed when the [`Scratch`] is closed);

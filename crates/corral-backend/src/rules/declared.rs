@@ -23,6 +23,7 @@ pub async fn declared_member_missing_is_refused_with_provider(backend: &dyn Back
     let liar = DeclaresAll {
         inner: backend,
         files: NoRanged(backend.files()),
+        only_reclaim: false,
     };
     let err = verify(&liar).expect_err("a backend declaring members it lacks must be refused");
     assert_eq!(err.code, ErrorCode::Provider, "{rule}: {err}");
@@ -30,12 +31,25 @@ pub async fn declared_member_missing_is_refused_with_provider(backend: &dyn Back
         err.message.contains(backend.name()),
         "{rule}: names the backend: {err}"
     );
+    let reclaim_liar = DeclaresAll {
+        inner: backend,
+        files: NoRanged(backend.files()),
+        only_reclaim: true,
+    };
+    let err = verify(&reclaim_liar).expect_err("a backend declaring reclaim it lacks is refused");
+    assert_eq!(err.code, ErrorCode::Provider, "{rule}: {err}");
+    assert!(
+        err.message.contains("declares reclaim"),
+        "{rule}: names the member: {err}"
+    );
 }
 
-/// Declares every optional member, implements only the required ones.
+/// Declares every optional member (or, with `only_reclaim`, reclaim
+/// alone), implements only the required ones.
 struct DeclaresAll<'a> {
     inner: &'a dyn Backend,
     files: NoRanged<'a>,
+    only_reclaim: bool,
 }
 
 #[async_trait]
@@ -47,6 +61,12 @@ impl Backend for DeclaresAll<'_> {
         self.inner.key_mode()
     }
     fn capabilities(&self) -> Capabilities {
+        if self.only_reclaim {
+            return Capabilities {
+                reclaim: true,
+                ..Capabilities::default()
+            };
+        }
         Capabilities {
             pause: true,
             snapshot: true,
@@ -61,6 +81,7 @@ impl Backend for DeclaresAll<'_> {
             previews: true,
             write_creates_parents: true,
             inline_activity: false,
+            reclaim: true,
             enforces: Enforcement::ALL,
         }
     }

@@ -110,12 +110,14 @@ pub struct Description {
 
 /// The members the backend routes do not carry: live process stdio and
 /// terminals (the contract's `openProcess` socket carries processes), and
-/// contained reads (the contract's reads carry them). `describe` clears
+/// contained reads (the contract's reads carry them) and reclaim (it is
+/// the serving host's own housekeeping). `describe` clears
 /// them, so a remote backend never declares them.
 pub fn carried(mut caps: Capabilities) -> Capabilities {
     caps.start_process = false;
     caps.terminal = false;
     caps.contained_read = false;
+    caps.reclaim = false;
     caps
 }
 
@@ -339,10 +341,12 @@ mod tests {
             terminal: true,
             contained_read: true,
             pause: true,
+            reclaim: true,
             ..Capabilities::default()
         };
         let carried = carried(all);
         assert!(!carried.start_process && !carried.terminal && !carried.contained_read);
+        assert!(!carried.reclaim);
         assert!(carried.pause);
     }
 }

@@ -18,22 +18,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::{Backend, ErrorCode};
-use corral_backend_docker::DockerBackend;
-use corral_backend_linux::LinuxBackend;
-use corral_backend_linux::gc::GcReport;
-use corral_backend_local::LocalBackend;
-use corral_registry::BackendKind;
+use corral_backend::{Backend, ErrorCode, ReclaimDetail, ReclaimReport, verify};
+use corral_registry::{BackendKind, OpenError};
 use serde::Serialize;
 
 use crate::args::GcArgs;
-use crate::backends::docker_image;
 use crate::error::{CliError, CliResult};
 
-/// How long a half-created local sandbox must have been untouched to be
-/// reclaimed (the local backend records no creator, so age is its proof
-/// that no create is still running).
-pub const LOCAL_MIN_AGE: Duration = Duration::from_secs(60);
+/// How a backend that did not open is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenFailure {
+    /// gc fails with the backend's error.
+    Fails,
+    /// gc reports the backend skipped and goes on; an error other than
+    /// `unavailable` is also a failure of its creator sweep.
+    Skips,
+}
 
 /// What gc does with a backend's sandboxes once its own sweep has run.
 #[derive(Debug, Clone, Copy)]
@@ -42,27 +42,68 @@ struct Role {
     order: u8,
     /// Whether `--idle` without `--backend` sweeps it.
     idle_unnamed: bool,
+    /// What a failure to open it does.
+    open_failure: OpenFailure,
 }
 
 /// How gc takes `kind`'s sandboxes (where it is open here): local, linux
 /// and docker in their creator sweep in that order, local and linux alone
-/// idle unless a backend is named; nothing of memory's, whose sandboxes
-/// die with the process that made them.
+/// idle unless a backend is named, docker skipped wherever its engine does
+/// not answer; nothing of memory's, whose sandboxes die with the process
+/// that made them.
 const fn role(kind: BackendKind) -> Option<Role> {
     match kind {
         BackendKind::Local => Some(Role {
             order: 0,
             idle_unnamed: true,
+            open_failure: OpenFailure::Fails,
         }),
         BackendKind::Linux => Some(Role {
             order: 1,
             idle_unnamed: true,
+            open_failure: OpenFailure::Fails,
         }),
         BackendKind::Docker => Some(Role {
             order: 2,
             idle_unnamed: false,
+            open_failure: OpenFailure::Skips,
         }),
         BackendKind::Memory => None,
+    }
+}
+
+/// What a host-state reclaim pass did ([`ReclaimDetail::HostState`]), as
+/// the linux line of the report prints it.
+#[derive(Debug, Default, Serialize)]
+struct HostSweep {
+    sandboxes: Vec<String>,
+    spared: Vec<String>,
+    processes_killed: usize,
+    mounts_detached: usize,
+    cgroups: Vec<String>,
+    key_claims: usize,
+    tables: Vec<String>,
+    snapshot_temporaries: usize,
+    errors: Vec<String>,
+}
+
+impl From<ReclaimReport> for HostSweep {
+    fn from(r: ReclaimReport) -> Self {
+        let host = match r.detail {
+            ReclaimDetail::HostState(host) => host,
+            ReclaimDetail::HalfCreated => Default::default(),
+        };
+        HostSweep {
+            sandboxes: r.sandboxes,
+            spared: host.spared,
+            processes_killed: host.processes_killed,
+            mounts_detached: host.mounts_detached,
+            cgroups: host.cgroups,
+            key_claims: host.key_claims,
+            tables: host.tables,
+            snapshot_temporaries: host.snapshot_temporaries,
+            errors: r.errors,
+        }
     }
 }
 
@@ -71,7 +112,7 @@ const fn role(kind: BackendKind) -> Option<Role> {
 #[serde(rename_all = "snake_case")]
 enum LinuxOutcome {
     /// The sweep ran.
-    Swept(GcReport),
+    Swept(HostSweep),
     /// The backend cannot run on this host; nothing of it was touched.
     Skipped(String),
 }
@@ -105,53 +146,94 @@ struct LocalReport {
     sandboxes: Vec<String>,
 }
 
-/// Runs `corral gc`: sweeps the linux and local backends of the default
-/// state directory, then with `--idle` destroys idle sandboxes, and prints
-/// what was reclaimed (JSON with `--json`).
-pub async fn gc(args: GcArgs) -> CliResult {
-    let idle = args.idle.as_deref().map(parse_duration).transpose()?;
-    let dir = LocalBackend::default_state_dir();
-    let (linux, linux_backend) = match BackendKind::Linux.available() {
-        Ok(()) => {
-            let backend = LinuxBackend::open(&dir)?;
-            (LinuxOutcome::Swept(backend.gc().await?), Some(backend))
-        }
-        Err(why) => (LinuxOutcome::Skipped(why), None),
-    };
-    let local_backend = LocalBackend::open(&dir)?;
-    let local = LocalReport {
-        sandboxes: local_backend.sweep_incomplete(LOCAL_MIN_AGE).await?,
-    };
-    // Docker is swept wherever its engine answers, whatever images it
-    // holds: a sweep only lists and destroys.
-    let mut creators = Vec::new();
-    let (docker, docker_backend) =
-        match DockerBackend::connect_without_image_check(&docker_image()).await {
-            Ok(docker) => (DockerOutcome::Swept, Some(docker)),
-            Err(e) if e.code == ErrorCode::Unavailable => (DockerOutcome::Skipped(e.message), None),
-            Err(e) => {
+/// One backend gc takes: opened with what its reclaim member did, or
+/// skipped with the reason.
+enum Taken {
+    /// Open (and verified); `reclaimed` is `None` where it declares no
+    /// reclaim member.
+    Open {
+        backend: Arc<dyn Backend>,
+        reclaimed: Option<ReclaimReport>,
+    },
+    /// Not open here, for this reason.
+    Skipped(String),
+}
+
+/// Opens `kind` on the default state directory and runs its reclaim
+/// member where it declares one; an open failure is taken as `role` says
+/// (a creator sweep failure goes to `creators`).
+async fn take(
+    kind: BackendKind,
+    role: Role,
+    creators: &mut Vec<super::creator::CreatorSweep>,
+) -> Result<Taken, CliError> {
+    let opened = match kind.open_to_sweep().await {
+        Ok(opened) => opened,
+        Err(OpenError::Unavailable { why, .. }) => return Ok(Taken::Skipped(why)),
+        Err(OpenError::Backend(e)) if role.open_failure == OpenFailure::Skips => {
+            if e.code != ErrorCode::Unavailable {
                 creators.push(super::creator::CreatorSweep {
-                    backend: BackendKind::Docker.name().to_string(),
+                    backend: kind.name().to_string(),
                     failed: vec![e.message.clone()],
                     ..Default::default()
                 });
-                (DockerOutcome::Skipped(e.message), None)
             }
-        };
+            return Ok(Taken::Skipped(e.message));
+        }
+        Err(OpenError::Backend(e)) => return Err(CliError::from(e)),
+        Err(e) => return Err(CliError::failure("io", e.to_string())),
+    };
+    let backend = opened.into_dyn();
+    verify(&*backend)?;
+    let reclaimed = match backend.reclaim_ops() {
+        Some(member) => Some(member.reclaim().await?),
+        None => None,
+    };
+    Ok(Taken::Open { backend, reclaimed })
+}
+
+/// Runs `corral gc`: runs the reclaim member of every backend on the
+/// default state directory that declares one (linux, local), then the
+/// creator sweep, then with `--idle` destroys idle sandboxes, and prints
+/// what was reclaimed (JSON with `--json`).
+pub async fn gc(args: GcArgs) -> CliResult {
+    let idle = args.idle.as_deref().map(parse_duration).transpose()?;
+    let mut creators = Vec::new();
+    let mut linux = LinuxOutcome::Skipped(String::new());
+    let mut local = LocalReport {
+        sandboxes: Vec::new(),
+    };
+    let mut docker = DockerOutcome::Swept;
+    let mut errors: Vec<String> = Vec::new();
     let mut swept: Vec<(Role, Arc<dyn Backend>)> = Vec::new();
     for kind in BackendKind::ALL {
-        let backend: Option<Arc<dyn Backend>> = match kind {
-            BackendKind::Linux => linux_backend
-                .clone()
-                .map(|l| Arc::new(l) as Arc<dyn Backend>),
-            BackendKind::Local => Some(Arc::new(local_backend.clone())),
-            BackendKind::Docker => docker_backend
-                .clone()
-                .map(|d| Arc::new(d) as Arc<dyn Backend>),
-            BackendKind::Memory => None,
+        let Some(role) = role(kind) else { continue };
+        let (reclaimed, skipped) = match take(kind, role, &mut creators).await? {
+            Taken::Open { backend, reclaimed } => {
+                swept.push((role, backend));
+                (reclaimed, None)
+            }
+            Taken::Skipped(why) => (None, Some(why)),
         };
-        if let (Some(role), Some(backend)) = (role(kind), backend) {
-            swept.push((role, backend));
+        if let Some(r) = &reclaimed {
+            errors.extend(r.errors.iter().cloned());
+        }
+        match kind {
+            BackendKind::Linux => {
+                linux = match (reclaimed, skipped) {
+                    (_, Some(why)) => LinuxOutcome::Skipped(why),
+                    (reclaimed, None) => LinuxOutcome::Swept(reclaimed.unwrap_or_default().into()),
+                };
+            }
+            BackendKind::Local => {
+                local.sandboxes = reclaimed.map(|r| r.sandboxes).unwrap_or_default();
+            }
+            BackendKind::Docker => {
+                if let Some(why) = skipped {
+                    docker = DockerOutcome::Skipped(why);
+                }
+            }
+            BackendKind::Memory => {}
         }
     }
     swept.sort_by_key(|(role, _)| role.order);
@@ -195,15 +277,12 @@ pub async fn gc(args: GcArgs) -> CliResult {
     } else {
         print!("{}", human(&report));
     }
-    if let LinuxOutcome::Swept(r) = &report.linux
-        && !r.errors.is_empty()
-    {
+    if let Some(first) = errors.first() {
         return Err(CliError::failure(
             "io",
             format!(
-                "gc could not reclaim {} sandbox(es), first {}; run it again",
-                r.errors.len(),
-                r.errors[0]
+                "gc could not reclaim {} sandbox(es), first {first}; run it again",
+                errors.len(),
             ),
         ));
     }
@@ -357,11 +436,11 @@ mod tests {
     #[test]
     fn the_summary_names_what_was_reclaimed() {
         let report = Report {
-            linux: LinuxOutcome::Swept(GcReport {
+            linux: LinuxOutcome::Swept(HostSweep {
                 sandboxes: vec!["lnx-0000000000000001".into()],
                 spared: vec!["lnx-0000000000000002".into()],
                 processes_killed: 1,
-                ..GcReport::default()
+                ..HostSweep::default()
             }),
             local: LocalReport {
                 sandboxes: Vec::new(),
