@@ -158,7 +158,12 @@ impl<B: Backend> Faulty<B> {
     /// them, so that every declared member exists).
     pub fn declaring(inner: Arc<B>, capabilities: Capabilities) -> Self {
         Self {
-            declared: Some(capabilities),
+            // The wrapper forwards no reclaim member: a copied backend's
+            // declaration of one would be a defect `verify` refuses.
+            declared: Some(Capabilities {
+                reclaim: false,
+                ..capabilities
+            }),
             ..Self::new(inner)
         }
     }

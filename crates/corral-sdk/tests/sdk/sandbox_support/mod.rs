@@ -179,6 +179,7 @@ impl Wrapped {
             contained_read: false,
             list_tree: false,
             write_batch: false,
+            reclaim: false,
             ..inner.capabilities()
         };
         let wrapped = Wrapped {
