@@ -456,21 +456,3 @@ impl corral_backend::Reclaim for LinuxBackend {
         Ok(self.gc().await?.into())
     }
 }
-
-impl From<crate::gc::GcReport> for corral_backend::ReclaimReport {
-    fn from(r: crate::gc::GcReport) -> Self {
-        corral_backend::ReclaimReport {
-            sandboxes: r.sandboxes,
-            errors: r.errors,
-            detail: corral_backend::ReclaimDetail::HostState(corral_backend::HostStateReclaim {
-                spared: r.spared,
-                processes_killed: r.processes_killed,
-                mounts_detached: r.mounts_detached,
-                cgroups: r.cgroups,
-                key_claims: r.key_claims,
-                tables: r.tables,
-                snapshot_temporaries: r.snapshot_temporaries,
-            }),
-        }
-    }
-}

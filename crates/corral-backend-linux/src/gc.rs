@@ -58,7 +58,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use corral_backend::Result;
+use corral_backend::{HostStateReclaim, Result};
 use serde::Serialize;
 
 use crate::state::{
@@ -78,25 +78,16 @@ pub const SNAPSHOT_GRACE: Duration = crate::snapshot::TEMPORARY_GRACE;
 /// How long killed init processes get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-/// What one `gc` pass reclaimed and what it spared.
+/// What one `gc` pass reclaimed and what it spared: the sandboxes, and the
+/// host state beside them in the backend-neutral shape the reclaim member
+/// reports ([`HostStateReclaim`]), so the counts are declared once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GcReport {
     /// Sandboxes (directories and everything they held) reclaimed.
     pub sandboxes: Vec<String>,
-    /// Live sandboxes left alone.
-    pub spared: Vec<String>,
-    /// Orphaned `corral-init` processes killed.
-    pub processes_killed: usize,
-    /// Mounts under the state directory detached outside a sandbox teardown.
-    pub mounts_detached: usize,
-    /// Sandbox cgroups with no directory here removed.
-    pub cgroups: Vec<String>,
-    /// Stale key claims removed.
-    pub key_claims: usize,
-    /// Host firewall tables of allowlisted sandboxes whose link is gone.
-    pub tables: Vec<String>,
-    /// Half-built snapshots (`snapshots/.tmp-*`) a crashed capture left.
-    pub snapshot_temporaries: usize,
+    /// The host state reclaimed beside them, and the live sandboxes spared.
+    #[serde(flatten)]
+    pub host: HostStateReclaim,
     /// Sandboxes that could not be reclaimed, one line each (the pass goes
     /// on with the others; a next pass retries them).
     pub errors: Vec<String>,
@@ -105,14 +96,25 @@ pub struct GcReport {
 impl GcReport {
     /// Whether nothing was reclaimed and nothing failed.
     pub fn is_empty(&self) -> bool {
+        let h = &self.host;
         self.sandboxes.is_empty()
-            && self.processes_killed == 0
-            && self.mounts_detached == 0
-            && self.cgroups.is_empty()
-            && self.key_claims == 0
-            && self.tables.is_empty()
-            && self.snapshot_temporaries == 0
+            && h.processes_killed == 0
+            && h.mounts_detached == 0
+            && h.cgroups.is_empty()
+            && h.key_claims == 0
+            && h.tables.is_empty()
+            && h.snapshot_temporaries == 0
             && self.errors.is_empty()
+    }
+}
+
+impl From<GcReport> for corral_backend::ReclaimReport {
+    fn from(r: GcReport) -> Self {
+        corral_backend::ReclaimReport {
+            sandboxes: r.sandboxes,
+            errors: r.errors,
+            detail: corral_backend::ReclaimDetail::HostState(r.host),
+        }
     }
 }
 
@@ -280,19 +282,19 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         crate::pause::thaw_quietly(state, &p.sandbox);
     }
     let orphans: Vec<(u32, u64)> = orphans.iter().map(|p| (p.pid, p.start)).collect();
-    report.processes_killed = kill_all(&orphans, KILL_WAIT);
+    report.host.processes_killed = kill_all(&orphans, KILL_WAIT);
     for id in &dead {
         reclaim(state, id, &mut report);
     }
     // Preview forwarders whose sandbox is gone (each also exits by itself
     // when its sandbox's PID 1 does).
-    report.processes_killed += crate::preview::sweep(&sandboxes, &live);
+    report.host.processes_killed += crate::preview::sweep(&sandboxes, &live);
     // Sandboxes that appeared since the listing are judged afresh: a create
     // running elsewhere is live by its creator.
     let stale = |id: &String| dead.contains(id) || (!live.contains(id) && !is_live(state, id));
     for (id, path) in mounts_under(&sandboxes) {
         if stale(&id) && crate::rootfs::unmount_all(&path).is_ok() {
-            report.mounts_detached += 1;
+            report.host.mounts_detached += 1;
         }
     }
     // What a detached mount kept alive: remove what is left of it.
@@ -317,18 +319,18 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
                 && older_than(cg.dir(), CGROUP_GRACE)
                 && cg.destroy().is_ok()
             {
-                report.cgroups.push(name);
+                report.host.cgroups.push(name);
             }
         }
     }
     crate::disk::image::sweep(&crate::disk::templates_dir(state));
-    report.key_claims = crate::keys::sweep(state);
+    report.host.key_claims = crate::keys::sweep(state);
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
-    report.snapshot_temporaries = stale_snapshot_temporaries(state);
+    report.host.snapshot_temporaries = stale_snapshot_temporaries(state);
     // Without `nft` no table was ever made: nothing to sweep.
-    report.tables = crate::network::sweep_tables().unwrap_or_default();
-    report.spared = live.into_iter().collect();
+    report.host.tables = crate::network::sweep_tables().unwrap_or_default();
+    report.host.spared = live.into_iter().collect();
     Ok(report)
 }
 

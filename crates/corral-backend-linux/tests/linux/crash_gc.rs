@@ -316,7 +316,7 @@ async fn crash_during_create_is_reclaimed_by_gc() {
             .into_iter()
             .map(|i| i.id)
             .collect();
-        let spared: BTreeSet<String> = report.spared.iter().cloned().collect();
+        let spared: BTreeSet<String> = report.host.spared.iter().cloned().collect();
         assert_eq!(
             spared, listed,
             "{point:?}: spared exactly the live sandboxes"
@@ -331,7 +331,7 @@ async fn crash_during_create_is_reclaimed_by_gc() {
         }
         totals.0 += report.sandboxes.len();
         totals.1 += spared.len();
-        totals.2 += report.processes_killed;
+        totals.2 += report.host.processes_killed;
         // Now the host goes down under the live ones too: their PID 1 dies.
         for id in &listed {
             let pid = b.native(id).await.unwrap()["init_pid"].as_u64().unwrap() as u32;
@@ -342,7 +342,7 @@ async fn crash_during_create_is_reclaimed_by_gc() {
             }
         }
         let report = b.gc().await.unwrap();
-        assert!(report.spared.is_empty(), "{point:?}: {report:?}");
+        assert!(report.host.spared.is_empty(), "{point:?}: {report:?}");
         assert_eq!(
             report.sandboxes.iter().cloned().collect::<BTreeSet<_>>(),
             listed,
@@ -384,14 +384,14 @@ async fn crash_during_create_is_reclaimed_by_gc() {
         let again = b.gc().await.unwrap();
         assert!(
             again.sandboxes.is_empty()
-                && again.spared.is_empty()
-                && again.processes_killed == 0
-                && again.mounts_detached == 0
-                && again.key_claims == 0
+                && again.host.spared.is_empty()
+                && again.host.processes_killed == 0
+                && again.host.mounts_detached == 0
+                && again.host.key_claims == 0
                 && again.errors.is_empty(),
             "{point:?}: gc is idempotent: {again:?}"
         );
-        if !again.cgroups.is_empty() || !again.tables.is_empty() {
+        if !again.host.cgroups.is_empty() || !again.host.tables.is_empty() {
             println!("{point:?}: a second pass found host-wide leftovers of others: {again:?}");
         }
         println!(
@@ -456,7 +456,7 @@ async fn gc_running_beside_creates_and_a_paused_sandbox_touches_none_of_them() {
     );
     let report = b.gc().await.unwrap();
     made.sort();
-    assert_eq!(report.spared, made, "every sandbox is spared");
+    assert_eq!(report.host.spared, made, "every sandbox is spared");
     assert!(report.sandboxes.is_empty(), "{report:?}");
     if let Some((p, id)) = &pausing {
         p.resume(id).await.unwrap();

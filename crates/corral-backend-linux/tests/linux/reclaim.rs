@@ -96,7 +96,7 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
     assert_eq!(mounts_under(dir.path()), 0, "torn down once seen expired");
     let again = b.gc().await.unwrap();
     assert!(again.sandboxes.is_empty(), "a second pass: {again:?}");
-    assert_eq!(again.mounts_detached, 0, "a second pass: {again:?}");
+    assert_eq!(again.host.mounts_detached, 0, "a second pass: {again:?}");
 }
 
 // SDK spec: `keyMode: "exact"` and get-or-create — once `find` no longer
@@ -166,7 +166,7 @@ async fn a_sandbox_whose_init_died_is_swept_with_everything_it_held() {
     }
     let swept = b.gc().await.unwrap();
     assert_eq!(swept.sandboxes, vec![dead.id.clone()]);
-    assert_eq!(swept.spared, vec![live.id.clone()], "{swept:?}");
+    assert_eq!(swept.host.spared, vec![live.id.clone()], "{swept:?}");
     assert!(b.connect(&live.id).await.is_ok(), "the live sandbox stays");
     b.destroy(&live.id).await.unwrap();
     assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
@@ -300,14 +300,18 @@ async fn a_snapshot_half_built_by_a_killed_capture_is_reclaimed_once_past_the_gr
         }
         let report = b.gc().await.unwrap();
         assert_eq!(
-            report.snapshot_temporaries,
+            report.host.snapshot_temporaries,
             usize::from(reclaimed),
             "{row}: {report:?}"
         );
         assert_eq!(leftover.exists(), !reclaimed, "{row}");
-        assert!(report.spared.contains(&source.id), "{row}: {report:?}");
+        assert!(report.host.spared.contains(&source.id), "{row}: {report:?}");
     }
-    assert_eq!(b.gc().await.unwrap().snapshot_temporaries, 0, "once only");
+    assert_eq!(
+        b.gc().await.unwrap().host.snapshot_temporaries,
+        0,
+        "once only"
+    );
     let listed = ops.list_snapshots(&Labels::default()).await.unwrap();
     assert_eq!(
         listed.iter().map(|s| &s.id).collect::<Vec<_>>(),

@@ -133,7 +133,7 @@ async fn a_stale_snapshot_temporary_is_removed_by_gc() {
         .set_modified(hour_ago)
         .unwrap();
     let report = h.backend.gc().await.unwrap();
-    assert_eq!(report.snapshot_temporaries, 1, "{report:?}");
+    assert_eq!(report.host.snapshot_temporaries, 1, "{report:?}");
     assert!(!stale.exists(), "the stale temporary is gone");
     assert!(fresh.exists(), "the fresh one is left alone");
     h.still_answers().await;

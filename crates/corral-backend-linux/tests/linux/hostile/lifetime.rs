@@ -399,6 +399,6 @@ async fn a_killed_creator_takes_its_bound_sandbox_with_it() {
         "the unbound one's workload lives on"
     );
     let report = h.backend.gc().await.unwrap();
-    assert!(report.spared.contains(free), "{report:?}");
+    assert!(report.host.spared.contains(free), "{report:?}");
     h.still_answers().await;
 }
