@@ -59,6 +59,8 @@ mod tests {
         assert_eq!(number_of("NOPE"), None);
     }
 
+    /// The contract: "`SIGINT`, `SIGTERM`, and `SIGKILL` are the
+    /// vocabulary" of a live process's control signal.
     #[test]
     fn control_signals_are_the_contract_s_with_their_numbers() {
         assert_eq!(ControlSignal::Sigint.number(), 2);

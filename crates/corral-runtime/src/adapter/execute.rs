@@ -213,6 +213,9 @@ mod tests {
         assert!(!err.truncated);
     }
 
+    /// The contract: "`wait` settles exactly once with an exit code (0–255)
+    /// **xor** a signal name" — a code out of range, or a signal the
+    /// contract cannot name (`ExitStatus::UnnamedSignal`), is refused.
     #[test]
     fn exits_are_codes_or_named_signals() {
         let op = Operation::Execute;
@@ -225,6 +228,7 @@ mod tests {
             ExitCause::Signal(SignalName::Sigkill)
         );
         assert!(exit_of(op, &ExitStatus::Code(-1)).is_err());
+        assert!(exit_of(op, &ExitStatus::Code(256)).is_err());
         assert!(exit_of(op, &ExitStatus::UnnamedSignal(64)).is_err());
     }
 }
