@@ -282,6 +282,27 @@ mod tests {
         );
     }
 
+    /// A flooding server (a preview's workload is untrusted): the body is
+    /// kept up to its bound and the exchange ends there, never reading on.
+    #[tokio::test]
+    async fn a_flooding_server_is_cut_at_the_body_bound() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf).await;
+            let _ = conn.write_all(b"HTTP/1.0 200 OK\r\n\r\n").await;
+            let chunk = vec![b'x'; 64 * 1024];
+            while conn.write_all(&chunk).await.is_ok() {}
+        });
+        let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+        let r = get(&url, &BTreeMap::new(), Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!((r.status, r.body.len()), (200, MAX_RESPONSE));
+    }
+
     #[tokio::test]
     async fn a_header_with_a_line_break_is_refused_before_anything_is_sent() {
         let url = HttpUrl::parse("http://127.0.0.1:9/").unwrap();
