@@ -160,14 +160,14 @@ impl Fixture {
     fn assert_refusal(&self, operation: &Operation, e: &BackendError) {
         assert!(
             matches!(
-                e.code,
+                e.code(),
                 ErrorCode::InvalidInput | ErrorCode::NotFound | ErrorCode::Conflict
             ),
             "{operation:?}: refused with {e}"
         );
         let host = self.tmp.to_string_lossy();
         assert!(
-            operation.path().contains(host.as_ref()) || !e.message.contains(host.as_ref()),
+            operation.path().contains(host.as_ref()) || !e.message().contains(host.as_ref()),
             "{operation:?}: the refusal names a host path: {e}"
         );
     }
@@ -199,7 +199,7 @@ impl Fixture {
                 }
                 Operation::Remove { path, recursive } => {
                     files.remove(id, path, *recursive).await?;
-                    let gone = files.stat(id, path).await.map_err(|e| e.code);
+                    let gone = files.stat(id, path).await.map_err(|e| e.code());
                     assert_eq!(gone.err(), Some(ErrorCode::NotFound), "{operation:?}");
                 }
                 Operation::Read { path } => {

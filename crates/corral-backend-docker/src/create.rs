@@ -120,7 +120,7 @@ pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Resul
     let context = format!("create {id}");
     if let Err(e) = backend.docker.create_container(Some(options), body).await {
         let err = map_error(&context, &e);
-        return Err(match (err.code, &req.key, &req.snapshot) {
+        return Err(match (err.code(), &req.key, &req.snapshot) {
             (ErrorCode::Conflict, Some(key), _) => BackendError::new(
                 ErrorCode::Conflict,
                 format!("a sandbox with key {key:?} already exists"),

@@ -70,7 +70,7 @@ pub fn map_error(context: &str, err: &Error) -> BackendError {
 /// is the sandbox's `not_found`.
 pub(crate) fn sandbox_error(id: &str, context: &str, err: &Error) -> BackendError {
     let mapped = map_error(context, err);
-    if mapped.code == ErrorCode::NotFound {
+    if mapped.code() == ErrorCode::NotFound {
         BackendError::sandbox_not_found(id)
     } else {
         mapped
@@ -98,19 +98,19 @@ mod tests {
             status_code,
             message: "No such container: dkr-1".into(),
         };
-        assert_eq!(map_error("x", &e(404)).code, ErrorCode::NotFound);
-        assert_eq!(map_error("x", &e(409)).code, ErrorCode::Conflict);
-        assert_eq!(map_error("x", &e(400)).code, ErrorCode::InvalidInput);
-        assert_eq!(map_error("x", &e(403)).code, ErrorCode::Auth);
-        assert_eq!(map_error("x", &e(500)).code, ErrorCode::Provider);
+        assert_eq!(map_error("x", &e(404)).code(), ErrorCode::NotFound);
+        assert_eq!(map_error("x", &e(409)).code(), ErrorCode::Conflict);
+        assert_eq!(map_error("x", &e(400)).code(), ErrorCode::InvalidInput);
+        assert_eq!(map_error("x", &e(403)).code(), ErrorCode::Auth);
+        assert_eq!(map_error("x", &e(500)).code(), ErrorCode::Provider);
         assert_eq!(
-            map_error("connect dkr-1", &e(404)).message,
+            map_error("connect dkr-1", &e(404)).message(),
             "connect dkr-1: No such container: dkr-1"
         );
         let refused = Error::IOError {
             err: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
         };
-        assert_eq!(map_error("x", &refused).code, ErrorCode::Unavailable);
+        assert_eq!(map_error("x", &refused).code(), ErrorCode::Unavailable);
     }
 
     // SDK spec, "Rules an adapter must follow": "Don't attach the native
@@ -122,8 +122,8 @@ mod tests {
             err: std::io::Error::other("Authorization: Bearer s3cret"),
         };
         let mapped = map_error("connect", &native);
-        assert_eq!(mapped.code, ErrorCode::Unavailable);
-        assert!(!mapped.message.contains("s3cret"), "{}", mapped.message);
+        assert_eq!(mapped.code(), ErrorCode::Unavailable);
+        assert!(!mapped.message().contains("s3cret"), "{}", mapped.message());
         assert!(std::error::Error::source(&mapped).is_none());
     }
 }

@@ -62,7 +62,7 @@ impl DockerFiles {
             return BackendError::new(ErrorCode::NotFound, format!("{what} {p}: no such file"));
         }
         let err = map_error(&format!("{what} {p} in {id}"), e);
-        if err.code == ErrorCode::InvalidInput && err.message.contains("not a directory") {
+        if err.code() == ErrorCode::InvalidInput && err.message().contains("not a directory") {
             return BackendError::new(ErrorCode::NotFound, format!("{what} {p}: no such file"));
         }
         err

@@ -85,8 +85,8 @@ mod tests {
         );
         for bad in ["", "0", "0s", "-5", "5d", "1.5s", "m", "ten"] {
             let err = parse_default_timeout(bad).unwrap_err();
-            assert_eq!(err.code, ErrorCode::InvalidInput, "{bad:?}");
-            assert!(err.message.contains(DEFAULT_TIMEOUT_ENV), "{err}");
+            assert_eq!(err.code(), ErrorCode::InvalidInput, "{bad:?}");
+            assert!(err.message().contains(DEFAULT_TIMEOUT_ENV), "{err}");
         }
     }
 }

@@ -354,7 +354,7 @@ pub(crate) fn free_expired_key(state: &State, key: &str) -> Result<()> {
 fn reclaim(state: &State, id: &str, report: &mut GcReport) {
     match crate::destroy::destroy(state, id) {
         Ok(()) => report.sandboxes.push(id.to_string()),
-        Err(e) => report.errors.push(format!("{id}: {}", e.message)),
+        Err(e) => report.errors.push(format!("{id}: {}", e.message())),
     }
 }
 

@@ -205,8 +205,8 @@ mod tests {
                 }
                 Some(why) => {
                     let e = got.expect_err(row);
-                    assert_eq!(e.code, ErrorCode::Conflict, "{row}");
-                    assert!(e.message.contains(why), "{row}: {}", e.message);
+                    assert_eq!(e.code(), ErrorCode::Conflict, "{row}");
+                    assert!(e.message().contains(why), "{row}: {}", e.message());
                 }
             }
             let left: Vec<_> = std::fs::read_dir(state.keys())
@@ -238,7 +238,7 @@ mod tests {
             "{outcomes:?}"
         );
         for e in outcomes.iter().filter_map(|o| o.as_ref().err()) {
-            assert_eq!(e.code, ErrorCode::Conflict, "{e}");
+            assert_eq!(e.code(), ErrorCode::Conflict, "{e}");
         }
     }
 

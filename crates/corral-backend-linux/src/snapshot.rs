@@ -291,7 +291,7 @@ fn list(state: &State, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
         match load(state, &name) {
             Ok(r) if labels_match(&r.info.labels, labels) => out.push(r.info),
             Ok(_) => {}
-            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) if e.code() == ErrorCode::NotFound => {}
             Err(e) => return Err(e),
         }
     }

@@ -510,7 +510,7 @@ mod tests {
             let required = require_meta(&state, &id);
             let listed = list_metas(&state).unwrap().iter().any(|m| m.id == id);
             if want == Condition::Expired {
-                assert_eq!(required.unwrap_err().code, ErrorCode::NotFound, "row {n}");
+                assert_eq!(required.unwrap_err().code(), ErrorCode::NotFound, "row {n}");
                 assert!(!listed, "row {n}: an expired sandbox is not listed");
             } else {
                 assert_eq!(required.unwrap().id, id, "row {n}");

@@ -206,7 +206,7 @@ pub(crate) fn list(state: &State, labels: &Labels) -> Result<Vec<SnapshotInfo>> 
             Ok(info) if labels_match(&info.labels, labels) => out.push(info),
             Ok(_) => {}
             // Deleted meanwhile.
-            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) if e.code() == ErrorCode::NotFound => {}
             Err(e) => return Err(e),
         }
     }

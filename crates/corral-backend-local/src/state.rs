@@ -149,8 +149,8 @@ pub(crate) fn state_error(what: impl std::fmt::Display, err: &std::io::Error) ->
     let e = BackendError::from_io(format!("local state: {what}"), err);
     // A missing state entry is a defect of the state, not a missing object
     // the caller asked about; callers map real absences themselves.
-    if e.code == ErrorCode::NotFound {
-        BackendError::new(ErrorCode::Io, e.message)
+    if e.code() == ErrorCode::NotFound {
+        BackendError::new(ErrorCode::Io, e.message())
     } else {
         e
     }

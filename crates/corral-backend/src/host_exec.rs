@@ -303,13 +303,13 @@ mod tests {
 
     #[tokio::test]
     async fn spawn_refusals_are_named_and_coded() {
-        assert_eq!(spawn(&[]).unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(spawn(&[]).unwrap_err().code(), ErrorCode::InvalidInput);
         let missing = spawn(&["/nonexistent/program"]).unwrap_err();
-        assert_eq!(missing.code, ErrorCode::NotFound);
-        assert!(missing.message.contains("command not found"), "{missing}");
+        assert_eq!(missing.code(), ErrorCode::NotFound);
+        assert!(missing.message().contains("command not found"), "{missing}");
         // A directory is never executable.
         let not_exec = spawn(&["/"]).unwrap_err();
-        assert_eq!(not_exec.code, ErrorCode::InvalidInput, "{not_exec}");
+        assert_eq!(not_exec.code(), ErrorCode::InvalidInput, "{not_exec}");
     }
 
     /// Issue item 1 (inherited descriptors): a descriptor the creator left

@@ -14,7 +14,7 @@ mod backend;
 mod capabilities;
 pub mod contained;
 pub mod contained_fs;
-mod error;
+pub mod error;
 mod exec;
 mod files;
 pub mod host_exec;
@@ -39,7 +39,10 @@ pub mod rules;
 
 pub use backend::Backend;
 pub use capabilities::{Capabilities, Enforcement, check_enforceable};
-pub use error::{BackendError, ErrorCode, Result};
+pub use error::{
+    BackendError, CreateError, ErrorCode, ExecError, PlatformError, PreviewError, RelayedError,
+    RequestError, Result, SandboxError, SetupStep, SnapshotError, TimeoutLimit,
+};
 pub use exec::{
     CollectedOutput, Command, ExecOutcome, ExecRequest, ExitStatus, MAX_ARG_BYTES, MAX_ARGS,
     OutputSink, StreamKind,

@@ -237,8 +237,8 @@ mod tests {
         let found: SnapshotInfo = store.read_record(a, path).unwrap();
         assert_eq!(found.id, a);
         let renamed = store.read_record::<SnapshotInfo>(b, path).unwrap_err();
-        assert_eq!(renamed.code, ErrorCode::Provider);
-        assert!(renamed.message.contains("its record names another id"));
+        assert_eq!(renamed.code(), ErrorCode::Provider);
+        assert!(renamed.message().contains("its record names another id"));
         for missing in ["s-000000000000000c", "../s-000000000000000a"] {
             let e = store
                 .read_record::<SnapshotInfo>(missing, path)
@@ -247,8 +247,8 @@ mod tests {
         }
         std::fs::write(path(b), b"{").unwrap();
         let malformed = store.read_record::<SnapshotInfo>(b, path).unwrap_err();
-        assert_eq!(malformed.code, ErrorCode::Provider);
-        assert!(malformed.message.contains("bad record"));
+        assert_eq!(malformed.code(), ErrorCode::Provider);
+        assert!(malformed.message().contains("bad record"));
     }
 
     #[test]

@@ -271,18 +271,21 @@ mod tests {
         );
         let records = records(dir.path());
         let malformed = records.read::<Rec>(a).unwrap_err();
-        assert_eq!(malformed.code, ErrorCode::Provider);
-        assert!(malformed.message.starts_with(&format!(
+        assert_eq!(malformed.code(), ErrorCode::Provider);
+        assert!(malformed.message().starts_with(&format!(
             "test state: the record of sandbox {a} is malformed"
         )));
         let renamed = records.read::<Rec>(b).unwrap_err();
-        assert_eq!(renamed.code, ErrorCode::Provider);
+        assert_eq!(renamed.code(), ErrorCode::Provider);
         assert_eq!(
-            renamed.message,
+            renamed.message(),
             format!("test state: the record of sandbox {b} names {a:?}")
         );
         assert_eq!(
-            records.list(|id| records.read::<Rec>(id)).unwrap_err().code,
+            records
+                .list(|id| records.read::<Rec>(id))
+                .unwrap_err()
+                .code(),
             ErrorCode::Provider
         );
     }

@@ -39,13 +39,13 @@ mod tests {
         let e = blocking::<(), BackendError, _>("test task", || panic!("boom"))
             .await
             .unwrap_err();
-        assert_eq!(e.code, ErrorCode::Provider);
-        assert!(e.message.starts_with("test task: "), "{}", e.message);
+        assert_eq!(e.code(), ErrorCode::Provider);
+        assert!(e.message().starts_with("test task: "), "{}", e.message());
         let e = blocking::<(), ContainedReadFailure, _>("test task", || panic!("boom"))
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, ContainedReadFailure::Backend(b) if b.code == ErrorCode::Provider),
+            matches!(&e, ContainedReadFailure::Backend(b) if b.code() == ErrorCode::Provider),
             "{e:?}"
         );
     }

@@ -79,9 +79,9 @@ impl Sandbox {
     /// A failure to keep the record fails the run (`run`), saying so.
     fn record_error(&self, e: corral_backend::BackendError) -> crate::SandboxError {
         self.fail(
-            e.code,
+            e.code(),
             Operation::Run,
-            format!("writing the run's activity record: {}", e.message),
+            format!("writing the run's activity record: {}", e.message()),
         )
     }
 }

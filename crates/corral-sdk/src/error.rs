@@ -42,7 +42,7 @@ impl SandboxError {
 
     /// Translates a backend error raised during `operation` of `provider`.
     pub fn from_backend(provider: &str, operation: Operation, err: BackendError) -> Self {
-        Self::new(err.code, provider, operation, err.message)
+        Self::new(err.code(), provider, operation, err.message())
     }
 }
 

@@ -89,7 +89,7 @@ pub async fn gc(backend: Arc<dyn Backend>, idle: Duration) -> Result<GcReport> {
         let id = info.id.clone();
         let activity = match inspect(&*backend, &id).await {
             Ok(a) => a,
-            Err(e) if e.code == ErrorCode::NotFound => continue,
+            Err(e) if e.code() == ErrorCode::NotFound => continue,
             Err(e) => {
                 report.failed.push(GcFailure {
                     id,
@@ -118,7 +118,7 @@ pub async fn gc(backend: Arc<dyn Backend>, idle: Duration) -> Result<GcReport> {
         }
         match backend.destroy(&id).await {
             Ok(()) => report.removed.push(id),
-            Err(e) if e.code == ErrorCode::NotFound => report.removed.push(id),
+            Err(e) if e.code() == ErrorCode::NotFound => report.removed.push(id),
             Err(e) => report.failed.push(GcFailure {
                 id,
                 error: e.to_string(),
@@ -140,7 +140,7 @@ async fn inspect(backend: &dyn Backend, id: &str) -> corral_backend::Result<Acti
     let files = backend.files();
     let stat = match files.stat(id, ACTIVITY_DIR).await {
         Ok(s) => s,
-        Err(e) if e.code == ErrorCode::NotFound => {
+        Err(e) if e.code() == ErrorCode::NotFound => {
             // Never ran anything through the SDK core — unless the sandbox
             // itself is gone, which `connect` tells apart.
             backend.connect(id).await?;

@@ -108,10 +108,10 @@ impl Sandbox {
         };
         let info = backend.create(req).await.map_err(|e| {
             SandboxError::new(
-                e.code,
+                e.code(),
                 &provider,
                 Operation::Create,
-                redactor.redact(&e.message),
+                redactor.redact(&e.message()),
             )
         })?;
         let sandbox = Sandbox::from_info(backend, info);
@@ -213,7 +213,7 @@ impl Sandbox {
     pub async fn destroy(&self) -> Result<()> {
         match self.inner.backend.destroy(self.id()).await {
             Ok(()) => Ok(()),
-            Err(e) if e.code == ErrorCode::NotFound => Ok(()),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
             Err(e) => Err(self.error(Operation::Destroy, e)),
         }
     }
@@ -221,7 +221,7 @@ impl Sandbox {
     /// Translates a backend error raised during `operation`, with every
     /// known secret redacted from its message.
     pub(crate) fn error(&self, operation: Operation, err: BackendError) -> SandboxError {
-        self.fail(err.code, operation, err.message)
+        self.fail(err.code(), operation, err.message())
     }
 
     /// An SDK error for `operation`, with every known secret redacted.

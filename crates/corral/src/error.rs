@@ -52,14 +52,14 @@ impl CliError {
 
 impl From<BackendError> for CliError {
     fn from(e: BackendError) -> Self {
-        let exit = match e.code {
+        let exit = match e.code() {
             corral_backend::ErrorCode::InvalidInput => EXIT_USAGE,
             corral_backend::ErrorCode::Timeout => EXIT_TIMEOUT,
             _ => EXIT_FAILURE,
         };
         CliError {
-            code: e.code.as_str().into(),
-            message: e.message,
+            code: e.code().as_str().into(),
+            message: e.message(),
             exit,
         }
     }

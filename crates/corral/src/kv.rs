@@ -28,7 +28,7 @@ pub fn parse(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>, C
 pub fn parse_env(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let env = parse("env", items)?;
     for (k, v) in &env {
-        corral_backend::validate_env(k, v).map_err(|e| CliError::usage(e.message))?;
+        corral_backend::validate_env(k, v).map_err(|e| CliError::usage(e.message()))?;
     }
     Ok(env)
 }
@@ -37,7 +37,7 @@ pub fn parse_env(items: &[String]) -> Result<BTreeMap<String, String>, CliError>
 pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let labels = parse("label", items)?;
     for (k, v) in &labels {
-        corral_backend::validate_label(k, v).map_err(|e| CliError::usage(e.message))?;
+        corral_backend::validate_label(k, v).map_err(|e| CliError::usage(e.message()))?;
     }
     Ok(labels)
 }

@@ -198,7 +198,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
         })
         .await
         .unwrap_err();
-    assert_eq!(missing.code, ErrorCode::NotFound, "{missing}");
+    assert_eq!(missing.code(), ErrorCode::NotFound, "{missing}");
 }
 
 // Provider contract, "Optional capabilities: absent versus wrong",
@@ -280,7 +280,7 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
         .exec(&sb.id, ExecRequest::new(Command::argv(["true"])), &mut out)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Conflict, "{err}");
+    assert_eq!(err.code(), ErrorCode::Conflict, "{err}");
     pause.resume(&sb.id).await.unwrap();
     assert_eq!(run(&backend, &sb.id, "echo back").await.1, "back\n");
     backend.destroy(&sb.id).await.unwrap();

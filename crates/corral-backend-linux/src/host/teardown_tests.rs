@@ -160,11 +160,11 @@ fn a_failed_step_is_reported_and_every_step_not_needing_it_still_runs() {
     for (step, removed, prefix) in cases {
         let f = Fixture::new(RecordingHost::new(InitModel::Running).failing(step), false);
         let err = destroy::destroy(&f.state, ID).expect_err(&format!("{step:?} fails"));
-        assert_eq!(err.code, ErrorCode::Io, "{step:?}");
+        assert_eq!(err.code(), ErrorCode::Io, "{step:?}");
         assert!(
-            err.message.starts_with(prefix) && err.message.contains(&step.injected_message()),
+            err.message().starts_with(prefix) && err.message().contains(&step.injected_message()),
             "{step:?}: {}",
-            err.message
+            err.message()
         );
         let mut expected = f.before_init();
         expected.extend(f.stopping_live_init(false));
@@ -186,7 +186,7 @@ fn the_first_of_several_failures_is_the_one_reported() {
     let f = Fixture::new(host, false);
     let err = destroy::teardown(&f.state, ID).expect_err("two steps fail");
     assert_eq!(
-        err.message,
+        err.message(),
         HostStep::TeardownNetwork.injected_message(),
         "the network's failure comes before the unmount's"
     );

@@ -65,7 +65,9 @@ async fn contained_reads_stay_under_the_allowed_root() {
     let gone = ops
         .read_contained("lnx-0000000000000000", "/", "/x", 1)
         .await;
-    assert!(matches!(gone, Err(ContainedReadFailure::Backend(e)) if e.code == ErrorCode::NotFound));
+    assert!(
+        matches!(gone, Err(ContainedReadFailure::Backend(e)) if e.code() == ErrorCode::NotFound)
+    );
 }
 
 // Provider contract, `listProjectDir`: complete leaf enumeration — special
@@ -114,9 +116,9 @@ async fn a_tree_listing_names_every_leaf() {
         .list_tree(&sb.id, "/workspace/t/src/a.txt", 10)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
     let err = ops.list_tree(&sb.id, "/nope", 10).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }
 
 fn file(path: &str, bytes: &[u8], mode: Option<u32>) -> BatchFile {
@@ -166,11 +168,11 @@ async fn a_batch_write_publishes_every_file_or_none() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
     assert_eq!(f.read(&sb.id, "/workspace/old").await.unwrap(), b"after");
     let fresh = f.stat(&sb.id, "/workspace/fresh").await.unwrap_err();
     assert_eq!(
-        fresh.code,
+        fresh.code(),
         ErrorCode::NotFound,
         "made directories are removed"
     );
@@ -195,5 +197,5 @@ async fn a_batch_write_publishes_every_file_or_none() {
         )
         .await
         .unwrap_err();
-    assert_eq!(dup.code, ErrorCode::InvalidInput, "{dup}");
+    assert_eq!(dup.code(), ErrorCode::InvalidInput, "{dup}");
 }

@@ -103,7 +103,7 @@ async fn planted_links_and_dotdot_paths_never_read_the_host() {
     let (code, inside, _) = h.sh(&id, "cat /workspace/x").await;
     match f.read(&id, "/workspace/x").await {
         Ok(bytes) => assert_eq!((code, bytes), (0, inside.into_bytes())),
-        Err(e) => assert_ne!(e.code, ErrorCode::Provider, "{e}"),
+        Err(e) => assert_ne!(e.code(), ErrorCode::Provider, "{e}"),
     }
     for path in [
         "/workspace/z".to_string(),
@@ -449,7 +449,7 @@ async fn a_disk_fill_stays_in_the_sandbox_tmpfs() {
         .write(&id, "/workspace/more", &vec![1u8; 4 << 20], None)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Quota, "{err}");
+    assert_eq!(err.code(), ErrorCode::Quota, "{err}");
     let after = free();
     // Other work on this machine may write meanwhile: allow far less than
     // the 256 MiB asked for, far more than noise.

@@ -283,7 +283,7 @@ async fn an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit() {
         .write(&info.id, "/workspace/more", &vec![0u8; 1 << 20], None)
         .await
         .unwrap_err();
-    assert_eq!(err.code, corral_backend::ErrorCode::Quota, "{err}");
+    assert_eq!(err.code(), corral_backend::ErrorCode::Quota, "{err}");
     b.destroy(&info.id).await.unwrap();
 }
 
@@ -322,7 +322,7 @@ async fn pause_freezes_resume_thaws_and_usage_counts() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, corral_backend::ErrorCode::Conflict, "{err}");
+    assert_eq!(err.code(), corral_backend::ErrorCode::Conflict, "{err}");
     pause.resume(&info.id).await.unwrap();
     let ok = b
         .exec(
@@ -391,7 +391,7 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, corral_backend::ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), corral_backend::ErrorCode::NotFound, "{err}");
     b.destroy(&info.id).await.unwrap();
     assert_eq!(mounts_under(dir.path()), 0, "no overlay or tmpfs is left");
     let again = b
@@ -414,7 +414,7 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
         .await
         .unwrap_err();
     assert_eq!(
-        missing.code,
+        missing.code(),
         corral_backend::ErrorCode::NotFound,
         "{missing}"
     );
@@ -461,7 +461,7 @@ async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wi
         b.clone()
             .with_default_exec_timeout(Duration::ZERO)
             .unwrap_err()
-            .code,
+            .code(),
         corral_backend::ErrorCode::InvalidInput
     );
     let b = b
@@ -484,9 +484,9 @@ async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wi
     .await
     .expect("the default limit ends the exec");
     let err = res.expect_err("a command past the default limit is not a result");
-    assert_eq!(err.code, corral_backend::ErrorCode::Timeout, "{err}");
+    assert_eq!(err.code(), corral_backend::ErrorCode::Timeout, "{err}");
     assert!(
-        err.message.contains("default") && err.message.contains("1.5s"),
+        err.message().contains("default") && err.message().contains("1.5s"),
         "the error names the default limit: {err}"
     );
     assert_eq!(out.stdout, b"started\n");

@@ -435,11 +435,11 @@ async fn a_cidr_destination_admits_exactly_the_hosts_inside_it() {
     for bad in ["10.233.0.0/40", "fd00::/8", "10.233.0.0/"] {
         let err = b.create(allow(bad.to_string())).await.unwrap_err();
         assert_eq!(
-            err.code,
+            err.code(),
             corral_backend::ErrorCode::InvalidInput,
             "{bad}: {err}"
         );
-        assert!(err.message.contains(bad), "{err}");
+        assert!(err.message().contains(bad), "{err}");
     }
     assert_eq!(b.list(&Default::default()).await.unwrap().len(), before);
     b.destroy(&narrow.id).await.unwrap();

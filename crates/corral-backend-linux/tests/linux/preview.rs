@@ -126,13 +126,13 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
     assert_eq!(idle_answer, None, "nothing serves port 8001 inside");
 
     let undeclared = b.preview_url(&id, 9999).await.unwrap_err();
-    assert_eq!(undeclared.code, ErrorCode::NotFound, "{undeclared}");
+    assert_eq!(undeclared.code(), ErrorCode::NotFound, "{undeclared}");
     assert!(
-        undeclared.message.contains("9999") && undeclared.message.contains("8000, 8001"),
+        undeclared.message().contains("9999") && undeclared.message().contains("8000, 8001"),
         "{undeclared}"
     );
     let unknown = b.preview_url("lnx-0000000000000000", 8000).await;
-    assert_eq!(unknown.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(unknown.unwrap_err().code(), ErrorCode::NotFound);
 
     drop(server);
     b.destroy(&id).await.unwrap();
@@ -144,7 +144,7 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
         );
     }
     assert_eq!(
-        b.preview_url(&id, 8000).await.unwrap_err().code,
+        b.preview_url(&id, 8000).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
 }

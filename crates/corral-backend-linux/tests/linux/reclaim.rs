@@ -35,7 +35,7 @@ async fn until_gone(b: &LinuxBackend, id: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match b.connect(id).await {
-            Err(e) if e.code == ErrorCode::NotFound => return,
+            Err(e) if e.code() == ErrorCode::NotFound => return,
             other if Instant::now() > deadline => panic!("{id} still reads {other:?}"),
             _ => tokio::time::sleep(Duration::from_millis(50)).await,
         }
@@ -72,21 +72,21 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
     .await
     .expect("the command ends with the sandbox");
     let err = res.expect_err("a command outliving its sandbox is not a result");
-    assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+    assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "ended at the deadline"
     );
     until_gone(&b, &info.id).await;
     assert_eq!(
-        b.connect(&info.id).await.unwrap_err().code,
+        b.connect(&info.id).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     let listed = b.list(&Labels::default()).await.unwrap();
     assert!(listed.iter().all(|s| s.id != info.id), "{listed:?}");
     assert_eq!(b.find("expiring").await.unwrap(), None);
     let refused = b.files().read(&info.id, "/etc/hostname").await.unwrap_err();
-    assert_eq!(refused.code, ErrorCode::NotFound, "{refused}");
+    assert_eq!(refused.code(), ErrorCode::NotFound, "{refused}");
     // Those were reads: they tore nothing down.
     assert!(sandbox_dir(&b, &info.id).is_dir(), "still on disk");
     assert!(mounts_under(dir.path()) > 0, "its layer is still mounted");
@@ -131,7 +131,7 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
     );
     let held = b.create(keyed(None)).await.unwrap_err();
     assert_eq!(
-        held.code,
+        held.code(),
         ErrorCode::Conflict,
         "a live holder keeps it: {held}"
     );

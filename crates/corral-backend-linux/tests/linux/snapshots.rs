@@ -103,7 +103,7 @@ async fn a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones() {
         })
         .await
         .unwrap_err();
-    assert_eq!(gone.code, ErrorCode::NotFound, "{gone}");
+    assert_eq!(gone.code(), ErrorCode::NotFound, "{gone}");
     ops.delete_snapshot(&clone.id).await.unwrap();
     assert!(ops.list_snapshots(&Labels::new()).await.unwrap().is_empty());
 }
@@ -143,7 +143,7 @@ async fn a_tampered_snapshot_is_refused_before_anything_is_allocated() {
         })
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Provider, "{err}");
+    assert_eq!(err.code(), ErrorCode::Provider, "{err}");
     assert_eq!(sandboxes(&b), before, "nothing was allocated");
     let missing = b
         .create(CreateRequest {
@@ -152,7 +152,7 @@ async fn a_tampered_snapshot_is_refused_before_anything_is_allocated() {
         })
         .await
         .unwrap_err();
-    assert_eq!(missing.code, ErrorCode::NotFound, "{missing}");
+    assert_eq!(missing.code(), ErrorCode::NotFound, "{missing}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,7 +177,7 @@ async fn a_snapshot_larger_than_the_disk_limit_is_a_quota_error_and_leaves_nothi
     };
     req.size.disk_bytes = Some(1 << 20);
     let err = b.create(req).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Quota, "{err}");
+    assert_eq!(err.code(), ErrorCode::Quota, "{err}");
     assert_eq!(sandboxes(&b), before, "the half-made sandbox was torn down");
 }
 
@@ -238,13 +238,13 @@ async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
         .unwrap();
     let err = f.read(&restored.id, "/hello.txt").await.unwrap_err();
     assert_eq!(
-        err.code,
+        err.code(),
         ErrorCode::NotFound,
         "the deletion was kept: {err}"
     );
     let err = f.read(&restored.id, "/d/keep.txt").await.unwrap_err();
     assert_eq!(
-        err.code,
+        err.code(),
         ErrorCode::NotFound,
         "the opaque dir was kept: {err}"
     );
@@ -257,7 +257,7 @@ async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
         })
         .await
         .unwrap_err();
-    assert_eq!(other.code, ErrorCode::InvalidInput, "{other}");
+    assert_eq!(other.code(), ErrorCode::InvalidInput, "{other}");
     b.snapshot_ops()
         .unwrap()
         .delete_snapshot(&snap.id)

@@ -137,7 +137,7 @@ async fn cwd_stdin_and_exit_codes() {
             )
             .await
             .unwrap_err();
-        assert_eq!(err.code, code, "{cwd}: {err}");
+        assert_eq!(err.code(), code, "{cwd}: {err}");
     }
     // A file is not a working directory.
     b.files()
@@ -152,7 +152,7 @@ async fn cwd_stdin_and_exit_codes() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     // A working directory reached through a symlink out of the sandbox is refused.
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
@@ -168,7 +168,7 @@ async fn cwd_stdin_and_exit_codes() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
     let err = b
         .exec(
             &info.id,
@@ -177,7 +177,7 @@ async fn cwd_stdin_and_exit_codes() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     let err = b
         .exec(
             "loc-0000000000000000",
@@ -186,7 +186,7 @@ async fn cwd_stdin_and_exit_codes() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     b.destroy(&info.id).await.unwrap();
 }
 
@@ -196,7 +196,7 @@ async fn assert_no_late_file(b: &corral_backend_local::LocalBackend, id: &str) {
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let err = b.files().stat(id, "/workspace/late.txt").await.unwrap_err();
     assert_eq!(
-        err.code,
+        err.code(),
         ErrorCode::NotFound,
         "the grandchild survived: {err}"
     );
@@ -210,7 +210,7 @@ async fn timeout_kills_the_grandchild() {
     let mut out = CollectedOutput::default();
     let req = ExecRequest::new(Command::shell(OUTLIVER)).timeout(Duration::from_millis(300));
     let err = b.exec(&info.id, req, &mut out).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Timeout, "{err}");
+    assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -233,7 +233,7 @@ async fn abort_kills_the_grandchild() {
     let mut out = CollectedOutput::default();
     let req = ExecRequest::new(Command::shell(OUTLIVER)).abort(token);
     let err = b.exec(&info.id, req, &mut out).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Aborted, "{err}");
+    assert_eq!(err.code(), ErrorCode::Aborted, "{err}");
     assert_no_late_file(&b, &info.id).await;
     b.destroy(&info.id).await.unwrap();
 }

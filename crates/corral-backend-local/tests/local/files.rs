@@ -47,7 +47,7 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
         f.write(&info.id, "/workspace/bad", b"x", Some(0o10000))
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::InvalidInput
     );
     // No temporary file is left beside it.
@@ -65,25 +65,25 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
         f.write(&info.id, "/workspace/d", b"x", None)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.write(&info.id, "/", b"x", None).await.unwrap_err().code,
+        f.write(&info.id, "/", b"x", None).await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
         f.mkdir(&info.id, "/workspace/d", false)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::Conflict
     );
     assert_eq!(
         f.mkdir(&info.id, "/workspace/open/sub", true)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::Conflict
     );
     // Outside /workspace works too: the sandbox's / is its root directory.
@@ -114,9 +114,9 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         "/workspace/up/etc/passwd",
     ] {
         let err = f.read(&info.id, path).await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidInput, "read {path}: {err}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "read {path}: {err}");
         assert!(
-            !err.message.contains(outside.path().to_str().unwrap()),
+            !err.message().contains(outside.path().to_str().unwrap()),
             "{err}"
         );
         let err = f
@@ -126,7 +126,7 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
             .await
             .unwrap_err();
         assert_eq!(
-            err.code,
+            err.code(),
             ErrorCode::InvalidInput,
             "read_range {path}: {err}"
         );
@@ -137,29 +137,29 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         "/workspace/up/new",
     ] {
         let err = f.write(&info.id, path, b"pwned", None).await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidInput, "write {path}: {err}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "write {path}: {err}");
         assert_eq!(
-            f.stat(&info.id, path).await.unwrap_err().code,
+            f.stat(&info.id, path).await.unwrap_err().code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
-            f.list(&info.id, path).await.unwrap_err().code,
+            f.list(&info.id, path).await.unwrap_err().code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
             f.mkdir(&info.id, &format!("{path}/d"), true)
                 .await
                 .unwrap_err()
-                .code,
+                .code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
-            f.remove(&info.id, path, true).await.unwrap_err().code,
+            f.remove(&info.id, path, true).await.unwrap_err().code(),
             ErrorCode::InvalidInput
         );
     }
     assert_eq!(
-        f.list(&info.id, "/workspace/out").await.unwrap_err().code,
+        f.list(&info.id, "/workspace/out").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
@@ -195,7 +195,7 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
     assert!(outside.path().join("secret").exists());
     assert!(std::path::Path::new("/etc/passwd").exists());
     assert_eq!(
-        f.stat(&info.id, "/workspace/out").await.unwrap_err().code,
+        f.stat(&info.id, "/workspace/out").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
 
@@ -242,41 +242,41 @@ async fn list_remove_and_errors() {
     assert_eq!(summary[1].0, "u");
     assert_eq!(summary[1].2, FileType::Directory);
     assert_eq!(
-        f.list(&info.id, "/workspace/t/b").await.unwrap_err().code,
+        f.list(&info.id, "/workspace/t/b").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.read(&info.id, "/workspace/t").await.unwrap_err().code,
+        f.read(&info.id, "/workspace/t").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
         f.remove(&info.id, "/workspace/t", false)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::Conflict
     );
     f.remove(&info.id, "/workspace/t", true).await.unwrap();
     assert_eq!(
-        f.list(&info.id, "/workspace/t").await.unwrap_err().code,
+        f.list(&info.id, "/workspace/t").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     assert_eq!(
-        f.remove(&info.id, "/", true).await.unwrap_err().code,
+        f.remove(&info.id, "/", true).await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
         f.write(&info.id, "/workspace/no/parent", b"x", None)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
     assert_eq!(
         f.read("loc-0000000000000000", "/workspace/x")
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
     let st = f.stat(&info.id, "/").await.unwrap();
@@ -347,7 +347,7 @@ async fn contained_reads_stay_under_the_allowed_root() {
         .read_contained("loc-0000000000000000", "/", "/x", 1)
         .await
     {
-        Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code, ErrorCode::NotFound),
+        Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code(), ErrorCode::NotFound),
         other => panic!("{other:?}"),
     }
     b.destroy(&info.id).await.unwrap();

@@ -49,7 +49,7 @@ async fn two_instances_share_one_state_dir() {
 
     b.destroy(&info.id).await.unwrap();
     assert_eq!(
-        a.connect(&info.id).await.unwrap_err().code,
+        a.connect(&info.id).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     assert!(a.find("shared key/with spaces").await.unwrap().is_none());
@@ -84,7 +84,7 @@ async fn concurrent_creates_with_one_key_have_one_winner() {
             (Ok(w), Err(l)) | (Err(l), Ok(w)) => (w, l),
             (ra, rb) => panic!("round {round}: expected one winner, got {ra:?} and {rb:?}"),
         };
-        assert_eq!(loser.code, ErrorCode::Conflict, "{loser}");
+        assert_eq!(loser.code(), ErrorCode::Conflict, "{loser}");
         assert_eq!(a.list(&Default::default()).await.unwrap().len(), 1);
         assert_eq!(
             sandbox_dirs(&dir),
@@ -155,7 +155,7 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
     for (what, mut req) in cases {
         req.key = Some(format!("key-{what}"));
         let err = b.create(req).await.expect_err(what);
-        assert_eq!(err.code, ErrorCode::Unsupported, "{what}: {err}");
+        assert_eq!(err.code(), ErrorCode::Unsupported, "{what}: {err}");
         assert!(
             sandbox_dirs(&dir).is_empty(),
             "{what}: {:?}",
@@ -177,7 +177,7 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
         })
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     assert!(sandbox_dirs(&dir).is_empty());
 }
 
@@ -188,7 +188,7 @@ async fn half_created_sandboxes_are_invisible_and_destroyable() {
     let sdir = dir.path().join("sandboxes").join(id);
     std::fs::create_dir_all(sdir.join("root/workspace")).unwrap();
     assert!(b.list(&Default::default()).await.unwrap().is_empty());
-    assert_eq!(b.connect(id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(b.connect(id).await.unwrap_err().code(), ErrorCode::NotFound);
     b.destroy(id).await.unwrap();
     assert!(!sdir.exists());
 
@@ -237,7 +237,7 @@ async fn half_created_sandboxes_are_invisible_and_destroyable() {
         })
         .await
         .unwrap_err()
-        .code,
+        .code(),
         ErrorCode::Conflict
     );
     b.destroy(&info.id).await.unwrap();
@@ -299,11 +299,11 @@ async fn native_and_preview() {
     );
     // A port not declared at create has no preview (tests/preview.rs has the rest).
     assert_eq!(
-        b.preview_url(&info.id, 80).await.unwrap_err().code,
+        b.preview_url(&info.id, 80).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     assert_eq!(
-        b.native("loc-0000000000000000").await.unwrap_err().code,
+        b.native("loc-0000000000000000").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     b.destroy(&info.id).await.unwrap();

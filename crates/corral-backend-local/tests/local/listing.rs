@@ -83,21 +83,21 @@ async fn list_tree_names_every_leaf() {
         ops.list_tree(&info.id, "/workspace/etc", 10)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
         ops.list_tree(&info.id, "/workspace/src.txt", 10)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
         ops.list_tree(&info.id, "/workspace/none", 10)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
     b.destroy(&info.id).await.unwrap();

@@ -48,16 +48,16 @@ async fn declared_ports_get_a_loopback_url_and_others_are_refused() {
 
     let other = if port == u16::MAX { port - 1 } else { port + 1 };
     let err = b.preview_url(&info.id, other).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
-    assert!(err.message.contains(&format!("port {other}")), "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
+    assert!(err.message().contains(&format!("port {other}")), "{err}");
     let err = b.preview_url(&info.id, 0).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
 
     b.destroy(&info.id).await.unwrap();
     let err = b.preview_url(&info.id, port).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     let err = b.preview_url("loc-../../etc", port).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }
 
 #[tokio::test]
@@ -71,7 +71,7 @@ async fn ports_of_a_sandbox_without_network_are_refused() {
         })
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unsupported, "{err}");
+    assert_eq!(err.code(), ErrorCode::Unsupported, "{err}");
     assert!(b.list(&Default::default()).await.unwrap().is_empty());
 }
 
@@ -137,6 +137,6 @@ async fn a_server_in_the_sandbox_answers_at_its_preview_url() {
     // abort it, which kills the server's process group before it settles.
     stop.cancel();
     let err = task.await.unwrap().unwrap_err();
-    assert_eq!(err.code, ErrorCode::Aborted, "{err}");
+    assert_eq!(err.code(), ErrorCode::Aborted, "{err}");
     b.destroy(&info.id).await.unwrap();
 }

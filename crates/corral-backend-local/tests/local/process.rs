@@ -79,7 +79,7 @@ async fn kill_is_idempotent_and_takes_the_group() {
             .stat(&info.id, "/workspace/late.txt")
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound,
         "the grandchild died with its group"
     );
@@ -120,11 +120,11 @@ async fn signals_reach_the_process_and_stderr_is_separate() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     let err = ops
         .start_process("loc-0000000000000000", spec(&["true"]))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     b.destroy(&info.id).await.unwrap();
 }

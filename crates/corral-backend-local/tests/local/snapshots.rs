@@ -123,7 +123,7 @@ async fn snapshot_restores_files_modes_and_symlinks() {
         })
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound, "{err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
     assert!(sandbox_dirs(&dir).is_empty());
 }
 
@@ -158,7 +158,7 @@ async fn a_corrupted_snapshot_is_refused_and_nothing_is_created() {
         })
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Provider, "{err}");
+    assert_eq!(err.code(), ErrorCode::Provider, "{err}");
     assert!(sandbox_dirs(&dir).is_empty(), "{:?}", sandbox_dirs(&dir));
     assert!(b.find("restored").await.unwrap().is_none());
     let err = b
@@ -166,7 +166,7 @@ async fn a_corrupted_snapshot_is_refused_and_nothing_is_created() {
         .unwrap()
         .clone_snapshot(&snap.id, &Labels::new())
         .await;
-    assert_eq!(err.unwrap_err().code, ErrorCode::Provider);
+    assert_eq!(err.unwrap_err().code(), ErrorCode::Provider);
     assert_eq!(
         b.snapshot_ops()
             .unwrap()
@@ -218,7 +218,7 @@ async fn a_clone_is_independent_of_its_source() {
             .clone_snapshot(&snap.id, &l)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
     b.destroy(&restored.id).await.unwrap();
@@ -343,10 +343,10 @@ async fn hostile_archives_cannot_write_outside() {
             })
             .await
             .expect_err(what);
-        assert_eq!(err.code, ErrorCode::Provider, "{what}: {err}");
+        assert_eq!(err.code(), ErrorCode::Provider, "{what}: {err}");
         let state = dir.path().to_string_lossy().into_owned();
         assert!(
-            !err.message.contains(&state),
+            !err.message().contains(&state),
             "{what}: leaks the host layout: {err}"
         );
         assert!(

@@ -245,7 +245,7 @@ async fn disk_and_process_limits_are_enforced() {
         .write(&id, "/workspace/big", &[0; 11], None)
         .await
         .unwrap_err();
-    assert_eq!(err.code, corral_backend::ErrorCode::Quota);
+    assert_eq!(err.code(), corral_backend::ErrorCode::Quota);
     // The leader is one process; a 2-stage pipeline needs two more.
     let r = sh(&b, &id, "echo x | cat; echo $?").await;
     assert!(

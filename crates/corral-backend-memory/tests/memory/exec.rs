@@ -32,7 +32,7 @@ async fn sh(b: &MemoryBackend, id: &str, script: &str) -> (ExitStatus, Collected
 async fn exists(b: &MemoryBackend, id: &str, path: &str) -> bool {
     match b.files().stat(id, path).await {
         Ok(_) => true,
-        Err(e) if e.code == ErrorCode::NotFound => false,
+        Err(e) if e.code() == ErrorCode::NotFound => false,
         Err(e) => panic!("{e}"),
     }
 }
@@ -83,7 +83,7 @@ async fn exit_codes_and_unknown_commands() {
         ExecRequest::new(Command::argv(["true"])).cwd("/none"),
     )
     .await;
-    assert_eq!(r.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(r.unwrap_err().code(), ErrorCode::NotFound);
     b.files()
         .write(&id, "/workspace/f", b"", None)
         .await
@@ -94,7 +94,7 @@ async fn exit_codes_and_unknown_commands() {
         ExecRequest::new(Command::argv(["true"])).cwd("/workspace/f"),
     )
     .await;
-    assert_eq!(r.unwrap_err().code, ErrorCode::InvalidInput);
+    assert_eq!(r.unwrap_err().code(), ErrorCode::InvalidInput);
 }
 
 #[tokio::test]
@@ -106,7 +106,7 @@ async fn a_timeout_cancels_the_background_job_before_settling() {
     .timeout(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let (r, out) = exec(&b, &id, req).await;
-    assert_eq!(r.unwrap_err().code, ErrorCode::Timeout);
+    assert_eq!(r.unwrap_err().code(), ErrorCode::Timeout);
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(
         out.stdout, b"started\n",
@@ -146,14 +146,14 @@ async fn abort_cancels_everything_it_started() {
     });
     let req = ExecRequest::new(Command::shell("(sleep 0.5; touch late) & sleep 30")).abort(token);
     let (r, _) = exec(&b, &id, req).await;
-    assert_eq!(r.unwrap_err().code, ErrorCode::Aborted);
+    assert_eq!(r.unwrap_err().code(), ErrorCode::Aborted);
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(!exists(&b, &id, "/workspace/late").await);
     let cancelled = CancellationToken::new();
     cancelled.cancel();
     let req = ExecRequest::new(Command::shell("touch early")).abort(cancelled);
     assert_eq!(
-        exec(&b, &id, req).await.0.unwrap_err().code,
+        exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Aborted
     );
     assert!(!exists(&b, &id, "/workspace/early").await);
@@ -170,7 +170,7 @@ async fn sleep_and_timeouts_follow_tokio_time() {
     let req = ExecRequest::new(Command::shell("sleep 100")).timeout(Duration::from_secs(50));
     let before = tokio::time::Instant::now();
     assert_eq!(
-        exec(&b, &id, req).await.0.unwrap_err().code,
+        exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Timeout
     );
     assert_eq!(before.elapsed(), Duration::from_secs(50));
@@ -182,13 +182,13 @@ async fn a_busy_command_still_times_out() {
     let req =
         ExecRequest::new(Command::shell("yes > /dev/null")).timeout(Duration::from_millis(100));
     assert_eq!(
-        exec(&b, &id, req).await.0.unwrap_err().code,
+        exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Timeout
     );
     let req = ExecRequest::new(Command::shell("yes | cat > /dev/null"))
         .timeout(Duration::from_millis(100));
     assert_eq!(
-        exec(&b, &id, req).await.0.unwrap_err().code,
+        exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Timeout
     );
 }
@@ -208,7 +208,7 @@ async fn a_paused_sandbox_refuses_exec_and_freezes_running_commands() {
         corral_backend::SandboxStatus::Paused
     );
     let (r, _) = exec(&b, &id, ExecRequest::new(Command::argv(["true"]))).await;
-    assert_eq!(r.unwrap_err().code, ErrorCode::Conflict);
+    assert_eq!(r.unwrap_err().code(), ErrorCode::Conflict);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         !exists(&b, &id, "/workspace/f").await,

@@ -53,7 +53,7 @@ async fn round_trip_with_modes_and_mtimes_from_the_clock() {
         .write(&id, "/workspace/b", b"", Some(0o17777))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     let entries = f.list(&id, "/workspace").await.unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].path, "/workspace/a.txt");
@@ -101,14 +101,14 @@ async fn ranged_reads_stop_at_eof() {
         .read_range(&id, "/workspace/none", 0, 1)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code(), ErrorCode::NotFound);
 }
 
 #[tokio::test]
 async fn errors_use_the_closed_codes() {
     let (b, _, id) = setup().await;
     let f = b.files();
-    let code = |r: corral_backend::Result<()>| r.unwrap_err().code;
+    let code = |r: corral_backend::Result<()>| r.unwrap_err().code();
     assert_eq!(
         code(f.write(&id, "/workspace/no/x", b"", None).await),
         ErrorCode::NotFound
@@ -122,7 +122,7 @@ async fn errors_use_the_closed_codes() {
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.read(&id, "/workspace").await.unwrap_err().code,
+        f.read(&id, "/workspace").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
@@ -136,7 +136,7 @@ async fn errors_use_the_closed_codes() {
         ErrorCode::Conflict
     );
     assert_eq!(
-        f.list(&id, "/workspace/file").await.unwrap_err().code,
+        f.list(&id, "/workspace/file").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     f.mkdir(&id, "/workspace/d/e", true).await.unwrap();
@@ -151,7 +151,10 @@ async fn errors_use_the_closed_codes() {
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.read("mem-99", "/workspace/file").await.unwrap_err().code,
+        f.read("mem-99", "/workspace/file")
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::NotFound
     );
 }
@@ -166,7 +169,7 @@ async fn symlinks_are_followed_by_reads_and_replaced_by_writes() {
         .unwrap();
     b.symlink(&id, "/workspace/dirlink", "/tmp").unwrap();
     assert_eq!(
-        b.symlink(&id, "/workspace/link", "x").unwrap_err().code,
+        b.symlink(&id, "/workspace/link", "x").unwrap_err().code(),
         ErrorCode::Conflict
     );
     assert_eq!(f.read(&id, "/workspace/link").await.unwrap(), b"T");
@@ -190,7 +193,7 @@ async fn symlinks_are_followed_by_reads_and_replaced_by_writes() {
     b.symlink(&id, "/workspace/loop1", "loop2").unwrap();
     b.symlink(&id, "/workspace/loop2", "loop1").unwrap();
     assert_eq!(
-        f.read(&id, "/workspace/loop1").await.unwrap_err().code,
+        f.read(&id, "/workspace/loop1").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     b.mkfifo(&id, "/workspace/fifo").unwrap();
@@ -205,7 +208,7 @@ async fn symlinks_are_followed_by_reads_and_replaced_by_writes() {
         FileType::CharDevice
     );
     assert_eq!(
-        f.read(&id, "/workspace/fifo").await.unwrap_err().code,
+        f.read(&id, "/workspace/fifo").await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
 }

@@ -50,7 +50,7 @@ async fn ids_are_deterministic_and_keys_exact() {
         ..CreateRequest::default()
     };
     assert_eq!(
-        b.create(dup.clone()).await.unwrap_err().code,
+        b.create(dup.clone()).await.unwrap_err().code(),
         ErrorCode::Conflict
     );
     let c = b.create(CreateRequest::default()).await.unwrap();
@@ -101,7 +101,7 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
     b.connect(&idle.id).await.unwrap();
     clock.set(28_000);
     assert_eq!(
-        b.connect(&idle.id).await.unwrap_err().code,
+        b.connect(&idle.id).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     assert_eq!(b.connect(&timed.id).await.unwrap().id, timed.id);
@@ -111,7 +111,7 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
     assert!(b.find("timed").await.unwrap().is_none());
     assert!(b.list(&Labels::new()).await.unwrap().is_empty());
     let err = b.files().read(&timed.id, "/tmp/x").await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code(), ErrorCode::NotFound);
     // An expired key is free again.
     b.create(CreateRequest {
         key: Some("timed".into()),
@@ -134,15 +134,15 @@ async fn previews_and_native() {
     let url = b.preview_url(&id, 8080).await.unwrap();
     assert_eq!(url.url, format!("memory://{id}:8080"));
     assert_eq!(
-        b.preview_url(&id, 9090).await.unwrap_err().code,
+        b.preview_url(&id, 9090).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     assert_eq!(
-        b.preview_url(&id, 0).await.unwrap_err().code,
+        b.preview_url(&id, 0).await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        b.preview_url("mem-9", 8080).await.unwrap_err().code,
+        b.preview_url("mem-9", 8080).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     let native = b.native(&id).await.unwrap();
@@ -228,7 +228,10 @@ async fn snapshots_restore_and_clone() {
         snapshot: Some(s1.id.clone()),
         ..CreateRequest::default()
     };
-    assert_eq!(b.create(gone).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(
+        b.create(gone).await.unwrap_err().code(),
+        ErrorCode::NotFound
+    );
     let from_clone = b
         .create(CreateRequest {
             snapshot: Some(clone.id.clone()),
@@ -244,13 +247,13 @@ async fn snapshots_restore_and_clone() {
         .clone_snapshot("memsnap-99", &Labels::new())
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code(), ErrorCode::NotFound);
     assert_eq!(
         snaps
             .snapshot("mem-99", &Labels::new())
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
 }
@@ -267,7 +270,7 @@ async fn pause_resume_and_usage() {
     p.resume(&id).await.unwrap();
     assert_eq!(b.connect(&id).await.unwrap().status, SandboxStatus::Running);
     assert_eq!(
-        p.pause("mem-42").await.unwrap_err().code,
+        p.pause("mem-42").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     b.files()

@@ -109,7 +109,7 @@ async fn signals_kill_the_group_and_settle_once() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let err = b.files().stat(&id, "/workspace/late").await.unwrap_err();
     assert_eq!(
-        err.code,
+        err.code(),
         ErrorCode::NotFound,
         "the background job outlived the kill"
     );
@@ -135,11 +135,11 @@ async fn exit_codes_env_cwd_and_refusals() {
         .start_process(&id, spec(Command::Argv(vec![])))
         .await
         .unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidInput);
+    assert_eq!(bad.code(), ErrorCode::InvalidInput);
     let mut s = spec(Command::argv(["true"]));
     s.cwd = Some("/missing".into());
     assert_eq!(
-        ops.start_process(&id, s).await.unwrap_err().code,
+        ops.start_process(&id, s).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     b.pause_ops().unwrap().pause(&id).await.unwrap();
@@ -147,7 +147,7 @@ async fn exit_codes_env_cwd_and_refusals() {
         .start_process(&id, spec(Command::argv(["true"])))
         .await
         .unwrap_err();
-    assert_eq!(paused.code, ErrorCode::Conflict);
+    assert_eq!(paused.code(), ErrorCode::Conflict);
 }
 
 #[tokio::test]

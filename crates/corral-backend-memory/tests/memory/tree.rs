@@ -156,7 +156,9 @@ async fn hostile_paths_are_refused_inside_the_tree() {
                 assert_eq!(&e.reason, r, "{root} {path:?}");
                 assert_eq!(e.path, *path);
             }
-            (Code(c), Err(ContainedReadFailure::Backend(e))) => assert_eq!(&e.code, c, "{path:?}"),
+            (Code(c), Err(ContainedReadFailure::Backend(e))) => {
+                assert_eq!(&e.code(), c, "{path:?}")
+            }
             (_, other) => panic!("{root} {path:?}: unexpected {other:?}"),
         }
     }
@@ -180,7 +182,7 @@ async fn hostile_paths_are_refused_inside_the_tree() {
         .await;
     assert_eq!(exact.unwrap(), b"fn main() {}");
     match ops.read_contained("mem-77", "/", "/x", 1).await {
-        Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code, ErrorCode::NotFound),
+        Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code(), ErrorCode::NotFound),
         other => panic!("{other:?}"),
     }
 }
@@ -254,11 +256,11 @@ async fn list_tree_names_every_leaf() {
         ops.list_tree(&id, "/workspace/src/a.rs", 9)
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        ops.list_tree(&id, "/gone", 9).await.unwrap_err().code,
+        ops.list_tree(&id, "/gone", 9).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
 }
@@ -300,14 +302,14 @@ async fn write_batch_is_all_or_nothing() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code(), ErrorCode::NotFound);
     assert_eq!(b.files().read(&id, "/workspace/a").await.unwrap(), b"1");
     assert_eq!(
         b.files()
             .stat(&id, "/workspace/new")
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
     let err = ops
@@ -320,6 +322,6 @@ async fn write_batch_is_all_or_nothing() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert_eq!(b.files().read(&id, "/workspace/a").await.unwrap(), b"1");
 }

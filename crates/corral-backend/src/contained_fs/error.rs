@@ -218,12 +218,6 @@ impl FsError {
     }
 }
 
-impl From<FsError> for BackendError {
-    fn from(e: FsError) -> Self {
-        BackendError::new(e.code(), e.to_string())
-    }
-}
-
 /// A failed system call of a backend's own file operation (`op` on sandbox
 /// path `shown`), coded by the same table.
 #[must_use]
@@ -281,8 +275,8 @@ mod tests {
         for (errno, code, was) in table {
             assert_eq!(errno_code(errno), code, "{errno:?} (was {was:?})");
             let e = errno_error("write", "/x", errno);
-            assert_eq!(e.code, code, "{errno:?}");
-            assert!(e.message.starts_with("write /x: "), "{e}");
+            assert_eq!(e.code(), code, "{errno:?}");
+            assert!(e.message().starts_with("write /x: "), "{e}");
         }
     }
 
@@ -367,9 +361,12 @@ mod tests {
         ];
         for (cause, code, text) in table {
             let e = BackendError::from(FsError::new(FileOp::Mkdir, "/a/\nb", cause));
-            assert_eq!(e.code, code, "{cause:?}");
-            assert!(e.message.starts_with("mkdir /a/"), "{e}");
-            assert!(e.message.contains(text) && !e.message.contains('\n'), "{e}");
+            assert_eq!(e.code(), code, "{cause:?}");
+            assert!(e.message().starts_with("mkdir /a/"), "{e}");
+            assert!(
+                e.message().contains(text) && !e.message().contains('\n'),
+                "{e}"
+            );
         }
     }
 }

@@ -114,7 +114,7 @@ mod tests {
         );
         for bad in ["rel", "/a\0b", ""] {
             let e = SandboxPath::parse("path", bad).unwrap_err();
-            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad:?}");
+            assert_eq!(e.code(), ErrorCode::InvalidInput, "{bad:?}");
         }
     }
 }

@@ -342,7 +342,7 @@ fn rows(fx: &Fixture) -> Vec<Row> {
 
 /// Runs `op`; a path that does not parse answers with the parse error.
 fn run(fs: &ContainedFs, op: Op, path: &str) -> Result<Option<FileType>, ErrorCode> {
-    let p = SandboxPath::parse("path", path).map_err(|e| e.code)?;
+    let p = SandboxPath::parse("path", path).map_err(|e| e.code())?;
     let code = |e: super::FsError| e.code();
     match op {
         Op::Read => fs.read(&p).map(|_| None).map_err(code),
@@ -354,7 +354,7 @@ fn run(fs: &ContainedFs, op: Op, path: &str) -> Result<Option<FileType>, ErrorCo
         Op::Mkdir => fs.mkdir(&p, false).map(|()| None).map_err(code),
         Op::Remove => fs.remove(&p, false).map(|()| None).map_err(code),
         Op::RemoveRecursive => fs.remove(&p, true).map(|()| None).map_err(code),
-        Op::ListTree => fs.list_tree(&p, 100).map(|_| None).map_err(|e| e.code),
+        Op::ListTree => fs.list_tree(&p, 100).map(|_| None).map_err(|e| e.code()),
     }
 }
 

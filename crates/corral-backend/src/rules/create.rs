@@ -96,7 +96,7 @@ pub async fn create_fails_closed_when_it_cannot_enforce(backend: &dyn Backend) {
                 panic!("{rule}: {what} is declared enforced but create failed: {err}")
             }
             Err(err) => {
-                assert_eq!(err.code, ErrorCode::Unsupported, "{rule}: {what}: {err}");
+                assert_eq!(err.code(), ErrorCode::Unsupported, "{rule}: {what}: {err}");
                 assert_eq!(
                     count(backend, &labels).await,
                     before,
@@ -144,7 +144,7 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
             .create(req)
             .await
             .expect_err(&format!("{rule}: {what} must be refused"));
-        assert_eq!(err.code, ErrorCode::InvalidInput, "{rule}: {what}: {err}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "{rule}: {what}: {err}");
     }
     assert_eq!(
         count(backend, &labels).await,

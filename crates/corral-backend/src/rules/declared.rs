@@ -26,9 +26,9 @@ pub async fn declared_member_missing_is_refused_with_provider(backend: &dyn Back
         only_reclaim: false,
     };
     let err = verify(&liar).expect_err("a backend declaring members it lacks must be refused");
-    assert_eq!(err.code, ErrorCode::Provider, "{rule}: {err}");
+    assert_eq!(err.code(), ErrorCode::Provider, "{rule}: {err}");
     assert!(
-        err.message.contains(backend.name()),
+        err.message().contains(backend.name()),
         "{rule}: names the backend: {err}"
     );
     let reclaim_liar = DeclaresAll {
@@ -37,9 +37,9 @@ pub async fn declared_member_missing_is_refused_with_provider(backend: &dyn Back
         only_reclaim: true,
     };
     let err = verify(&reclaim_liar).expect_err("a backend declaring reclaim it lacks is refused");
-    assert_eq!(err.code, ErrorCode::Provider, "{rule}: {err}");
+    assert_eq!(err.code(), ErrorCode::Provider, "{rule}: {err}");
     assert!(
-        err.message.contains("declares reclaim"),
+        err.message().contains("declares reclaim"),
         "{rule}: names the member: {err}"
     );
 }

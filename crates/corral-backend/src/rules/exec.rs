@@ -143,7 +143,7 @@ pub async fn exec_honours_cwd_and_env(backend: &dyn Backend) {
     let req = ExecRequest::new(Command::argv(["true"])).cwd("/no/such/dir");
     let (res, _) = run(backend, &sb.id, req, rule).await;
     let err = res.expect_err("a missing cwd must fail");
-    assert_eq!(err.code, ErrorCode::NotFound, "{rule}: {err}");
+    assert_eq!(err.code(), ErrorCode::NotFound, "{rule}: {err}");
     backend.destroy(&sb.id).await.unwrap();
 }
 
@@ -166,7 +166,11 @@ pub async fn exec_refuses_malformed_commands(backend: &dyn Backend) {
             .collect::<String>();
         let (res, _) = run(backend, &sb.id, req, rule).await;
         let err = res.expect_err(&format!("{rule}: {shown} must be refused"));
-        assert_eq!(err.code, ErrorCode::InvalidInput, "{rule}: {shown}: {err}");
+        assert_eq!(
+            err.code(),
+            ErrorCode::InvalidInput,
+            "{rule}: {shown}: {err}"
+        );
     }
     let (res, _) = run(
         backend,
@@ -176,7 +180,7 @@ pub async fn exec_refuses_malformed_commands(backend: &dyn Backend) {
     )
     .await;
     assert_eq!(
-        res.unwrap_err().code,
+        res.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: unknown id"
     );
@@ -192,7 +196,7 @@ async fn assert_grandchild_dead(backend: &dyn Backend, id: &str, rule: &str) {
     tokio::time::sleep(Duration::from_millis(1_600)).await;
     let late = format!("{WORKSPACE_DIR}/late.txt");
     match backend.files().stat(id, &late).await {
-        Err(e) if e.code == ErrorCode::NotFound => {}
+        Err(e) if e.code() == ErrorCode::NotFound => {}
         Err(e) => panic!("{rule}: stat {late}: {e}"),
         Ok(_) => panic!("{rule}: the grandchild outlived the settled exec and wrote {late}"),
     }
@@ -206,7 +210,7 @@ pub async fn exec_timeout_kills_the_whole_group_before_settling(backend: &dyn Ba
     let req = ExecRequest::new(Command::shell(OUTLIVER)).timeout(Duration::from_millis(300));
     let (res, _) = run(backend, &sb.id, req, rule).await;
     let err = res.expect_err("a 30 s command with a 300 ms timeout must fail");
-    assert_eq!(err.code, ErrorCode::Timeout, "{rule}: {err}");
+    assert_eq!(err.code(), ErrorCode::Timeout, "{rule}: {err}");
     assert_grandchild_dead(backend, &sb.id, rule).await;
     backend.destroy(&sb.id).await.unwrap();
 }
@@ -224,7 +228,7 @@ pub async fn exec_abort_kills_the_whole_group_before_settling(backend: &dyn Back
     let req = ExecRequest::new(Command::shell(OUTLIVER)).abort(token);
     let (res, _) = run(backend, &sb.id, req, rule).await;
     let err = res.expect_err("an aborted command must fail");
-    assert_eq!(err.code, ErrorCode::Aborted, "{rule}: {err}");
+    assert_eq!(err.code(), ErrorCode::Aborted, "{rule}: {err}");
     assert_grandchild_dead(backend, &sb.id, rule).await;
     backend.destroy(&sb.id).await.unwrap();
 }

@@ -115,7 +115,7 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
     assert_eq!(st.file_type, FileType::Directory, "{rule}");
     f.remove(&sb.id, &script, false).await.unwrap();
     assert_eq!(
-        f.stat(&sb.id, &script).await.unwrap_err().code,
+        f.stat(&sb.id, &script).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: removed file still there"
     );
@@ -123,7 +123,7 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
         .await
         .unwrap();
     assert_eq!(
-        f.stat(&sb.id, &dir).await.unwrap_err().code,
+        f.stat(&sb.id, &dir).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: recursive remove"
     );
@@ -137,17 +137,17 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
     let f = backend.files();
     let missing = format!("{WORKSPACE_DIR}/missing.txt");
     assert_eq!(
-        f.read(&sb.id, &missing).await.unwrap_err().code,
+        f.read(&sb.id, &missing).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: read"
     );
     assert_eq!(
-        f.stat(&sb.id, &missing).await.unwrap_err().code,
+        f.stat(&sb.id, &missing).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: stat"
     );
     assert_eq!(
-        f.remove(&sb.id, &missing, false).await.unwrap_err().code,
+        f.remove(&sb.id, &missing, false).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: remove"
     );
@@ -162,18 +162,21 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
             .await
             .unwrap_err();
         assert_eq!(
-            err.code,
+            err.code(),
             ErrorCode::NotFound,
             "{rule}: write without parent: {err}"
         );
     }
     assert_eq!(
-        f.read("no-such-sandbox", &missing).await.unwrap_err().code,
+        f.read("no-such-sandbox", &missing)
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::NotFound,
         "{rule}: unknown sandbox"
     );
     assert_eq!(
-        f.read(&sb.id, "relative.txt").await.unwrap_err().code,
+        f.read(&sb.id, "relative.txt").await.unwrap_err().code(),
         ErrorCode::InvalidInput,
         "{rule}: relative path"
     );

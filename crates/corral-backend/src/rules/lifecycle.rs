@@ -29,7 +29,7 @@ pub async fn lifecycle_find_list_connect_destroy(backend: &dyn Backend) {
     if backend.key_mode() == KeyMode::Exact {
         let err = backend.create(req).await.expect_err("duplicate key");
         assert_eq!(
-            err.code,
+            err.code(),
             ErrorCode::Conflict,
             "{rule}: duplicate key: {err}"
         );
@@ -43,7 +43,7 @@ pub async fn lifecycle_find_list_connect_destroy(backend: &dyn Backend) {
     );
     backend.destroy(&info.id).await.unwrap();
     assert_eq!(
-        backend.connect(&info.id).await.unwrap_err().code,
+        backend.connect(&info.id).await.unwrap_err().code(),
         ErrorCode::NotFound,
         "{rule}: connect after destroy"
     );

@@ -335,6 +335,6 @@ fn a_capture_is_bounded_by_bytes_and_by_time() {
             Exceeded::Bytes { .. } => crate::ErrorCode::Quota,
             Exceeded::Time { .. } => crate::ErrorCode::Timeout,
         };
-        assert_eq!(e.code, code, "{e}");
+        assert_eq!(e.code(), code, "{e}");
     }
 }

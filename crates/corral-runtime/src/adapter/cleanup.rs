@@ -38,7 +38,7 @@ impl Failures {
     fn settle(&mut self, result: Result<(), BackendError>) -> bool {
         match result {
             Ok(()) => true,
-            Err(e) if e.code == ErrorCode::NotFound => true,
+            Err(e) if e.code() == ErrorCode::NotFound => true,
             Err(e) => {
                 self.first
                     .get_or_insert_with(|| on(Operation::Cleanup, Subject::Path)(e));

@@ -25,7 +25,7 @@ pub(super) async fn run<B: Backend + 'static>(
     if let Some(info) = found {
         match adapter.backend.destroy(&info.id).await {
             Ok(()) => {}
-            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) if e.code() == ErrorCode::NotFound => {}
             Err(e) => return Err(on(op, Subject::Path)(e)),
         }
     }

@@ -24,7 +24,7 @@ pub(super) async fn run<B: Backend + 'static>(
     };
     match ops.delete_snapshot(snapshot_id.as_str()).await {
         Ok(()) => Ok(()),
-        Err(e) if e.code == ErrorCode::NotFound => Ok(()),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
         Err(e) => Err(on(op, Subject::Path)(e)),
     }
 }

@@ -93,7 +93,7 @@ pub(crate) fn from_backend(
     subject: Subject<'_>,
     error: &BackendError,
 ) -> SandboxError {
-    match (error.code, subject) {
+    match (error.code(), subject) {
         (ErrorCode::NotFound, Subject::Instance(id)) => SandboxError::SandboxInstanceNotFound {
             instance_id: id.clone(),
         },

@@ -135,7 +135,7 @@ pub(crate) async fn start_failure<B: Backend>(
     instance_id: &InstanceId,
     error: &BackendError,
 ) -> SandboxError {
-    match error.code {
+    match error.code() {
         ErrorCode::NotFound | ErrorCode::InvalidInput => {
             match adapter.find_sandbox(instance_id).await {
                 Ok(Some(_)) => failed(operation, FailureReason::SpawnFailed),
@@ -181,7 +181,7 @@ pub(super) async fn run<B: Backend + 'static>(
             let end = clock::from_ms(op, outcome.finished_at_ms)?;
             (exit_of(op, &outcome.status)?, interval(op, start, end)?)
         }
-        Err(e) if e.code == ErrorCode::Timeout => {
+        Err(e) if e.code() == ErrorCode::Timeout => {
             (ExitCause::TimedOut, interval(op, started, clock::now(op)?)?)
         }
         Err(e) => return Err(start_failure(adapter, op, &request.instance_id, &e).await),

@@ -177,7 +177,7 @@ pub(super) async fn allocate<B: Backend + 'static>(
     let subject = Subject::Instance(&record.instance_id);
     let info = match adapter.backend.create(create.clone()).await {
         Ok(info) => info,
-        Err(e) if e.code == corral_backend::ErrorCode::Unsupported => {
+        Err(e) if e.code() == corral_backend::ErrorCode::Unsupported => {
             return Err(create_refusal(adapter, &create));
         }
         Err(e) => return Err(from_backend(operation, source, &e)),

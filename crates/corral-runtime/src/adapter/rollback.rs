@@ -20,7 +20,7 @@ use super::errors::{failed, reason_of};
 use super::record::{InstanceRecord, RECORD_PATH};
 
 fn rollback_error(operation: Compensated, error: &BackendError) -> SandboxError {
-    failed(Operation::Rollback(operation), reason_of(error.code))
+    failed(Operation::Rollback(operation), reason_of(error.code()))
 }
 
 /// Destroys exactly one backend sandbox: the rollback of `provision` and
@@ -83,7 +83,7 @@ impl<B: Backend + 'static> Rollback for Deactivate<B> {
             let files = self.backend.files();
             let bytes = match files.read(&self.sandbox_id, RECORD_PATH).await {
                 Ok(bytes) => bytes,
-                Err(e) if e.code == ErrorCode::NotFound => return Ok(()),
+                Err(e) if e.code() == ErrorCode::NotFound => return Ok(()),
                 Err(e) => return Err(rollback_error(op, &e)),
             };
             let integrity = || {
@@ -108,7 +108,7 @@ impl<B: Backend + 'static> Rollback for Deactivate<B> {
                 .await
             {
                 Ok(()) => Ok(()),
-                Err(e) if e.code == ErrorCode::NotFound => Ok(()),
+                Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
                 Err(e) => Err(rollback_error(op, &e)),
             }
         })

@@ -111,7 +111,7 @@ async fn journals<B: Backend>(adapter: &ContractAdapter<B>, id: &InstanceId) -> 
     let sandbox = sandbox_of(adapter, id).await;
     match adapter.backend().files().list(&sandbox, JOURNALS).await {
         Ok(entries) => entries.into_iter().map(|e| e.name).collect(),
-        Err(e) if e.code == ErrorCode::NotFound => Vec::new(),
+        Err(e) if e.code() == ErrorCode::NotFound => Vec::new(),
         Err(e) => panic!("{e}"),
     }
 }

@@ -203,7 +203,7 @@ impl Files<'_> {
         let b = self.sb.backend();
         match b.files().stat(self.sb.id(), path).await {
             Ok(_) => Ok(true),
-            Err(e) if e.code == ErrorCode::NotFound => Ok(false),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(false),
             Err(e) => Err(self.sb.error(Operation::FilesExists, e)),
         }
     }

@@ -104,7 +104,7 @@ impl Files<'_> {
             }
             let bytes = match b.files().read(self.sb.id(), &e.path).await {
                 Ok(b) => b,
-                Err(err) if err.code == ErrorCode::NotFound => continue,
+                Err(err) if err.code() == ErrorCode::NotFound => continue,
                 Err(err) => return Err(self.sb.error(OP, err)),
             };
             if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {

@@ -64,7 +64,7 @@ impl Files<'_> {
             let entries = match b.files().list(id, &dir).await {
                 Ok(e) => e,
                 // Removed between its listing and ours: nothing under it now.
-                Err(e) if e.code == ErrorCode::NotFound && dir != root => continue,
+                Err(e) if e.code() == ErrorCode::NotFound && dir != root => continue,
                 Err(e) => return Err(self.sb.error(op, e)),
             };
             for e in entries {
@@ -132,7 +132,7 @@ impl Files<'_> {
                 Ok(bytes) => {
                     out.insert(e.path.clone(), sha256_of(&bytes));
                 }
-                Err(err) if err.code == ErrorCode::NotFound => {}
+                Err(err) if err.code() == ErrorCode::NotFound => {}
                 Err(err) => return Err(self.sb.error(op, err)),
             }
         }

@@ -77,7 +77,7 @@ impl Processes<'_> {
         let path = format!("{}/{file}", dir_of(name));
         match self.sb.backend().files().read(self.sb.id(), &path).await {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-            Err(e) if e.code == ErrorCode::NotFound => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(self.sb.error(op, e)),
         }
     }
@@ -205,7 +205,7 @@ impl Processes<'_> {
             .await
         {
             Ok(e) => e,
-            Err(e) if e.code == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(self.sb.error(OP, e)),
         };
         let mut out = Vec::new();

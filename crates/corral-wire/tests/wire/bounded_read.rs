@@ -36,12 +36,12 @@ async fn a_whole_read_past_16_mib_is_refused_and_ranged_reads_serve_it() {
         .read(&sb.id, "/workspace/big")
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
     assert!(
-        err.message.contains("16777216") && err.message.contains("read_range"),
+        err.message().contains("16777216") && err.message().contains("read_range"),
         "{err}"
     );
-    assert!(!err.message.contains('\n'), "one line: {err}");
+    assert!(!err.message().contains('\n'), "one line: {err}");
 
     let ranged = remote.files().ranged().expect("the memory backend ranges");
     let tail = ranged
@@ -56,5 +56,5 @@ async fn a_whole_read_past_16_mib_is_refused_and_ranged_reads_serve_it() {
         .unwrap();
     assert_eq!(whole.len(), 16 * MIB);
     let missing = remote.files().read(&sb.id, "/workspace/none").await;
-    assert_eq!(missing.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(missing.unwrap_err().code(), ErrorCode::NotFound);
 }

@@ -107,7 +107,7 @@ async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
         .unwrap();
     remote.destroy(&sb.id).await.unwrap();
     let gone = remote.connect(&sb.id).await.unwrap_err();
-    assert_eq!(gone.code, ErrorCode::NotFound, "{gone}");
+    assert_eq!(gone.code(), ErrorCode::NotFound, "{gone}");
     server.shut_down().await;
 }
 
@@ -130,7 +130,7 @@ async fn a_client_that_vanishes_mid_run_leaves_nothing_running() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let late = memory.files().read(&sb.id, "/workspace/late.txt").await;
     assert_eq!(
-        late.map_err(|e| e.code),
+        late.map_err(|e| e.code()),
         Err(ErrorCode::NotFound),
         "the run went on after its client vanished"
     );
@@ -149,9 +149,9 @@ async fn a_server_that_serves_the_contract_only_is_unsupported() {
     let refused = RemoteBackend::connect(&server.endpoint(), token())
         .await
         .unwrap_err();
-    assert_eq!(refused.code, ErrorCode::Unsupported, "{refused}");
-    assert!(refused.message.contains(&server.endpoint()), "{refused}");
-    assert!(refused.message.contains("describe"), "{refused}");
+    assert_eq!(refused.code(), ErrorCode::Unsupported, "{refused}");
+    assert!(refused.message().contains(&server.endpoint()), "{refused}");
+    assert!(refused.message().contains("describe"), "{refused}");
     server.shut_down().await;
 }
 
@@ -162,6 +162,6 @@ async fn a_bad_endpoint_is_invalid_input_in_one_line() {
     let refused = RemoteBackend::connect("ftp://somewhere", token())
         .await
         .unwrap_err();
-    assert_eq!(refused.code, ErrorCode::InvalidInput, "{refused}");
-    assert!(!refused.message.contains('\n'));
+    assert_eq!(refused.code(), ErrorCode::InvalidInput, "{refused}");
+    assert!(!refused.message().contains('\n'));
 }

@@ -69,7 +69,7 @@ pub async fn sweep(backend: &Arc<dyn Backend>) -> CreatorSweep {
     let listed = match backend.list(&Labels::new()).await {
         Ok(l) => l,
         Err(e) => {
-            report.failed.push(format!("listing: {}", e.message));
+            report.failed.push(format!("listing: {}", e.message()));
             return report;
         }
     };
@@ -77,7 +77,7 @@ pub async fn sweep(backend: &Arc<dyn Backend>) -> CreatorSweep {
         if info.labels.get(CREATOR_LABEL).is_some_and(|v| gone(v)) {
             match backend.destroy(&info.id).await {
                 Ok(()) => report.removed.push(info.id),
-                Err(e) => report.failed.push(format!("{}: {}", info.id, e.message)),
+                Err(e) => report.failed.push(format!("{}: {}", info.id, e.message())),
             }
         }
     }

@@ -171,14 +171,14 @@ async fn take(
         Ok(opened) => opened,
         Err(OpenError::Unavailable { why, .. }) => return Ok(Taken::Skipped(why)),
         Err(OpenError::Backend(e)) if role.open_failure == OpenFailure::Skips => {
-            if e.code != ErrorCode::Unavailable {
+            if e.code() != ErrorCode::Unavailable {
                 creators.push(super::creator::CreatorSweep {
                     backend: kind.name().to_string(),
-                    failed: vec![e.message.clone()],
+                    failed: vec![e.message().clone()],
                     ..Default::default()
                 });
             }
-            return Ok(Taken::Skipped(e.message));
+            return Ok(Taken::Skipped(e.message()));
         }
         Err(OpenError::Backend(e)) => return Err(CliError::from(e)),
         Err(e) => return Err(CliError::failure("io", e.to_string())),

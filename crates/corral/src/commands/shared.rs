@@ -56,7 +56,7 @@ pub fn request(
     req.env = env;
     req.cwd = cwd;
     req.timeout = timeout(timeout_secs)?;
-    req.validate().map_err(|e| CliError::usage(e.message))?;
+    req.validate().map_err(|e| CliError::usage(e.message()))?;
     Ok(req)
 }
 

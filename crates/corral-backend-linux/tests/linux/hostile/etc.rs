@@ -81,7 +81,7 @@ async fn issue_2_host_etc_secrets_are_not_visible() {
         assert_ne!(code, 0, "{path} is visible inside: {out:?} {err:?}");
         let seen = h.backend.files().stat(&id, path).await;
         assert_eq!(
-            seen.map_err(|e| e.code).err(),
+            seen.map_err(|e| e.code()).err(),
             Some(ErrorCode::NotFound),
             "{path} from the host side"
         );
@@ -322,9 +322,9 @@ async fn issue_10_host_side_writes_to_read_only_parts_are_refused() {
     let f = h.backend.files();
     let refused = |what: &str, r: corral_backend::Result<()>| {
         let e = r.expect_err(what);
-        assert_eq!(e.code, ErrorCode::InvalidInput, "{what}: {e}");
+        assert_eq!(e.code(), ErrorCode::InvalidInput, "{what}: {e}");
         assert!(
-            e.message.contains("read-only") && !e.message.contains('\n'),
+            e.message().contains("read-only") && !e.message().contains('\n'),
             "{what}: {e}"
         );
     };

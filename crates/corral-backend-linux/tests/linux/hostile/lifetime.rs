@@ -210,8 +210,8 @@ async fn a_sandbox_whose_init_was_killed_is_listed_dead_and_gc_reclaims_it() {
         .exec(&id, ExecRequest::new(Command::shell("true")), &mut out)
         .await
         .unwrap_err();
-    assert_eq!(refused.code, ErrorCode::Unavailable, "{refused}");
-    assert!(refused.message.contains("dead"), "{}", refused.message);
+    assert_eq!(refused.code(), ErrorCode::Unavailable, "{refused}");
+    assert!(refused.message().contains("dead"), "{}", refused.message());
     let dir = h.backend.state_dir().join("sandboxes").join(&id);
     assert!(dir.is_dir(), "the dead sandbox is still on disk before gc");
     let report = h.backend.gc().await.unwrap();

@@ -101,7 +101,7 @@ async fn a_destination_with_port_zero_is_refused() {
             .create(allowlist(&[(host.to_string(), 0)]))
             .await
             .unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidInput, "{host}: {err}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "{host}: {err}");
         let text = err.to_string();
         assert!(text.contains(&format!("{host}:0")), "{host}: {text}");
         assert!(!text.contains('\n'), "{host}: one line: {text}");

@@ -97,7 +97,7 @@ fn child_makes_a_sandbox() {
         let mut limited = CreateRequest::default();
         limited.size.memory_bytes = Some(256 << 20);
         match b.create(limited).await {
-            Err(e) if e.code == ErrorCode::Unsupported => {
+            Err(e) if e.code() == ErrorCode::Unsupported => {
                 assert!(
                     !e.to_string().contains('\n') && e.to_string().contains("root"),
                     "{e}"

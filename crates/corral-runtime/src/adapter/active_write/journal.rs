@@ -139,7 +139,7 @@ impl<B: Backend> Store<B> {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|_| failed(op, FailureReason::IntegrityMismatch)),
-            Err(e) if e.code == ErrorCode::NotFound => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(on(op, self.subject())(e)),
         }
     }
@@ -153,7 +153,7 @@ impl<B: Backend> Store<B> {
             .await
         {
             Ok(entries) => Ok(entries.into_iter().map(|e| e.name).collect()),
-            Err(e) if e.code == ErrorCode::NotFound => Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(Vec::new()),
             Err(e) => Err(on(op, self.subject())(e)),
         }
     }
@@ -192,7 +192,7 @@ impl<B: Backend> Store<B> {
         let bytes = match self.backend.files().read(&self.sandbox_id, &path).await {
             Ok(bytes) => bytes,
             // Evidence that is gone cannot be trusted to restore anything.
-            Err(e) if e.code == ErrorCode::NotFound => {
+            Err(e) if e.code() == ErrorCode::NotFound => {
                 return Err(failed(op, FailureReason::IntegrityMismatch));
             }
             Err(e) => return Err(on(op, self.subject())(e)),
@@ -223,7 +223,7 @@ impl<B: Backend> Store<B> {
                 .await
             {
                 Ok(()) => {}
-                Err(e) if e.code == ErrorCode::NotFound => {}
+                Err(e) if e.code() == ErrorCode::NotFound => {}
                 Err(e) => return Err(on(op, self.subject())(e)),
             }
         }

@@ -248,7 +248,7 @@ impl<B: Backend + 'static> Transaction<B> {
                     }
                 }
                 Ok(_) => return Err(failed(OP, FailureReason::NotRegularFile)),
-                Err(e) if e.code == ErrorCode::NotFound => {
+                Err(e) if e.code() == ErrorCode::NotFound => {
                     if let Some(parent) = file.path.parent() {
                         files
                             .mkdir(sandbox, parent.as_str(), true)

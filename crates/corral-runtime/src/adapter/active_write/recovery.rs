@@ -84,7 +84,7 @@ pub(crate) async fn restore<B: Backend>(
     for path in removals {
         match backend.files().remove(&store.sandbox_id, path, false).await {
             Ok(()) => {}
-            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) if e.code() == ErrorCode::NotFound => {}
             Err(e) => return Err(on(op, subject)(e)),
         }
     }

@@ -101,7 +101,7 @@ pub fn abort_on(token: CancellationToken) -> RunOptions {
 pub async fn records(backend: &Arc<dyn Backend>, id: &str) -> usize {
     match backend.files().list(id, ACTIVITY_DIR).await {
         Ok(list) => list.len(),
-        Err(e) if e.code == ErrorCode::NotFound => 0,
+        Err(e) if e.code() == ErrorCode::NotFound => 0,
         Err(e) => panic!("{e}"),
     }
 }
