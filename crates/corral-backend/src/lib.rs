@@ -23,6 +23,7 @@ pub mod path;
 mod process;
 mod reclaim;
 mod sandbox;
+pub mod settle;
 pub mod signal;
 mod snapshot;
 pub mod snapshot_archive;
