@@ -13,8 +13,8 @@ use crate::error::map_error;
 use crate::files::DockerFiles;
 
 /// The image sandboxes start from unless configured otherwise: a small
-/// root filesystem the test set-up imports from Debian's `busybox-static`
-/// (see `corral_backend_docker::testimage`).
+/// root filesystem imported from the host's `busybox-static` when a
+/// scratch backend connects (see [`crate::busybox_image`]).
 pub const DEFAULT_IMAGE: &str = "corral-test:busybox-curl";
 
 impl DockerBackend {

@@ -18,6 +18,7 @@
 //! No registry is ever contacted: the default image must already be in the
 //! engine (`docker load`, `docker import`, or corral's own image store).
 
+pub mod busybox_image;
 mod connect;
 mod contained;
 mod create;
@@ -34,7 +35,6 @@ mod pending;
 mod preview;
 mod shell;
 mod snapshot;
-pub mod testimage;
 
 use async_trait::async_trait;
 use bollard::Docker;

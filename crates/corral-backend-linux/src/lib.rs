@@ -56,7 +56,6 @@ mod state;
 #[allow(unsafe_code)]
 mod sys;
 mod terminal;
-pub mod testhost;
 mod usage;
 pub mod userns;
 

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use corral_backend_docker::{DockerBackend, testimage};
+use corral_backend_docker::{DockerBackend, busybox_image};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
@@ -154,7 +154,7 @@ impl BackendKind {
     /// Opens the backend holding nothing of the user's, for a measurement
     /// or a test: a fresh memory backend; local and linux on a new
     /// temporary state directory (removed when the [`Scratch`] is closed);
-    /// docker on the engine of `DOCKER_HOST` with corral's test image,
+    /// docker on the engine of `DOCKER_HOST` with corral's busybox image,
     /// imported when missing (never pulled).
     pub async fn open_scratch(self) -> Result<Scratch, OpenError> {
         self.available()
@@ -174,7 +174,7 @@ impl BackendKind {
                 Scratch::without_dir(OpenedBackend::Memory(MemoryBackend::new()))
             }
             BackendKind::Docker => {
-                Scratch::without_dir(OpenedBackend::Docker(testimage::backend().await?))
+                Scratch::without_dir(OpenedBackend::Docker(busybox_image::connect().await?))
             }
         })
     }

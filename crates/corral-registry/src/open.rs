@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use corral_backend::BackendError;
-use corral_backend_docker::testimage::TestBackendError;
+use corral_backend_docker::busybox_image::BusyboxBackendError;
 use corral_wire::{RemoteBackend, Token, TokenError};
 
 use crate::kind::BackendKind;
@@ -46,9 +46,9 @@ pub enum OpenError {
     /// The token file could not be read, or holds no valid token.
     #[error("{TOKEN_FILE_ENV}: {0}")]
     Token(#[from] TokenError),
-    /// No Docker Engine answers, or the test image cannot be made.
+    /// No Docker Engine answers, or the busybox image cannot be made.
     #[error(transparent)]
-    TestEngine(#[from] TestBackendError),
+    ScratchEngine(#[from] BusyboxBackendError),
     /// A temporary state directory could not be created.
     #[error("creating a temporary state directory: {message}")]
     StateDir {

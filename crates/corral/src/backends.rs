@@ -54,7 +54,7 @@ pub async fn open_remote(endpoint: &str) -> Result<RemoteBackend, CliError> {
 fn open_error(e: OpenError) -> CliError {
     let message = e.to_string();
     match e {
-        OpenError::Unavailable { .. } | OpenError::TestEngine(_) => {
+        OpenError::Unavailable { .. } | OpenError::ScratchEngine(_) => {
             CliError::failure("unavailable", message)
         }
         OpenError::Backend(e) => CliError::from(e),

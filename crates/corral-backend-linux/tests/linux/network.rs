@@ -13,7 +13,7 @@ use corral_backend::{
 };
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::network::link_name;
-use corral_backend_linux::testhost::TestHost;
+use corral_testkit::testhost::TestHost;
 
 use crate::common;
 use common::StateDir;

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError, Command, Labels};
-use corral_backend_docker::{DockerBackend, testimage};
+use corral_backend_docker::{DockerBackend, busybox_image};
 use corral_contract::SandboxError;
 use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
@@ -47,7 +47,7 @@ pub enum DockerTargetError {
 }
 
 impl DockerTarget {
-    /// Connects to the engine, imports the test image if it is missing, and
+    /// Connects to the engine, imports the busybox image if it is missing, and
     /// scopes the backend to a fresh label. Must run inside a tokio runtime.
     pub async fn new() -> Result<Self, DockerTargetError> {
         let unavailable = |e: &dyn std::fmt::Display| DockerTargetError::Unavailable(e.to_string());
@@ -55,7 +55,7 @@ impl DockerTarget {
             "conformance-{}",
             corral_backend::statefile::random_hex().map_err(|e| unavailable(&e))?
         );
-        let backend = testimage::backend()
+        let backend = busybox_image::connect()
             .await
             .map_err(|e| unavailable(&e))?
             .scoped(&scope)

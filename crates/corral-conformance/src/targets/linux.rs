@@ -10,7 +10,7 @@
 //! a `none` sandbox has a loopback of its own, so reaching either would
 //! prove its namespace leaks. Where it enforces allowlists they are two
 //! test hosts in network namespaces the target makes
-//! (`corral_backend_linux::testhost`): private addresses on this machine's
+//! (`corral_testkit::testhost`): private addresses on this machine's
 //! own veths, deleted when the target is dropped. Nothing beyond this
 //! machine is probed.
 
@@ -19,10 +19,10 @@ use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError};
 use corral_backend_linux::LinuxBackend;
-use corral_backend_linux::testhost::{TestHost, TestHostError};
 use corral_contract::SandboxError;
 use corral_registry::{BackendKind, envelopes};
 use corral_runtime::adapter::ContractAdapter;
+use corral_testkit::testhost::{TestHost, TestHostError};
 use tempfile::TempDir;
 
 use crate::sdk::SdkConformanceOptions;

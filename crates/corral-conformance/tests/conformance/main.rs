@@ -1,7 +1,7 @@
 //! The conformance crate's integration tests, one binary: the contract suite and
 //! the SDK suite against every target (memory, minimal, local, linux, docker,
-//! remote), a deliberately broken provider, and signed evidence. The shared
-//! fixture is `common`.
+//! remote), a deliberately broken provider, signed evidence, and the wire's
+//! tests over a served provider (`wire`). The shared fixture is `common`.
 
 mod common;
 
@@ -17,3 +17,4 @@ mod sdk_linux;
 mod sdk_local;
 mod sdk_memory;
 mod sdk_remote;
+mod wire;

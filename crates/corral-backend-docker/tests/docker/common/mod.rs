@@ -1,15 +1,15 @@
 //! The docker backend the tests share: the engine of `DOCKER_HOST` (or the
-//! local socket) with the test image imported at set-up. Where no engine
-//! answers, or the test image cannot be made, a test prints why and skips.
+//! local socket) with the busybox image imported at set-up. Where no engine
+//! answers, or the busybox image cannot be made, a test prints why and skips.
 
 use corral_backend_docker::DockerBackend;
-use corral_backend_docker::testimage::{self, TestBackendError};
+use corral_backend_docker::busybox_image::{self, BusyboxBackendError};
 
 /// The backend, or `None` after printing a skip line naming `test` and the reason.
 pub async fn backend(test: &str) -> Option<DockerBackend> {
-    match testimage::backend().await {
+    match busybox_image::connect().await {
         Ok(backend) => Some(backend),
-        Err(TestBackendError::NoEngine(reason)) => {
+        Err(BusyboxBackendError::NoEngine(reason)) => {
             eprintln!("skip: {test}: {reason}");
             None
         }

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use corral_backend::{Backend, CreateRequest, Destination, ErrorCode, Network};
-use corral_backend_linux::testhost::TestHost;
+use corral_testkit::testhost::TestHost;
 
 use crate::hostile::Host;
 

@@ -14,7 +14,7 @@
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use corral_backend_docker::testimage::{self, TestBackendError};
+use corral_backend_docker::busybox_image::{self, BusyboxBackendError};
 
 use crate::hostile::harness::{Cli, comm, left_after, running, signal, text, wait_for};
 
@@ -182,9 +182,9 @@ fn plain_gc_reclaims_a_local_sandbox_whose_creator_was_killed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_gc_reclaims_a_docker_sandbox_whose_creator_was_killed() {
     let test = "plain_gc_reclaims_a_docker_sandbox_whose_creator_was_killed";
-    match testimage::backend().await {
+    match busybox_image::connect().await {
         Ok(_) => {}
-        Err(TestBackendError::NoEngine(why)) => {
+        Err(BusyboxBackendError::NoEngine(why)) => {
             println!("SKIP {test}: {why}");
             return;
         }

@@ -4,8 +4,8 @@
 //! the run fails closed with a typed error; a duplicated `destroy`,
 //! `destroySnapshot` or handoff rollback settles the same way as one.
 
-use crate::common;
-use crate::fault_proxy;
+use super::common;
+use super::fault_proxy;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;

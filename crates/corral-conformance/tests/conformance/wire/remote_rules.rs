@@ -5,7 +5,7 @@
 //! abort settles, whole and ranged reads, fail-closed creates, idempotent
 //! destroy, and only declared members.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 
 use corral_backend_memory::MemoryBackend;

@@ -1,10 +1,11 @@
-//! The test image, built without any registry: a root file system made of
-//! the host's static busybox (Debian's `busybox-static`) with one link per
-//! applet, plus the host's own `curl` with the shared libraries it loads
-//! (the conformance suite's egress probe), imported into the engine as
-//! [`crate::DEFAULT_IMAGE`] (the engine's `docker import`). Tests, the
-//! conformance target and the bench set up with [`backend`], which calls
-//! [`ensure`].
+//! The busybox image, built without any registry: a root file system made
+//! of the host's static busybox (Debian's `busybox-static`) with one link
+//! per applet, plus the host's own `curl` with the shared libraries it
+//! loads (the conformance suite's egress probe), imported into the engine
+//! as [`crate::DEFAULT_IMAGE`] (the engine's `docker import`). It is the
+//! image of a scratch docker backend: the registry's scratch opener (which
+//! the bench and the tests use), the conformance target and the tests
+//! connect with [`connect`], which calls [`ensure`].
 
 use std::path::Path;
 
@@ -18,25 +19,26 @@ pub const BUSYBOX: &str = "/bin/busybox";
 /// The host's curl, copied in with its libraries when present.
 pub const CURL: &str = "/usr/bin/curl";
 
-/// Why [`backend`] gave no backend.
+/// Why [`connect`] gave no backend.
 #[derive(Debug, thiserror::Error)]
-pub enum TestBackendError {
+pub enum BusyboxBackendError {
     /// No usable engine here: none answers, its API version is unusable,
-    /// or the test image cannot be made (the reason says which).
+    /// or the busybox image cannot be made (the reason says which).
     #[error("{0}")]
     NoEngine(String),
-    /// The engine answers and has the test image, but the backend could
+    /// The engine answers and has the busybox image, but the backend could
     /// not connect.
     #[error("the engine answers but connect failed: {0}")]
     Connect(#[source] corral_backend::BackendError),
 }
 
-/// The backend tests, the conformance target and the bench share: the
-/// engine of `DOCKER_HOST` (the local socket by default) with the test
-/// image [`crate::DEFAULT_IMAGE`], imported when missing ([`ensure`]).
-pub async fn backend() -> Result<crate::DockerBackend, TestBackendError> {
-    let no_engine =
-        |what: &str, e: &dyn std::fmt::Display| TestBackendError::NoEngine(format!("{what}: {e}"));
+/// A scratch docker backend: the engine of `DOCKER_HOST` (the local socket
+/// by default) with the busybox image [`crate::DEFAULT_IMAGE`], imported
+/// when missing ([`ensure`]).
+pub async fn connect() -> Result<crate::DockerBackend, BusyboxBackendError> {
+    let no_engine = |what: &str, e: &dyn std::fmt::Display| {
+        BusyboxBackendError::NoEngine(format!("{what}: {e}"))
+    };
     let docker =
         Docker::connect_with_defaults().map_err(|e| no_engine("no Docker Engine client", &e))?;
     docker
@@ -49,15 +51,15 @@ pub async fn backend() -> Result<crate::DockerBackend, TestBackendError> {
         .map_err(|e| no_engine("the Docker Engine's API version", &e))?;
     ensure(&docker, crate::DEFAULT_IMAGE)
         .await
-        .map_err(|e| TestBackendError::NoEngine(e.to_string()))?;
+        .map_err(|e| BusyboxBackendError::NoEngine(e.to_string()))?;
     crate::DockerBackend::connect()
         .await
-        .map_err(TestBackendError::Connect)
+        .map_err(BusyboxBackendError::Connect)
 }
 
-/// Why the test image could not be made.
+/// Why the busybox image could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum TestImageError {
+pub enum BusyboxImageError {
     /// The host has no static busybox to build it from.
     #[error("{BUSYBOX} is missing (install Debian's busybox-static)")]
     NoBusybox,
@@ -65,13 +67,13 @@ pub enum TestImageError {
     #[error("reading {BUSYBOX}: {0}")]
     Host(#[source] std::io::Error),
     /// The engine refused the import.
-    #[error("importing the test image: {0}")]
+    #[error("importing the busybox image: {0}")]
     Engine(#[source] bollard::errors::Error),
 }
 
 /// Makes sure `reference` (`repo:tag`) is in the engine, importing the
 /// busybox root file system under that name when it is missing.
-pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), TestImageError> {
+pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), BusyboxImageError> {
     if docker.inspect_image(reference).await.is_ok() {
         return Ok(());
     }
@@ -79,13 +81,13 @@ pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), TestImageErr
     // others find the image made when they get the lock.
     let _lock = tokio::task::spawn_blocking(lock_host)
         .await
-        .map_err(|e| TestImageError::Host(std::io::Error::other(e)))??;
+        .map_err(|e| BusyboxImageError::Host(std::io::Error::other(e)))??;
     if docker.inspect_image(reference).await.is_ok() {
         return Ok(());
     }
     let rootfs = tokio::task::spawn_blocking(build_rootfs)
         .await
-        .map_err(|e| TestImageError::Host(std::io::Error::other(e)))??;
+        .map_err(|e| BusyboxImageError::Host(std::io::Error::other(e)))??;
     let (repo, tag) = reference.rsplit_once(':').unwrap_or((reference, "latest"));
     let options = CreateImageOptions {
         from_src: Some("-".into()),
@@ -97,7 +99,7 @@ pub async fn ensure(docker: &Docker, reference: &str) -> Result<(), TestImageErr
         .create_image(Some(options), Some(bollard::body_full(rootfs.into())), None)
         .try_collect::<Vec<_>>()
         .await
-        .map_err(TestImageError::Engine)?;
+        .map_err(BusyboxImageError::Engine)?;
     Ok(())
 }
 
@@ -122,17 +124,17 @@ fn file(
     builder.append_data(&mut h, name, bytes)
 }
 
-fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
+fn build_rootfs() -> Result<Vec<u8>, BusyboxImageError> {
     if !Path::new(BUSYBOX).is_file() {
-        return Err(TestImageError::NoBusybox);
+        return Err(BusyboxImageError::NoBusybox);
     }
-    let binary = std::fs::read(BUSYBOX).map_err(TestImageError::Host)?;
+    let binary = std::fs::read(BUSYBOX).map_err(BusyboxImageError::Host)?;
     let listed = std::process::Command::new(BUSYBOX)
         .arg("--list")
         .output()
-        .map_err(TestImageError::Host)?;
+        .map_err(BusyboxImageError::Host)?;
     let applets = String::from_utf8_lossy(&listed.stdout).to_string();
-    let curl = curl_with_libraries().map_err(TestImageError::Host)?;
+    let curl = curl_with_libraries().map_err(BusyboxImageError::Host)?;
     let build = || -> std::io::Result<Vec<u8>> {
         let mut b = tar::Builder::new(Vec::new());
         for d in [
@@ -195,7 +197,7 @@ fn build_rootfs() -> Result<Vec<u8>, TestImageError> {
         }
         b.into_inner()
     };
-    build().map_err(TestImageError::Host)
+    build().map_err(BusyboxImageError::Host)
 }
 
 /// The host's curl and every shared object `ldd` says it loads (resolved
@@ -227,15 +229,15 @@ fn curl_with_libraries() -> std::io::Result<Vec<String>> {
 
 /// An exclusive lock on a file of this host's temporary directory, held
 /// until the returned descriptor is dropped.
-fn lock_host() -> Result<std::fs::File, TestImageError> {
+fn lock_host() -> Result<std::fs::File, BusyboxImageError> {
     let path = std::env::temp_dir().join("corral-docker-testimage.lock");
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(TestImageError::Host)?;
+        .map_err(BusyboxImageError::Host)?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| TestImageError::Host(e.into()))?;
+        .map_err(|e| BusyboxImageError::Host(e.into()))?;
     Ok(file)
 }

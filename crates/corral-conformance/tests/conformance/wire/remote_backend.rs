@@ -2,7 +2,7 @@
 //! the optional members it forwards, a client that vanishes mid-run, and
 //! a server that serves the contract only.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 use std::time::Duration;
 

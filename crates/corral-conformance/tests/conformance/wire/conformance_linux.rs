@@ -2,7 +2,7 @@
 //! this host can make linux sandboxes: no case fails, every skip is the
 //! one the envelope predicts, and nothing is left behind.
 
-use crate::common;
+use super::common;
 use common::WireTarget;
 use corral_conformance::targets::{LinuxTarget, LinuxTargetError, backend_inventory};
 use corral_conformance::{Outcome, run};

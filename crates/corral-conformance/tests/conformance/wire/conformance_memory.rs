@@ -1,7 +1,7 @@
 //! The nine contract cases over the wire against the memory oracle: the
 //! same outcomes as in process (nine passed), and nothing left behind.
 
-use crate::common;
+use super::common;
 use common::WireTarget;
 use corral_conformance::targets::{MemoryTarget, backend_inventory};
 use corral_conformance::{Outcome, run};

@@ -3,7 +3,7 @@
 //! backend); one it accepts is settled and kept; an active-write
 //! transaction commits (its dispatch marker invoked once) or rolls back.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

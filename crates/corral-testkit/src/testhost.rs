@@ -7,7 +7,7 @@
 //!
 //! Forwarding is enabled only on the test host's own veth, never host-wide;
 //! a sandbox reaches it only through its own allowlist (see
-//! [`crate::network`]).
+//! `corral_backend_linux::network`).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};

@@ -2,7 +2,7 @@
 //! past 16 MiB is refused in one line naming the bound and the ranged read,
 //! which still serves it.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 
 use common::remote_over;

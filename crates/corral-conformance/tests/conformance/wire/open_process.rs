@@ -3,7 +3,7 @@
 //! the one-live-process rule and the typed refusal of a failed open; the
 //! runtime validates the evidence as it does in process.
 
-use crate::common;
+use super::common;
 use std::future::poll_fn;
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 //! the server did not get, and the output arrives whole, in order, once.
 //! A `replay` for a session the server does not hold fails closed.
 
-use crate::common;
-use crate::fault_proxy;
+use super::common;
+use super::fault_proxy;
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::pin::Pin;

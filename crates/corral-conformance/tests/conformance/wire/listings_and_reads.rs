@@ -2,7 +2,7 @@
 //! runtime: `list_dir`, `list_project_dir`, `read_files` and `read_file`
 //! answer exactly what the same adapter answers in process.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 
 use common::{provision_request, runtime_over, with_project};

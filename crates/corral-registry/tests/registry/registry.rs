@@ -70,7 +70,7 @@ async fn every_backend_is_itself_issues_its_prefix_and_is_paired_with_an_envelop
                 eprintln!("skip: the {kind} backend is unavailable here: {why}");
                 continue;
             }
-            Err(OpenError::TestEngine(why)) if kind == BackendKind::Docker => {
+            Err(OpenError::ScratchEngine(why)) if kind == BackendKind::Docker => {
                 eprintln!("skip: no Docker Engine for the docker backend here: {why}");
                 continue;
             }

@@ -2,7 +2,7 @@
 //! wrong token, another revision, an over-large body, an unknown route —
 //! each with its status, its refusal header and a contract error.
 
-use crate::common;
+use super::common;
 use std::sync::Arc;
 
 use common::{serve, token};
