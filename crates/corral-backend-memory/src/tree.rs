@@ -9,7 +9,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use corral_backend::contained::{ContainmentReason, FileKind};
+use corral_backend::contained_fs::{FileOp, FsCause, FsError as SharedFsError};
 use corral_backend::{BackendError, ErrorCode, FileType};
+use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 /// How many symlinks one resolution may follow (the kernel's `MAXSYMLINKS`).
@@ -63,6 +66,21 @@ impl Node {
         }
     }
 
+    /// The kind of entry, as a contained read names it.
+    pub(crate) fn kind(&self) -> FileKind {
+        match self {
+            Node::Dir { .. } => FileKind::Directory,
+            Node::File { .. } => FileKind::Regular,
+            Node::Symlink { .. } => FileKind::Symlink,
+            Node::Special { kind, .. } => match kind {
+                SpecialKind::Fifo => FileKind::Fifo,
+                SpecialKind::Socket => FileKind::Socket,
+                SpecialKind::CharDevice => FileKind::CharDevice,
+                SpecialKind::BlockDevice => FileKind::BlockDevice,
+            },
+        }
+    }
+
     pub(crate) fn file_type(&self) -> FileType {
         match self {
             Node::Dir { .. } => FileType::Directory,
@@ -112,7 +130,7 @@ pub(crate) enum FsError {
     NotEmpty,
     Loop,
     NoSpace,
-    NotRegular,
+    NotRegular(FileKind),
     Root,
 }
 
@@ -127,7 +145,7 @@ impl FsError {
             FsError::NotEmpty => "Directory not empty",
             FsError::Loop => "Too many levels of symbolic links",
             FsError::NoSpace => "No space left on device",
-            FsError::NotRegular => "Not a regular file",
+            FsError::NotRegular(_) => "Not a regular file",
             FsError::Root => "Device or resource busy",
         }
     }
@@ -140,17 +158,33 @@ impl FsError {
             FsError::NotDir
             | FsError::IsDir
             | FsError::Loop
-            | FsError::NotRegular
+            | FsError::NotRegular(_)
             | FsError::Root => ErrorCode::InvalidInput,
         }
     }
 
-    /// The backend error for this failure at `path`.
-    pub(crate) fn at(self, path: &str) -> BackendError {
-        BackendError::new(
-            self.code(),
-            format!("{path}: {}", self.strerror().to_lowercase()),
-        )
+    /// The shared file error's cause for this failure.
+    fn cause(self) -> FsCause {
+        match self {
+            FsError::NotFound => FsCause::Os(Errno::NOENT),
+            FsError::NotDir => FsCause::Os(Errno::NOTDIR),
+            FsError::IsDir => FsCause::IsADirectory,
+            FsError::Exists => FsCause::Os(Errno::EXIST),
+            FsError::NotEmpty => FsCause::Os(Errno::NOTEMPTY),
+            FsError::Loop => FsCause::Os(Errno::LOOP),
+            FsError::NoSpace => FsCause::Os(Errno::NOSPC),
+            FsError::NotRegular(kind) => {
+                FsCause::Refused(ContainmentReason::NotRegularFile { kind })
+            }
+            FsError::Root => FsCause::RootItself,
+        }
+    }
+
+    /// The backend error for this failure of `op` at `path`.
+    pub(crate) fn at(self, op: FileOp, path: &str) -> BackendError {
+        let e = SharedFsError::new(op, path, self.cause());
+        debug_assert_eq!(e.code(), self.code(), "{self:?}");
+        e.into()
     }
 }
 
@@ -282,7 +316,7 @@ impl Tree {
         match self.get(comps, true)?.1 {
             Node::File { data, .. } => Ok(data),
             Node::Dir { .. } => Err(FsError::IsDir),
-            _ => Err(FsError::NotRegular),
+            other => Err(FsError::NotRegular(other.kind())),
         }
     }
 
@@ -349,7 +383,7 @@ impl Tree {
             }
             Some(Node::Dir { .. }) => Err(FsError::IsDir),
             Some(Node::Symlink { .. }) => Err(FsError::Loop),
-            Some(Node::Special { .. }) => Err(FsError::NotRegular),
+            Some(n @ Node::Special { .. }) => Err(FsError::NotRegular(n.kind())),
             None => {
                 entries.insert(
                     name.clone(),
