@@ -85,6 +85,7 @@ mod clock;
 mod contained;
 mod exec;
 mod files;
+mod fs_error;
 mod listing;
 mod process;
 mod procs;
