@@ -5,7 +5,7 @@
 //! of the root is refused (`EXDEV`, `invalid_input`), never followed.
 
 use corral_backend::BackendError;
-use corral_backend::contained_fs::{ContainedFs, errno_error};
+use corral_backend::contained_fs::{ContainedFs, FileOp, FsError};
 use rustix::io::Errno;
 
 /// A sandbox's `root/`, held open as a directory descriptor.
@@ -13,6 +13,6 @@ pub(crate) type SandboxRoot = ContainedFs;
 
 /// A failed system call of a file primitive as a backend error, naming the
 /// sandbox path (never the host path behind it), coded by the shared table.
-pub(crate) fn fs_error(op: &str, shown: &str, errno: Errno) -> BackendError {
-    errno_error(op, shown, errno)
+pub(crate) fn fs_error(op: FileOp, shown: &str, errno: Errno) -> BackendError {
+    FsError::os(op, shown, errno).into()
 }

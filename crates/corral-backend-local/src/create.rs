@@ -19,8 +19,8 @@
 use std::os::unix::fs::DirBuilderExt;
 
 use corral_backend::{
-    BackendError, Capabilities, CreateRequest, Network, Result, SandboxInfo, WORKSPACE_DIR,
-    check_enforceable, now_ms,
+    BackendError, Capabilities, CreateRequest, Network, PlatformError, Result, SandboxInfo,
+    SnapshotError, WORKSPACE_DIR, check_enforceable, now_ms,
 };
 
 use crate::keys;
@@ -96,6 +96,7 @@ pub(crate) fn create(
         .mode(0o755)
         .create(&root)
         .map_err(|e| state_error(format_args!("creating sandbox {id}"), &e))?;
+    let from_id = from.as_ref().map(|(info, _)| info.id.clone());
     if let Some((info, file)) = from {
         snapshot::unpack(&info.id, file, &root)?;
     }
@@ -103,10 +104,11 @@ pub(crate) fn create(
     match std::fs::symlink_metadata(&workspace) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
-            return Err(BackendError::new(
-                corral_backend::ErrorCode::Provider,
-                format!("the snapshot holds a {WORKSPACE_DIR} that is not a directory"),
-            ));
+            return Err(SnapshotError::Corrupted {
+                snapshot: from_id.unwrap_or_default(),
+                why: format!("it holds a {WORKSPACE_DIR} that is not a directory"),
+            }
+            .into());
         }
         Err(_) => std::fs::DirBuilder::new()
             .mode(0o755)
@@ -123,10 +125,9 @@ pub(crate) fn create(
         ports: req.ports.clone(),
     };
     let json = serde_json::to_vec_pretty(&meta).map_err(|e| {
-        BackendError::new(
-            corral_backend::ErrorCode::Provider,
-            format!("encoding a record: {e}"),
-        )
+        BackendError::from(PlatformError::Defective {
+            what: format!("encoding a record: {e}"),
+        })
     })?;
     write_atomic(&state.meta_path(&id), &json)
         .map_err(|e| state_error(format_args!("recording sandbox {id}"), &e))?;

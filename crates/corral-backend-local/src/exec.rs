@@ -19,10 +19,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use corral_backend::contained_fs::FileOp;
 use corral_backend::host_exec::{self, HostCommand};
 use corral_backend::{
-    BackendError, DEFAULT_PATH, ErrorCode, ExecOutcome, ExecRequest, OutputSink, Result,
-    WORKSPACE_DIR,
+    DEFAULT_PATH, ExecError, ExecOutcome, ExecRequest, OutputSink, Result, WORKSPACE_DIR,
 };
 use rustix::fs::OFlags;
 use rustix::io::Errno;
@@ -66,12 +66,9 @@ pub(crate) fn place(
     match root.open_at(&t.comps, OFlags::PATH | OFlags::DIRECTORY, true) {
         Ok(_) => {}
         Err(Errno::NOENT | Errno::NOTDIR) => {
-            return Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("cwd {}: no such directory in sandbox {id}", t.shown),
-            ));
+            return Err(ExecError::CwdNotFound { cwd: t.shown }.into());
         }
-        Err(e) => return Err(crate::beneath::fs_error("cwd", &t.shown, e)),
+        Err(e) => return Err(crate::beneath::fs_error(FileOp::OpenDir, &t.shown, e)),
     }
     let host_root = state.root_dir(id);
     let mut host_cwd = host_root.clone();

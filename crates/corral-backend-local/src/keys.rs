@@ -12,7 +12,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{CreateError, Result};
 use sha2::{Digest, Sha256};
 
 use crate::state::{State, random_hex, state_error, write_atomic};
@@ -54,13 +54,11 @@ pub(crate) fn claim(state: &State, key: &str, id: &str) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let holder = owner_of_hash(state, &hash).ok().flatten();
-            Err(BackendError::new(
-                ErrorCode::Conflict,
-                match holder {
-                    Some(other) => format!("key {key:?} is already taken by sandbox {other}"),
-                    None => format!("key {key:?} is already taken"),
-                },
-            ))
+            Err(CreateError::KeyTaken {
+                key: key.into(),
+                owner: holder,
+            }
+            .into())
         }
         Err(e) => Err(state_error(format_args!("claiming key {key:?}"), &e)),
     }

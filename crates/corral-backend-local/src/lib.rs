@@ -71,8 +71,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ErrorCode,
-    ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PreviewUrl,
+    Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ExecOutcome,
+    ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PlatformError, PreviewUrl,
     ProcessOps, ProcessSpec, Result, SandboxInfo, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
     TreeListOps, TreeListing, Usage, UsageOps, labels_match,
 };
@@ -98,10 +98,10 @@ impl LocalBackend {
     pub fn open(state_dir: impl Into<PathBuf>) -> Result<Self> {
         let dir = state_dir.into();
         let state = State::open(dir).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("the local backend cannot use its state directory: {e}"),
-            )
+            BackendError::from(PlatformError::Unavailable {
+                what: "the local backend cannot use its state directory".into(),
+                detail: e.to_string(),
+            })
         })?;
         let state = Arc::new(state);
         let backend = LocalBackend {

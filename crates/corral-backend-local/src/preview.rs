@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
+use corral_backend::{PreviewError, PreviewUrl, RequestError, Result};
 
 use crate::state::{State, require_meta};
 
@@ -21,14 +21,16 @@ use crate::state::{State, require_meta};
 /// not declare at create.
 pub(crate) fn url(state: &State, id: &str, port: u16) -> Result<PreviewUrl> {
     if port == 0 {
-        return Err(BackendError::invalid("preview: port 0 is not a port"));
+        return Err(RequestError::PortZero.into());
     }
     let meta = require_meta(state, id)?;
     if !meta.ports.contains(&port) {
-        return Err(BackendError::new(
-            ErrorCode::NotFound,
-            format!("sandbox {id:?} was not created with port {port}"),
-        ));
+        return Err(PreviewError::PortNotDeclared {
+            id: id.into(),
+            port,
+            declared: meta.ports.clone(),
+        }
+        .into());
     }
     Ok(PreviewUrl {
         url: format!("http://127.0.0.1:{port}"),

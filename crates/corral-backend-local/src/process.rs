@@ -18,8 +18,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use corral_backend::host_exec::{exit_status_of, kill_group, spawn_group, wait_group_gone};
 use corral_backend::{
-    BackendError, ClosingStdin, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl,
-    ProcessSpec, Result,
+    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, LiveProcess, PlatformError,
+    ProcessControl, ProcessSpec, Result,
 };
 use tokio::sync::watch;
 
@@ -89,10 +89,9 @@ impl ProcessControl for Control {
     async fn wait(&self) -> Result<ExitStatus> {
         let mut rx = self.status.clone();
         let settled = rx.wait_for(Option::is_some).await.map_err(|_| {
-            BackendError::new(
-                ErrorCode::Provider,
-                "the task watching the process ended without its status",
-            )
+            BackendError::from(ExecError::NoExitStatus {
+                what: format!("process {} (its watching task ended)", self.pgid),
+            })
         })?;
         Ok(settled.clone().unwrap_or(ExitStatus::Code(-1)))
     }
@@ -107,13 +106,11 @@ impl ProcessControl for Control {
     async fn kill(&self) -> Result<()> {
         self.kill_now();
         if tokio::time::timeout(KILL_WAIT, self.wait()).await.is_err() {
-            return Err(BackendError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "process {} did not die within {KILL_WAIT:?} of SIGKILL",
-                    self.pgid
-                ),
-            ));
+            return Err(ExecError::KillUnconfirmed {
+                what: format!("process {}", self.pgid),
+                within: KILL_WAIT,
+            }
+            .into());
         }
         wait_group_gone(self.pgid).await;
         Ok(())
@@ -143,10 +140,10 @@ pub(crate) async fn start(
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            "piped stdio missing",
-        ));
+        return Err(PlatformError::Defective {
+            what: "a spawned process has no piped stdio".into(),
+        }
+        .into());
     };
     let (tx, rx) = watch::channel(None);
     tokio::spawn(async move {

@@ -39,7 +39,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{ExecError, Result};
 use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, Signal};
 
@@ -130,14 +130,11 @@ pub(crate) fn reap(state: &State, id: &str) -> Result<()> {
         }
         if start.elapsed() >= REAP_BOUND {
             let pids: Vec<String> = signalled.iter().map(ToString::to_string).collect();
-            return Err(BackendError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "sandbox {id}: processes {} still run {REAP_BOUND:?} after SIGKILL; \
-                     destroy again to retry",
-                    pids.join(", ")
-                ),
-            ));
+            return Err(ExecError::KillUnconfirmed {
+                what: format!("sandbox {id}: processes {}", pids.join(", ")),
+                within: REAP_BOUND,
+            }
+            .into());
         }
         std::thread::sleep(RESCAN_PAUSE);
     }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub(crate) use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
-use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
+use corral_backend::{BackendError, Labels, PlatformError, Result, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
 
 /// What every sandbox id starts with.
@@ -146,14 +146,16 @@ pub(crate) fn is_snapshot_id(s: &str) -> bool {
 
 /// An error of the state directory itself, naming what was being done.
 pub(crate) fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
-    let e = BackendError::from_io(format!("local state: {what}"), err);
+    let mut e = PlatformError::io(format_args!("local state: {what}"), err);
     // A missing state entry is a defect of the state, not a missing object
-    // the caller asked about; callers map real absences themselves.
-    if e.code() == ErrorCode::NotFound {
-        BackendError::new(ErrorCode::Io, e.message())
-    } else {
-        e
+    // the caller asked about; callers map real absences themselves: it is
+    // reported as an `io` failure, not `not_found`.
+    if let PlatformError::Io { kind, .. } = &mut e
+        && *kind == std::io::ErrorKind::NotFound
+    {
+        *kind = std::io::ErrorKind::Other;
     }
+    e.into()
 }
 
 /// The records of the sandboxes of `state`.

@@ -14,26 +14,12 @@
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
-use corral_backend::contained::{ContainedReadError, ContainmentReason, FileKind};
+use corral_backend::contained::{ContainedReadError, ContainmentReason};
 use corral_backend::path::normalize;
 use corral_backend::{ContainedReadFailure, ContainedReadOps};
 
 use crate::Inner;
-use crate::tree::{FsError, MAX_SYMLINK_HOPS, Node, SpecialKind, Tree};
-
-fn kind_of(node: &Node) -> FileKind {
-    match node {
-        Node::Dir { .. } => FileKind::Directory,
-        Node::File { .. } => FileKind::Regular,
-        Node::Symlink { .. } => FileKind::Symlink,
-        Node::Special { kind, .. } => match kind {
-            SpecialKind::Fifo => FileKind::Fifo,
-            SpecialKind::Socket => FileKind::Socket,
-            SpecialKind::CharDevice => FileKind::CharDevice,
-            SpecialKind::BlockDevice => FileKind::BlockDevice,
-        },
-    }
-}
+use crate::tree::{FsError, MAX_SYMLINK_HOPS, Node, Tree};
 
 /// Resolves `rest` beneath the directory at canonical `root`; the regular
 /// file's bytes, at most `max_bytes`.
@@ -95,9 +81,7 @@ fn walk(
             }
             Ok(data.clone())
         }
-        other => Err(ContainmentReason::NotRegularFile {
-            kind: kind_of(other),
-        }),
+        other => Err(ContainmentReason::NotRegularFile { kind: other.kind() }),
     }
 }
 

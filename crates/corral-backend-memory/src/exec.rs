@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use corral_backend::{
-    BackendError, Command, ErrorCode, ExecOutcome, ExecRequest, OutputSink, Result, StreamKind,
+    BackendError, Command, ExecError, ExecOutcome, ExecRequest, OutputSink, Result, StreamKind,
+    TimeoutLimit,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -29,11 +30,8 @@ pub(crate) struct Launched {
 /// The backend error for a refused spawn.
 pub(crate) fn spawn_error(e: SpawnError) -> BackendError {
     match e {
-        SpawnError::Limit(n) => BackendError::new(
-            ErrorCode::Quota,
-            format!("the sandbox runs its process limit already (limits.pids = {n})"),
-        ),
-        SpawnError::Killed => BackendError::new(ErrorCode::Conflict, "the process group is dying"),
+        SpawnError::Limit(n) => ExecError::ProcessLimit { pids: n }.into(),
+        SpawnError::Killed => ExecError::GroupDying.into(),
     }
 }
 
@@ -91,15 +89,12 @@ pub(crate) async fn run(
 ) -> Result<ExecOutcome> {
     req.validate()?;
     let sb = inner.sandbox(id)?;
-    sb.refuse_paused("exec")?;
+    sb.refuse_paused()?;
     let cwd = sb.resolve_cwd(req.cwd.as_deref())?;
     let env = sb.command_env(&req.env, &cwd);
     let abort = req.abort.clone().unwrap_or_default();
     if abort.is_cancelled() {
-        return Err(BackendError::new(
-            ErrorCode::Aborted,
-            "exec aborted before it started",
-        ));
+        return Err(ExecError::Aborted.into());
     }
     let (tx, mut rx) = mpsc::channel::<Chunk>(OUTPUT_CHUNKS);
     let io = Io {
@@ -119,18 +114,15 @@ pub(crate) async fn run(
             biased;
             () = abort.cancelled() => {
                 finish(&group, &mut rx, sink).await;
-                return Err(BackendError::new(
-                    ErrorCode::Aborted,
-                    "exec aborted by the caller; its process group was killed",
-                ));
+                return Err(ExecError::Aborted.into());
             }
             () = deadline(at) => {
                 finish(&group, &mut rx, sink).await;
-                let ms = req.timeout.map(|t| t.as_millis()).unwrap_or_default();
-                return Err(BackendError::new(
-                    ErrorCode::Timeout,
-                    format!("exec ran past its {ms} ms timeout; its process group was killed"),
-                ));
+                return Err(ExecError::TimedOut {
+                    after: req.timeout.unwrap_or_default(),
+                    limit: TimeoutLimit::Requested,
+                }
+                .into());
             }
             chunk = rx.recv(), if open => match chunk {
                 Some((kind, bytes)) => sink.chunk(kind, &bytes),

@@ -2,19 +2,23 @@
 //! create what the primitives cannot (symlinks, special entries).
 
 use async_trait::async_trait;
+use corral_backend::contained_fs::FileOp;
 use corral_backend::path::normalize;
-use corral_backend::{BackendError, DirEntry, FileOps, FileStat, RangedRead, Result};
+use corral_backend::{DirEntry, FileOps, FileStat, RangedRead, RequestError, Result};
 
 use crate::tree::{FsError, Node, SpecialKind};
 use crate::{Inner, MemoryBackend};
 
 /// The permission bits a write sets: `mode`, or `0o644`.
-pub(crate) fn check_mode(path: &str, mode: Option<u32>) -> Result<u32> {
+pub(crate) fn check_mode(op: FileOp, path: &str, mode: Option<u32>) -> Result<u32> {
     let mode = mode.unwrap_or(0o644);
     if mode > 0o7777 {
-        return Err(BackendError::invalid(format!(
-            "write {path}: mode {mode:#o} has bits beyond 0o7777"
-        )));
+        return Err(RequestError::Mode {
+            op,
+            path: path.into(),
+            mode,
+        }
+        .into());
     }
     Ok(mode)
 }
@@ -35,21 +39,25 @@ impl FileOps for Inner {
         let tree = sb.tree();
         tree.read(&comps)
             .map(<[u8]>::to_vec)
-            .map_err(|e| e.at(path))
+            .map_err(|e| e.at(FileOp::Read, path))
     }
 
     async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
         let comps = normalize("path", path)?;
-        let mode = check_mode(path, mode)?;
+        let mode = check_mode(FileOp::Write, path, mode)?;
         let sb = self.sandbox(id)?;
-        sb.replace_file(&comps, bytes, mode).map_err(|e| e.at(path))
+        sb.replace_file(&comps, bytes, mode)
+            .map_err(|e| e.at(FileOp::Write, path))
     }
 
     async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>> {
         let comps = normalize("path", path)?;
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
-        match tree.get(&comps, true).map_err(|e| e.at(path))? {
+        match tree
+            .get(&comps, true)
+            .map_err(|e| e.at(FileOp::List, path))?
+        {
             (_, Node::Dir { entries, .. }) => Ok(entries
                 .iter()
                 .map(|(name, n)| DirEntry {
@@ -60,7 +68,7 @@ impl FileOps for Inner {
                     mode: n.mode(),
                 })
                 .collect()),
-            _ => Err(FsError::NotDir.at(path)),
+            _ => Err(FsError::NotDir.at(FileOp::List, path)),
         }
     }
 
@@ -68,7 +76,9 @@ impl FileOps for Inner {
         let comps = normalize("path", path)?;
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
-        let (_, n) = tree.get(&comps, false).map_err(|e| e.at(path))?;
+        let (_, n) = tree
+            .get(&comps, false)
+            .map_err(|e| e.at(FileOp::Stat, path))?;
         Ok(FileStat {
             path: format!("/{}", comps.join("/")),
             file_type: n.file_type(),
@@ -83,7 +93,7 @@ impl FileOps for Inner {
         let sb = self.sandbox(id)?;
         let now = sb.now();
         let r = sb.tree().remove(&comps, recursive, now);
-        r.map_err(|e| e.at(path))
+        r.map_err(|e| e.at(FileOp::Remove, path))
     }
 
     async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
@@ -91,7 +101,7 @@ impl FileOps for Inner {
         let sb = self.sandbox(id)?;
         let now = sb.now();
         let r = sb.tree().mkdir(&comps, parents, now);
-        r.map_err(|e| e.at(path))
+        r.map_err(|e| e.at(FileOp::Mkdir, path))
     }
 
     fn ranged(&self) -> Option<&dyn RangedRead> {
@@ -105,7 +115,9 @@ impl RangedRead for Inner {
         let comps = normalize("path", path)?;
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
-        let data = tree.read(&comps).map_err(|e| e.at(path))?;
+        let data = tree
+            .read(&comps)
+            .map_err(|e| e.at(FileOp::ReadRange, path))?;
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
             .min(data.len());
@@ -122,9 +134,10 @@ impl MemoryBackend {
     /// primitives cannot create links. `conflict` when `path` exists.
     pub fn symlink(&self, id: &str, path: &str, target: &str) -> Result<()> {
         if target.is_empty() || target.contains('\0') {
-            return Err(BackendError::invalid(format!(
-                "symlink target {target:?} must be non-empty without NUL bytes"
-            )));
+            return Err(RequestError::SymlinkTarget {
+                target: target.into(),
+            }
+            .into());
         }
         let comps = normalize("path", path)?;
         let sb = self.inner.sandbox(id)?;
@@ -132,7 +145,8 @@ impl MemoryBackend {
             target: target.to_string(),
             mtime: sb.now(),
         };
-        sb.create_node(&comps, node).map_err(|e| e.at(path))
+        sb.create_node(&comps, node)
+            .map_err(|e| e.at(FileOp::Write, path))
     }
 
     /// Creates a special entry (fifo, socket, device) at `path` in sandbox
@@ -145,7 +159,8 @@ impl MemoryBackend {
             mode: 0o644,
             mtime: sb.now(),
         };
-        sb.create_node(&comps, node).map_err(|e| e.at(path))
+        sb.create_node(&comps, node)
+            .map_err(|e| e.at(FileOp::Write, path))
     }
 
     /// Creates a named pipe at `path` in sandbox `id` (see [`Self::mknod`]).

@@ -85,6 +85,7 @@ mod clock;
 mod contained;
 mod exec;
 mod files;
+mod fs_error;
 mod listing;
 mod process;
 mod procs;
@@ -99,10 +100,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, BatchWriteOps, Capabilities, ContainedReadOps, CreateRequest,
-    Enforcement, ErrorCode, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
-    PauseOps, PreviewUrl, ProcessOps, Result, SandboxInfo, SnapshotCloneOps, SnapshotOps,
-    TerminalOps, TreeListOps, UsageOps, check_enforceable, labels_match,
+    Backend, BackendError, BatchWriteOps, Capabilities, ContainedReadOps, CreateError,
+    CreateRequest, Enforcement, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
+    PauseOps, PreviewError, PreviewUrl, ProcessOps, RequestError, Result, SandboxInfo,
+    SnapshotCloneOps, SnapshotError, SnapshotOps, TerminalOps, TreeListOps, UsageOps,
+    check_enforceable, labels_match,
 };
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -253,12 +255,13 @@ impl Backend for MemoryBackend {
         let now = self.inner.clock.now_ms();
         let mut st = self.inner.state();
         if let Some(key) = &req.key
-            && st.sandboxes.values().any(|s| s.key.as_ref() == Some(key))
+            && let Some(holder) = st.sandboxes.values().find(|s| s.key.as_ref() == Some(key))
         {
-            return Err(BackendError::new(
-                ErrorCode::Conflict,
-                format!("a sandbox with key {key:?} exists already"),
-            ));
+            return Err(CreateError::KeyTaken {
+                key: key.clone(),
+                owner: Some(holder.id.clone()),
+            }
+            .into());
         }
         let tree = match &req.snapshot {
             None => Tree::new(now),
@@ -269,19 +272,19 @@ impl Backend for MemoryBackend {
                     .find(|s| s.info.id == *sid)
                     .map(|s| s.tree.clone())
                     .ok_or_else(|| {
-                        BackendError::new(
-                            ErrorCode::NotFound,
-                            format!("no snapshot with id {sid:?}"),
-                        )
+                        BackendError::from(SnapshotError::NotFound {
+                            snapshot: sid.clone(),
+                        })
                     })?;
                 tree.ensure_standard_dirs(now);
                 if let Some(limit) = req.size.disk_bytes
                     && tree.stored_bytes() > limit
                 {
-                    return Err(BackendError::new(
-                        ErrorCode::Quota,
-                        format!("snapshot {sid:?} holds more than size.disk_bytes = {limit}"),
-                    ));
+                    return Err(CreateError::SnapshotTooLarge {
+                        snapshot: sid.clone(),
+                        limit,
+                    }
+                    .into());
                 }
                 tree
             }
@@ -348,14 +351,16 @@ impl Backend for MemoryBackend {
 
     async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
         if port == 0 {
-            return Err(BackendError::invalid("port 0 is not a port"));
+            return Err(RequestError::PortZero.into());
         }
         let sb = self.inner.sandbox(id)?;
         if !sb.ports.contains(&port) {
-            return Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("sandbox {id:?} was not created with port {port}"),
-            ));
+            return Err(PreviewError::PortNotDeclared {
+                id: id.into(),
+                port,
+                declared: sb.ports.clone(),
+            }
+            .into());
         }
         Ok(PreviewUrl {
             url: format!("memory://{id}:{port}"),

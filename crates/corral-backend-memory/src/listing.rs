@@ -1,6 +1,7 @@
 //! Complete leaf listings and all-or-nothing batch writes.
 
 use async_trait::async_trait;
+use corral_backend::contained_fs::FileOp;
 use corral_backend::path::normalize;
 use corral_backend::{
     BatchFile, BatchWriteOps, Result, TreeEntry, TreeEntryKind, TreeListOps, TreeListing,
@@ -55,9 +56,11 @@ impl TreeListOps for Inner {
         let mut entries = Vec::new();
         {
             let tree = sb.tree();
-            let (_, node) = tree.get(&comps, true).map_err(|e| e.at(root))?;
+            let (_, node) = tree
+                .get(&comps, true)
+                .map_err(|e| e.at(FileOp::ListTree, root))?;
             if !matches!(node, Node::Dir { .. }) {
-                return Err(FsError::NotDir.at(root));
+                return Err(FsError::NotDir.at(FileOp::ListTree, root));
             }
             leaves(node, "", &mut entries);
         }
@@ -77,7 +80,7 @@ impl BatchWriteOps for Inner {
         let mut checked = Vec::with_capacity(files.len());
         for f in &files {
             let comps = normalize("path", &f.path)?;
-            checked.push((comps, check_mode(&f.path, f.mode)?, f));
+            checked.push((comps, check_mode(FileOp::WriteBatch, &f.path, f.mode)?, f));
         }
         let sb = self.sandbox(id)?;
         let now = sb.now();
@@ -87,7 +90,7 @@ impl BatchWriteOps for Inner {
         for (comps, mode, f) in checked {
             staged
                 .replace_file(&comps, &f.bytes, mode, now, limit)
-                .map_err(|e| e.at(&f.path))?;
+                .map_err(|e| e.at(FileOp::WriteBatch, &f.path))?;
         }
         *tree = staged;
         Ok(())

@@ -133,7 +133,7 @@ impl ProcessOps for Inner {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
         spec.validate()?;
         let sb = self.sandbox(id)?;
-        sb.refuse_paused("start a process")?;
+        sb.refuse_paused()?;
         let cwd = sb.resolve_cwd(spec.cwd.as_deref())?;
         let env = sb.command_env(&spec.env, &cwd);
         let (stdin_caller, stdin_proc) = tokio::io::duplex(STREAM_BYTES);

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use corral_backend::contained_fs::FileOp;
 use corral_backend::{
-    BackendError, ErrorCode, Labels, Limits, Network, Result, SandboxInfo, SandboxStatus, Size,
+    ExecError, Labels, Limits, Network, Result, SandboxError, SandboxInfo, SandboxStatus, Size,
 };
 use tokio::sync::watch;
 
@@ -163,15 +164,12 @@ impl Sandbox {
     }
 
     /// `conflict` while paused.
-    pub(crate) fn refuse_paused(&self, what: &str) -> Result<()> {
+    pub(crate) fn refuse_paused(&self) -> Result<()> {
         if self.is_paused() {
-            return Err(BackendError::new(
-                ErrorCode::Conflict,
-                format!(
-                    "sandbox {:?} is paused: cannot {what} until it is resumed",
-                    self.id
-                ),
-            ));
+            return Err(SandboxError::Paused {
+                id: self.id.clone(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -201,8 +199,9 @@ impl Sandbox {
         let tree = self.tree();
         match tree.get(&comps, true) {
             Ok((_, Node::Dir { .. })) => Ok(format!("/{}", comps.join("/"))),
-            Ok(_) => Err(FsError::NotDir.at(cwd)),
-            Err(e) => Err(e.at(cwd)),
+            Ok(_) => Err(FsError::NotDir.at(FileOp::OpenDir, cwd)),
+            Err(FsError::NotFound) => Err(ExecError::CwdNotFound { cwd: cwd.into() }.into()),
+            Err(e) => Err(e.at(FileOp::OpenDir, cwd)),
         }
     }
 

@@ -3,8 +3,8 @@
 
 use async_trait::async_trait;
 use corral_backend::{
-    BackendError, ErrorCode, Labels, PauseOps, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
-    Usage, UsageOps, labels_match, validate_label,
+    BackendError, Labels, PauseOps, Result, SnapshotCloneOps, SnapshotError, SnapshotInfo,
+    SnapshotOps, Usage, UsageOps, labels_match, validate_label,
 };
 
 use crate::Inner;
@@ -140,10 +140,9 @@ impl SnapshotCloneOps for Inner {
             .find(|s| s.info.id == snapshot_id)
             .cloned()
             .ok_or_else(|| {
-                BackendError::new(
-                    ErrorCode::NotFound,
-                    format!("no snapshot with id {snapshot_id:?}"),
-                )
+                BackendError::from(SnapshotError::NotFound {
+                    snapshot: snapshot_id.into(),
+                })
             })?;
         Ok(self.store(
             &source.info.source_sandbox_id,

@@ -92,7 +92,7 @@ impl TerminalOps for Inner {
             validate_env(k, v)?;
         }
         let sb = self.sandbox(id)?;
-        sb.refuse_paused("open a terminal")?;
+        sb.refuse_paused()?;
         let cwd = sb.resolve_cwd(None)?;
         let mut env = sb.command_env(&spec.env, &cwd);
         env.entry("TERM".into())

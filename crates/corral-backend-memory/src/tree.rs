@@ -9,8 +9,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use corral_backend::{BackendError, ErrorCode, FileType};
+use corral_backend::FileType;
+use corral_backend::contained::FileKind;
 use sha2::{Digest, Sha256};
+
+pub(crate) use crate::fs_error::{FsError, FsResult};
 
 /// How many symlinks one resolution may follow (the kernel's `MAXSYMLINKS`).
 pub(crate) const MAX_SYMLINK_HOPS: u32 = 40;
@@ -63,6 +66,21 @@ impl Node {
         }
     }
 
+    /// The kind of entry, as a contained read names it.
+    pub(crate) fn kind(&self) -> FileKind {
+        match self {
+            Node::Dir { .. } => FileKind::Directory,
+            Node::File { .. } => FileKind::Regular,
+            Node::Symlink { .. } => FileKind::Symlink,
+            Node::Special { kind, .. } => match kind {
+                SpecialKind::Fifo => FileKind::Fifo,
+                SpecialKind::Socket => FileKind::Socket,
+                SpecialKind::CharDevice => FileKind::CharDevice,
+                SpecialKind::BlockDevice => FileKind::BlockDevice,
+            },
+        }
+    }
+
     pub(crate) fn file_type(&self) -> FileType {
         match self {
             Node::Dir { .. } => FileType::Directory,
@@ -101,60 +119,6 @@ impl Node {
         }
     }
 }
-
-/// Why a tree operation failed, as `errno` would say it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FsError {
-    NotFound,
-    NotDir,
-    IsDir,
-    Exists,
-    NotEmpty,
-    Loop,
-    NoSpace,
-    NotRegular,
-    Root,
-}
-
-impl FsError {
-    /// The `strerror` text a shell prints.
-    pub(crate) fn strerror(self) -> &'static str {
-        match self {
-            FsError::NotFound => "No such file or directory",
-            FsError::NotDir => "Not a directory",
-            FsError::IsDir => "Is a directory",
-            FsError::Exists => "File exists",
-            FsError::NotEmpty => "Directory not empty",
-            FsError::Loop => "Too many levels of symbolic links",
-            FsError::NoSpace => "No space left on device",
-            FsError::NotRegular => "Not a regular file",
-            FsError::Root => "Device or resource busy",
-        }
-    }
-
-    fn code(self) -> ErrorCode {
-        match self {
-            FsError::NotFound => ErrorCode::NotFound,
-            FsError::Exists | FsError::NotEmpty => ErrorCode::Conflict,
-            FsError::NoSpace => ErrorCode::Quota,
-            FsError::NotDir
-            | FsError::IsDir
-            | FsError::Loop
-            | FsError::NotRegular
-            | FsError::Root => ErrorCode::InvalidInput,
-        }
-    }
-
-    /// The backend error for this failure at `path`.
-    pub(crate) fn at(self, path: &str) -> BackendError {
-        BackendError::new(
-            self.code(),
-            format!("{path}: {}", self.strerror().to_lowercase()),
-        )
-    }
-}
-
-pub(crate) type FsResult<T> = Result<T, FsError>;
 
 /// A sandbox's whole file system.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,7 +246,7 @@ impl Tree {
         match self.get(comps, true)?.1 {
             Node::File { data, .. } => Ok(data),
             Node::Dir { .. } => Err(FsError::IsDir),
-            _ => Err(FsError::NotRegular),
+            other => Err(FsError::NotRegular(other.kind())),
         }
     }
 
@@ -349,7 +313,7 @@ impl Tree {
             }
             Some(Node::Dir { .. }) => Err(FsError::IsDir),
             Some(Node::Symlink { .. }) => Err(FsError::Loop),
-            Some(Node::Special { .. }) => Err(FsError::NotRegular),
+            Some(n @ Node::Special { .. }) => Err(FsError::NotRegular(n.kind())),
             None => {
                 entries.insert(
                     name.clone(),

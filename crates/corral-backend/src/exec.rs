@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{BackendError, Result};
+use crate::error::{RequestError, Result};
 use crate::sandbox::validate_env;
 use crate::signal::SignalName;
 
@@ -53,25 +53,26 @@ impl Command {
         match self {
             Command::Argv(v) => {
                 if v.is_empty() {
-                    return Err(BackendError::invalid("command: argv is empty"));
+                    return Err(RequestError::EmptyArgv.into());
                 }
                 if v.len() > MAX_ARGS {
-                    return Err(BackendError::invalid(format!(
-                        "command: {} arguments, at most {MAX_ARGS} allowed",
-                        v.len()
-                    )));
+                    return Err(RequestError::TooManyArguments {
+                        count: v.len(),
+                        max: MAX_ARGS,
+                    }
+                    .into());
                 }
                 for (i, a) in v.iter().enumerate() {
                     check_arg(i, a)?;
                 }
                 if v[0].is_empty() {
-                    return Err(BackendError::invalid("command: argv[0] is empty"));
+                    return Err(RequestError::EmptyProgram.into());
                 }
                 Ok(())
             }
             Command::Shell(s) => {
                 if s.trim().is_empty() {
-                    return Err(BackendError::invalid("command: shell script is empty"));
+                    return Err(RequestError::EmptyScript.into());
                 }
                 check_arg(2, s)
             }
@@ -81,15 +82,15 @@ impl Command {
 
 fn check_arg(i: usize, a: &str) -> Result<()> {
     if a.contains('\0') {
-        return Err(BackendError::invalid(format!(
-            "command: argument {i} contains a NUL byte"
-        )));
+        return Err(RequestError::ArgumentNul { index: i }.into());
     }
     if a.len() > MAX_ARG_BYTES {
-        return Err(BackendError::invalid(format!(
-            "command: argument {i} is {} bytes, at most {MAX_ARG_BYTES} allowed",
-            a.len()
-        )));
+        return Err(RequestError::ArgumentTooLong {
+            index: i,
+            len: a.len(),
+            max: MAX_ARG_BYTES,
+        }
+        .into());
     }
     Ok(())
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::error::{BackendError, ErrorCode, Result};
+use crate::error::{BackendError, ExecError, RequestError, Result, TimeoutLimit};
 use crate::exec::{ExecOutcome, ExitStatus, OutputSink, StreamKind};
 use crate::sandbox::now_ms;
 use crate::signal;
@@ -50,19 +50,20 @@ pub fn kill_group(pgid: u32, sig: i32) -> Result<()> {
         .ok()
         .and_then(rustix::process::Pid::from_raw)
     else {
-        return Err(BackendError::invalid(format!(
-            "process group {pgid} is not valid"
-        )));
+        return Err(RequestError::ProcessGroup {
+            pgid: i64::from(pgid),
+        }
+        .into());
     };
     let Some(signal) = rustix::process::Signal::from_named_raw(sig) else {
-        return Err(BackendError::invalid(format!("signal {sig} is not valid")));
+        return Err(RequestError::Signal { signal: sig }.into());
     };
     match rustix::process::kill_process_group(pid, signal) {
         Ok(()) => Ok(()),
         Err(rustix::io::Errno::SRCH) => Ok(()),
-        Err(e) => Err(BackendError::new(
-            ErrorCode::Io,
-            format!("killing process group {pgid}: {e}"),
+        Err(e) => Err(BackendError::from_io(
+            format_args!("killing process group {pgid}"),
+            &std::io::Error::from(e),
         )),
     }
 }
@@ -105,7 +106,7 @@ pub fn spawn_group(
     piped_stdin: bool,
 ) -> Result<tokio::process::Child> {
     let Some((program, args)) = argv.split_first() else {
-        return Err(BackendError::invalid("command: argv is empty"));
+        return Err(RequestError::EmptyArgv.into());
     };
     let mut command = tokio::process::Command::new(program);
     crate::sys::stdio_only(&mut command);
@@ -192,31 +193,30 @@ pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutc
             started_at_ms,
             finished_at_ms,
         }),
-        Ending::TimedOut => Err(BackendError::new(
-            ErrorCode::Timeout,
-            format!(
-                "command timed out after {:?}; its process group was killed",
-                cmd.timeout.unwrap_or_default()
-            ),
-        )),
-        Ending::Aborted => Err(BackendError::new(
-            ErrorCode::Aborted,
-            "command aborted; its process group was killed",
-        )),
+        Ending::TimedOut => Err(ExecError::TimedOut {
+            after: cmd.timeout.unwrap_or_default(),
+            limit: TimeoutLimit::Requested,
+        }
+        .into()),
+        Ending::Aborted => Err(ExecError::Aborted.into()),
     }
 }
 
 fn spawn_error(program: &str, e: &std::io::Error) -> BackendError {
     match e.kind() {
-        std::io::ErrorKind::NotFound => BackendError::new(
-            ErrorCode::NotFound,
-            format!("command not found: {program:?}"),
-        ),
-        std::io::ErrorKind::PermissionDenied => BackendError::new(
-            ErrorCode::InvalidInput,
-            format!("command is not executable: {program:?}"),
-        ),
-        _ => BackendError::from_io(format!("starting {program:?}"), e),
+        std::io::ErrorKind::NotFound => ExecError::ProgramNotFound {
+            program: program.into(),
+        }
+        .into(),
+        std::io::ErrorKind::PermissionDenied => ExecError::NotExecutable {
+            program: program.into(),
+        }
+        .into(),
+        _ => ExecError::StartFailed {
+            program: program.into(),
+            detail: e.to_string(),
+        }
+        .into(),
     }
 }
 
@@ -294,6 +294,7 @@ impl Drop for GroupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn spawn(argv: &[&str]) -> Result<tokio::process::Child> {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();

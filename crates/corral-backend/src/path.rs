@@ -1,6 +1,6 @@
 //! Sandbox paths as backends receive them.
 
-use crate::error::{BackendError, Result};
+use crate::error::{RequestError, Result};
 
 /// Refuses anything but an absolute path without NUL bytes. `field` names the
 /// argument in the error. Components `.` and `..` are resolved lexically by
@@ -8,15 +8,18 @@ use crate::error::{BackendError, Result};
 /// [`crate::contained`]), never a string comparison.
 pub fn validate_sandbox_path(field: &str, path: &str) -> Result<()> {
     if path.contains('\0') {
-        return Err(BackendError::invalid(format!(
-            "{field}: path {:?} contains a NUL byte",
-            path.replace('\0', "\\0")
-        )));
+        return Err(RequestError::PathNul {
+            field: field.into(),
+            path: path.replace('\0', "\\0"),
+        }
+        .into());
     }
     if !path.starts_with('/') {
-        return Err(BackendError::invalid(format!(
-            "{field}: path {path:?} is not absolute"
-        )));
+        return Err(RequestError::PathRelative {
+            field: field.into(),
+            path: path.into(),
+        }
+        .into());
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BackendError, Result};
+use crate::error::{RequestError, Result};
 
 /// Labels attached to a sandbox: short keys, short values, used to find
 /// sandboxes again (orphan sweeps, `list`) without any database.
@@ -138,13 +138,14 @@ impl CreateRequest {
         if let Some(cpus) = self.size.cpus
             && !(cpus.is_finite() && cpus > 0.0)
         {
-            return Err(BackendError::invalid(format!(
-                "size.cpus must be a positive number, got {cpus}"
-            )));
+            return Err(RequestError::Cpus {
+                cpus: cpus.to_string(),
+            }
+            .into());
         }
         for port in &self.ports {
             if *port == 0 {
-                return Err(BackendError::invalid("ports: port 0 is not a port"));
+                return Err(RequestError::PortZero.into());
             }
         }
         Ok(())
@@ -159,14 +160,10 @@ pub fn validate_label(key: &str, value: &str) -> Result<()> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
     if !key_ok {
-        return Err(BackendError::invalid(format!(
-            "label key {key:?} must be 1-128 characters of [A-Za-z0-9._/-]"
-        )));
+        return Err(RequestError::LabelKey { key: key.into() }.into());
     }
     if value.len() > 1024 || value.chars().any(|c| c.is_control()) {
-        return Err(BackendError::invalid(format!(
-            "label {key:?}: value must be at most 1024 bytes with no control characters"
-        )));
+        return Err(RequestError::LabelValue { key: key.into() }.into());
     }
     Ok(())
 }
@@ -178,14 +175,10 @@ pub fn validate_env(key: &str, value: &str) -> Result<()> {
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
     if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(BackendError::invalid(format!(
-            "environment key {key:?} does not match ^[A-Za-z_][A-Za-z0-9_]*$"
-        )));
+        return Err(RequestError::EnvKey { key: key.into() }.into());
     }
     if value.contains('\0') {
-        return Err(BackendError::invalid(format!(
-            "environment variable {key}: value contains a NUL byte"
-        )));
+        return Err(RequestError::EnvValueNul { key: key.into() }.into());
     }
     Ok(())
 }
@@ -193,9 +186,7 @@ pub fn validate_env(key: &str, value: &str) -> Result<()> {
 /// Refuses a get-or-create key that is empty, too long or not printable.
 pub fn validate_key(key: &str) -> Result<()> {
     if key.is_empty() || key.len() > 256 || key.chars().any(|c| c.is_control()) {
-        return Err(BackendError::invalid(format!(
-            "key {key:?} must be 1-256 printable characters"
-        )));
+        return Err(RequestError::Key { key: key.into() }.into());
     }
     Ok(())
 }

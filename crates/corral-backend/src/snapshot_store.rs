@@ -14,24 +14,25 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::error::{BackendError, ErrorCode, Result};
+use crate::error::{BackendError, Result, SnapshotError};
 use crate::snapshot::SnapshotInfo;
 use crate::statefile::is_prefixed_id;
 
 /// `not_found` for a snapshot id.
 pub fn not_found(snap_id: &str) -> BackendError {
-    BackendError::new(
-        ErrorCode::NotFound,
-        format!("no snapshot with id {snap_id:?}"),
-    )
+    SnapshotError::NotFound {
+        snapshot: snap_id.into(),
+    }
+    .into()
 }
 
 /// `provider`: the stored snapshot `snap_id` is damaged, saying `why`.
 pub fn corrupt(snap_id: &str, why: impl fmt::Display) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("snapshot {snap_id} is corrupted: {why}"),
-    )
+    SnapshotError::Corrupted {
+        snapshot: snap_id.into(),
+        why: why.to_string(),
+    }
+    .into()
 }
 
 /// A writer that hashes (SHA-256) and counts what passes through it to
@@ -188,11 +189,12 @@ impl SnapshotStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn store() -> SnapshotStore {
         SnapshotStore {
             prefix: "s-",
-            state_error: |what, e| BackendError::new(ErrorCode::Io, format!("{what}: {e}")),
+            state_error: |what, e| BackendError::from_io(what, e),
         }
     }
 

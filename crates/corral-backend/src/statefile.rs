@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use crate::error::{BackendError, ErrorCode, Result};
+use crate::error::{BackendError, PlatformError, Result};
 
 /// 16 random hex digits (8 bytes from `/dev/urandom`), for ids and
 /// temporary names.
@@ -94,19 +94,17 @@ impl SandboxRecords {
         };
         let backend = self.backend;
         let record: T = serde_json::from_slice(&bytes).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Provider,
-                format!("{backend} state: the record of sandbox {id} is malformed: {e}"),
-            )
+            BackendError::from(PlatformError::Malformed {
+                what: format!("{backend} state: the record of sandbox {id} is malformed"),
+                detail: e.to_string(),
+            })
         })?;
         if record.id() != id {
-            return Err(BackendError::new(
-                ErrorCode::Provider,
-                format!(
-                    "{backend} state: the record of sandbox {id} names {:?}",
-                    record.id()
-                ),
-            ));
+            return Err(PlatformError::Malformed {
+                what: format!("{backend} state: the record of sandbox {id}"),
+                detail: format!("it names {:?}", record.id()),
+            }
+            .into());
         }
         Ok(Some(record))
     }
@@ -162,6 +160,7 @@ fn write_via_temporary(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn writes_whole_files_and_leaves_no_temporary() {
@@ -211,7 +210,7 @@ mod tests {
             backend: "test",
             prefix: "t-",
             dir: dir.to_path_buf(),
-            state_error: |what, e| BackendError::new(ErrorCode::Io, format!("{what}: {e}")),
+            state_error: |what, e| BackendError::from_io(what, e),
         }
     }
 
@@ -279,7 +278,7 @@ mod tests {
         assert_eq!(renamed.code(), ErrorCode::Provider);
         assert_eq!(
             renamed.message(),
-            format!("test state: the record of sandbox {b} names {a:?}")
+            format!("test state: the record of sandbox {b}: it names {a:?}")
         );
         assert_eq!(
             records

@@ -1,7 +1,7 @@
 //! Blocking host work (file systems, `/proc`, sockets of a sandbox's init)
 //! run off the async threads.
 
-use crate::error::{BackendError, ErrorCode};
+use crate::error::{BackendError, PlatformError};
 
 /// Runs `f` on tokio's blocking pool and returns what it returns. A task
 /// that panicked or was cancelled is `provider`, its message `what` and the
@@ -13,10 +13,9 @@ where
     F: FnOnce() -> Result<T, E> + Send + 'static,
 {
     tokio::task::spawn_blocking(f).await.map_err(|e| {
-        E::from(BackendError::new(
-            ErrorCode::Provider,
-            format!("{what}: {e}"),
-        ))
+        E::from(BackendError::from(PlatformError::Defective {
+            what: format!("{what}: {e}"),
+        }))
     })?
 }
 
@@ -24,14 +23,15 @@ where
 mod tests {
     use super::*;
     use crate::ContainedReadFailure;
+    use crate::error::{ErrorCode, RequestError};
 
     #[tokio::test]
     async fn returns_what_the_work_returns() {
         let ok: Result<u32, BackendError> = blocking("t", || Ok(7)).await;
         assert_eq!(ok, Ok(7));
         let failed: Result<u32, BackendError> =
-            blocking("t", || Err(BackendError::invalid("bad"))).await;
-        assert_eq!(failed, Err(BackendError::invalid("bad")));
+            blocking("t", || Err(RequestError::EmptyArgv.into())).await;
+        assert_eq!(failed, Err(RequestError::EmptyArgv.into()));
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! Construction-time check: every declared optional member exists.
 
 use crate::backend::Backend;
-use crate::error::{BackendError, ErrorCode, Result};
+use crate::error::{PlatformError, Result};
 
 /// Refuses a backend that declares an optional member it does not implement,
 /// with the `provider` code (the SDK's "a capability without its method
@@ -47,23 +47,23 @@ pub fn verify(backend: &dyn Backend) -> Result<()> {
     ];
     for (member, declared, present) in checks {
         if declared && !present {
-            return Err(BackendError::new(
-                ErrorCode::Provider,
-                format!(
+            return Err(PlatformError::Defective {
+                what: format!(
                     "the {} backend declares {member} but does not implement it",
                     backend.name()
                 ),
-            ));
+            }
+            .into());
         }
     }
     if caps.snapshot_clone && !caps.snapshot {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            format!(
+        return Err(PlatformError::Defective {
+            what: format!(
                 "the {} backend declares snapshot_clone without snapshot",
                 backend.name()
             ),
-        ));
+        }
+        .into());
     }
     Ok(())
 }

@@ -211,6 +211,12 @@ impl FsError {
         }
     }
 
+    /// A failed system call of `op` on `path`: the cause [`FsCause::Os`].
+    #[must_use]
+    pub fn os(op: FileOp, path: impl Into<String>, errno: Errno) -> Self {
+        Self::new(op, path, FsCause::Os(errno))
+    }
+
     /// The code the table gives its cause.
     #[must_use]
     pub const fn code(&self) -> ErrorCode {
@@ -218,8 +224,9 @@ impl FsError {
     }
 }
 
-/// A failed system call of a backend's own file operation (`op` on sandbox
-/// path `shown`), coded by the same table.
+/// Transitional: a failed system call of a step named in free text (`op`
+/// on sandbox path `shown`), coded by the same table. Kept for callers
+/// whose step is not yet a [`FileOp`]; new code uses [`FsError::os`].
 #[must_use]
 pub fn errno_error(op: impl fmt::Display, shown: &str, errno: Errno) -> BackendError {
     BackendError::new(

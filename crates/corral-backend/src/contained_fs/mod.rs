@@ -49,7 +49,7 @@ use rustix::fs::{Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::contained::{ContainedRoot, ContainmentReason, FileKind, Resolution, Strategy};
-use crate::error::{BackendError, ErrorCode, Result};
+use crate::error::{BackendError, Result};
 use crate::files::FileType;
 
 /// Who owns the files and directories the primitives create.
@@ -90,9 +90,9 @@ impl ContainedFs {
         )
         .map_err(|e| match e {
             Errno::NOENT | Errno::NOTDIR => BackendError::sandbox_not_found(id),
-            e => BackendError::new(
-                ErrorCode::Io,
-                format!("opening the file system of sandbox {id}: {e}"),
+            e => BackendError::from_io(
+                format_args!("opening the file system of sandbox {id}"),
+                &std::io::Error::from(e),
             ),
         })?;
         Ok(Self::from_dir_fd(fd, resolution, ownership))

@@ -13,6 +13,8 @@
 //! and a line only: that is [`RelayedError`], and the one place such an
 //! error is made from a code and free text.
 
+#[cfg(test)]
+mod codes;
 mod create;
 mod exec;
 mod platform;

@@ -127,11 +127,12 @@ pub enum RequestError {
         /// The target given.
         target: String,
     },
-    /// A process group id that names no group (0, 1 or negative).
+    /// A process group id that names no group (0, 1, negative, or past
+    /// the largest pid).
     #[error("process group {pgid} is not valid")]
     ProcessGroup {
-        /// The id given.
-        pgid: i32,
+        /// The id given (wide enough for a signed or an unsigned id).
+        pgid: i64,
     },
     /// A signal number that names no signal.
     #[error("signal {signal} is not valid")]

@@ -293,10 +293,10 @@ pub fn apply_compressed(
     applied.map_err(|e| {
         let text = sandbox_view(&e, root);
         if super::out_of_space(&e) {
-            BackendError::new(
-                crate::error::ErrorCode::Quota,
-                format!("restoring snapshot {snap_id}: {text}"),
-            )
+            BackendError::from(crate::error::SnapshotError::OverBudget {
+                what: format!("restoring snapshot {snap_id}"),
+                detail: text,
+            })
         } else {
             corrupt(snap_id, format!("it cannot be unpacked: {text}"))
         }

@@ -36,7 +36,7 @@ pub use apply::{ApplyOptions, Owners, apply, apply_compressed};
 pub use budget::{Budget, CAPTURE_DEADLINE, Exceeded, exceeded};
 pub use write::{WriteOptions, write, write_compressed};
 
-use crate::error::{BackendError, ErrorCode};
+use crate::error::{BackendError, SnapshotError};
 
 /// The PAX record marking an opaque overlay directory.
 const OPAQUE_PAX: &str = "SCHILY.xattr.trusted.overlay.opaque";
@@ -80,12 +80,16 @@ pub fn out_of_space(e: &std::io::Error) -> bool {
 #[must_use]
 pub fn capture_error(id: &str, e: &std::io::Error) -> BackendError {
     match exceeded(e) {
-        Some(x @ Exceeded::Bytes { .. }) => {
-            BackendError::new(ErrorCode::Quota, format!("snapshot of {id}: {x}"))
+        Some(x @ Exceeded::Bytes { .. }) => SnapshotError::OverBudget {
+            what: format!("snapshot of {id}"),
+            detail: x.to_string(),
         }
-        Some(x @ Exceeded::Time { .. }) => {
-            BackendError::new(ErrorCode::Timeout, format!("snapshot of {id}: {x}"))
+        .into(),
+        Some(x @ Exceeded::Time { .. }) => SnapshotError::TimedOut {
+            what: format!("snapshot of {id}"),
+            detail: x.to_string(),
         }
+        .into(),
         None => BackendError::from_io(format!("snapshot of {id}"), e),
     }
 }
