@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::error::{BackendError, ExecError, RequestError, Result, TimeoutLimit};
+use crate::error::{BackendError, ExecError, PlatformError, RequestError, Result, TimeoutLimit};
+use crate::settle::{Bounds, Ending, KillPolicy, Limits, Run, RunEvent, settle};
 use crate::exec::{ExecOutcome, ExitStatus, OutputSink, StreamKind};
 use crate::sandbox::now_ms;
 use crate::signal;
@@ -25,6 +26,9 @@ use crate::signal;
 /// How long output is still drained after the group is dead, in case a
 /// process that left the group holds the pipes open.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// How long a killed group's leader may take to be reaped.
+const KILL_CONFIRM: Duration = Duration::from_secs(10);
 
 /// A fully resolved host command.
 #[derive(Debug, Clone)]
@@ -88,12 +92,6 @@ pub fn exit_status_of(status: std::process::ExitStatus) -> ExitStatus {
     }
 }
 
-enum Ending {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Aborted,
-}
-
 /// Starts `argv` in `cwd` with exactly `env` (nothing inherited) as the
 /// leader of a new process group, stdout and stderr piped, stdin piped when
 /// `piped_stdin` (else `/dev/null`), killed when the child is dropped. An
@@ -128,7 +126,9 @@ pub fn spawn_group(
         .map_err(|e| spawn_error(program, &e))
 }
 
-/// Runs `cmd` to completion as described in the module documentation.
+/// Runs `cmd` to completion as described in the module documentation, by
+/// the one settle machine ([`crate::settle`]) with the group killed after
+/// every ending.
 pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutcome> {
     let started_at_ms = now_ms();
     let mut child = spawn_group(&cmd.argv, &cmd.cwd, &cmd.env, cmd.stdin.is_some())?;
@@ -143,53 +143,41 @@ pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutc
             let _ = stdin.shutdown().await;
         });
     }
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let mut out_buf = vec![0u8; 64 * 1024];
-    let mut err_buf = vec![0u8; 64 * 1024];
-
-    let deadline = cmd.timeout.map(|t| tokio::time::Instant::now() + t);
-    let abort = cmd.abort.clone().unwrap_or_default();
-    let timer = async {
-        match deadline {
-            Some(d) => tokio::time::sleep_until(d).await,
-            None => std::future::pending().await,
-        }
+    let mut run = HostRun {
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        child,
+        pgid,
+        exited: false,
+        wait_failed: None,
+        out_buf: vec![0u8; 64 * 1024],
+        err_buf: vec![0u8; 64 * 1024],
     };
-    tokio::pin!(timer);
-
-    let ending = loop {
-        tokio::select! {
-            biased;
-            _ = abort.cancelled() => break Ending::Aborted,
-            _ = &mut timer => break Ending::TimedOut,
-            n = read_some(&mut stdout, &mut out_buf) => {
-                deliver(&mut stdout, n, &out_buf, StreamKind::Stdout, sink);
-            }
-            n = read_some(&mut stderr, &mut err_buf) => {
-                deliver(&mut stderr, n, &err_buf, StreamKind::Stderr, sink);
-            }
-            status = child.wait() => {
-                let status = status.map_err(|e| BackendError::from_io("waiting for the command", &e))?;
-                break Ending::Exited(status);
-            }
-        }
+    let limits = Limits {
+        timeout: cmd.timeout,
+        abort: cmd.abort.as_ref(),
+        streams: 2,
+        kill: KillPolicy::Always,
+        bounds: Bounds {
+            kill_confirm: KILL_CONFIRM,
+            drain: DRAIN_AFTER_EXIT,
+        },
     };
-
-    // The leader is done (or must die now): nothing of its group survives.
-    if pgid != 0 {
-        kill_group(pgid, 9)?;
-    }
-    let status = match &ending {
-        Ending::Exited(s) => Some(*s),
-        Ending::TimedOut | Ending::Aborted => child.wait().await.ok(),
-    };
+    let settled = settle(&mut run, limits, sink).await?;
+    // The group was killed: what is left of it is reaped before the call
+    // settles.
     wait_group_gone(pgid).await;
-    drain(&mut stdout, &mut stderr, &mut out_buf, &mut err_buf, sink).await;
     let finished_at_ms = now_ms().max(started_at_ms);
-    match ending {
-        Ending::Exited(_) => Ok(ExecOutcome {
-            status: exit_status_of(status.unwrap_or_default()),
+    if settled.kill_confirmed == Some(false) {
+        return Err(ExecError::KillUnconfirmed {
+            what: format!("process group {pgid}"),
+            within: KILL_CONFIRM,
+        }
+        .into());
+    }
+    match settled.ending {
+        Ending::Exited(status) => Ok(ExecOutcome {
+            status: exit_status_of(status),
             started_at_ms,
             finished_at_ms,
         }),
@@ -199,6 +187,65 @@ pub async fn run(cmd: HostCommand, sink: &mut dyn OutputSink) -> Result<ExecOutc
         }
         .into()),
         Ending::Aborted => Err(ExecError::Aborted.into()),
+        Ending::Lost => Err(match run.wait_failed {
+            Some(e) => BackendError::from_io("waiting for the command", &e),
+            None => PlatformError::Defective {
+                what: "a host command's events ended before its exit".into(),
+            }
+            .into(),
+        }),
+    }
+}
+
+/// A host process group as [`settle`] drives it: its two pipes and its
+/// leader's exit.
+struct HostRun {
+    child: tokio::process::Child,
+    stdout: Option<tokio::process::ChildStdout>,
+    stderr: Option<tokio::process::ChildStderr>,
+    pgid: u32,
+    exited: bool,
+    wait_failed: Option<std::io::Error>,
+    out_buf: Vec<u8>,
+    err_buf: Vec<u8>,
+}
+
+impl Run for HostRun {
+    type Exit = std::process::ExitStatus;
+
+    async fn next(&mut self) -> RunEvent<std::process::ExitStatus> {
+        if self.exited && self.stdout.is_none() && self.stderr.is_none() {
+            return RunEvent::Exhausted;
+        }
+        let exited = self.exited;
+        // Each branch is cancel-safe: a read or a wait dropped unfinished
+        // loses nothing.
+        tokio::select! {
+            biased;
+            n = read_some(&mut self.stdout, &mut self.out_buf) => {
+                chunk(&mut self.stdout, n, &self.out_buf, StreamKind::Stdout)
+            }
+            n = read_some(&mut self.stderr, &mut self.err_buf) => {
+                chunk(&mut self.stderr, n, &self.err_buf, StreamKind::Stderr)
+            }
+            status = self.child.wait(), if !exited => {
+                self.exited = true;
+                match status {
+                    Ok(status) => RunEvent::Exited(status),
+                    Err(e) => {
+                        self.wait_failed = Some(e);
+                        RunEvent::Lost
+                    }
+                }
+            }
+        }
+    }
+
+    fn kill(&mut self) -> Result<()> {
+        if self.pgid == 0 {
+            return Ok(());
+        }
+        kill_group(self.pgid, 9)
     }
 }
 
@@ -230,38 +277,20 @@ async fn read_some<R: tokio::io::AsyncRead + Unpin>(
     }
 }
 
-fn deliver<R>(
+/// One read of a pipe as an event: a chunk, or its end (a read error ends
+/// it too).
+fn chunk<R>(
     stream: &mut Option<R>,
     n: std::io::Result<usize>,
     buf: &[u8],
     kind: StreamKind,
-    sink: &mut dyn OutputSink,
-) {
+) -> RunEvent<std::process::ExitStatus> {
     match n {
-        Ok(0) | Err(_) => *stream = None,
-        Ok(n) => sink.chunk(kind, &buf[..n]),
-    }
-}
-
-async fn drain<R1, R2>(
-    stdout: &mut Option<R1>,
-    stderr: &mut Option<R2>,
-    out_buf: &mut [u8],
-    err_buf: &mut [u8],
-    sink: &mut dyn OutputSink,
-) where
-    R1: tokio::io::AsyncRead + Unpin,
-    R2: tokio::io::AsyncRead + Unpin,
-{
-    let deadline = tokio::time::sleep(DRAIN_AFTER_EXIT);
-    tokio::pin!(deadline);
-    while stdout.is_some() || stderr.is_some() {
-        tokio::select! {
-            biased;
-            n = read_some(stdout, out_buf) => deliver(stdout, n, out_buf, StreamKind::Stdout, sink),
-            n = read_some(stderr, err_buf) => deliver(stderr, n, err_buf, StreamKind::Stderr, sink),
-            _ = &mut deadline => break,
+        Ok(0) | Err(_) => {
+            *stream = None;
+            RunEvent::Closed
         }
+        Ok(n) => RunEvent::Output(kind, buf[..n].to_vec()),
     }
 }
 
