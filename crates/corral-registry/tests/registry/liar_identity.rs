@@ -177,17 +177,27 @@ async fn activate_lies_about(field: IdentityField) {
     );
 }
 
-/// "`activate` … the same identity fields, now with `state: \"active\"`":
-/// an activate that answers `provisioning` is refused.
-#[tokio::test]
-async fn identity_rejects_activate_still_provisioning() {
-    activate_lies_about(IdentityField::State).await;
-}
+/// The fields an `activate` answer is checked on again, and the sentence
+/// that asks for each.
+const ACTIVATE_LIES: &[(IdentityField, &str)] = &[
+    (
+        IdentityField::State,
+        "`activate` … the same identity fields, now with `state: \"active\"`",
+    ),
+    (
+        IdentityField::ExpiresAt,
+        "`expires_at` must come back *unchanged*",
+    ),
+];
 
-/// "`expires_at` must come back *unchanged*" — from `activate` too.
+/// Each row of [`ACTIVATE_LIES`]: an activate that lies about the field
+/// (answering `provisioning`, moving `expires_at`) is refused and rolled
+/// back.
 #[tokio::test]
-async fn identity_rejects_activate_moved_expires_at() {
-    activate_lies_about(IdentityField::ExpiresAt).await;
+async fn identity_rejects_an_activate_lying_about_each_rechecked_field() {
+    for (field, _rule) in ACTIVATE_LIES {
+        activate_lies_about(*field).await;
+    }
 }
 
 /// corral: "`activate` returns the instance it was asked to activate" —
