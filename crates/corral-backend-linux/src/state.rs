@@ -30,7 +30,9 @@ use std::sync::Arc;
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
-use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
+use corral_backend::{
+    BackendError, Labels, PlatformError, Result, SandboxError, SandboxInfo, SandboxStatus,
+};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -206,13 +208,11 @@ impl Meta {
 
     /// The refusal of an operation on this sandbox once its PID 1 is gone.
     pub fn dead_error(&self) -> BackendError {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!(
-                "sandbox {}: it is dead (its init, host pid {}, is gone); `gc` reclaims it",
-                self.id, self.init_pid
-            ),
-        )
+        SandboxError::Dead {
+            id: self.id.clone(),
+            init_pid: self.init_pid,
+        }
+        .into()
     }
 
     /// The record as the `Backend` trait reports it.
@@ -262,7 +262,7 @@ pub fn is_sandbox_id(s: &str) -> bool {
 
 /// An error of the state directory, naming what was being done.
 pub fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
-    BackendError::new(ErrorCode::Io, format!("linux state: {what}: {err}"))
+    PlatformError::io(format_args!("linux state: {what}"), err).into()
 }
 
 /// The records of the sandboxes of `state`.
@@ -441,6 +441,7 @@ pub(crate) fn kill_all(procs: &[(u32, u64)], wait: std::time::Duration) -> usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_backend::ErrorCode;
 
     #[test]
     fn ids_are_strict() {
