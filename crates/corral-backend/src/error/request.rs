@@ -165,6 +165,13 @@ pub enum RequestError {
         /// What is wrong with it.
         why: String,
     },
+    /// A network allowlist destination the backend cannot enforce, or
+    /// whose host name does not resolve.
+    #[error("network allowlist: {detail}")]
+    NetworkDestination {
+        /// The destination and why it is refused.
+        detail: String,
+    },
 }
 
 impl RequestError {
