@@ -32,6 +32,7 @@ pub mod disk;
 pub mod etc;
 mod exec;
 mod exec_timeout;
+mod file_version;
 mod files;
 pub mod gc;
 mod hooks;
