@@ -42,6 +42,7 @@ pub mod init;
 mod keys;
 pub mod layers;
 mod listing;
+mod meta_cache;
 pub mod network;
 mod pause;
 pub mod preview;

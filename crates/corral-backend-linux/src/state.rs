@@ -58,6 +58,8 @@ pub struct State {
     /// What a teardown's effects on the host go through: the real host,
     /// unless another was chosen ([`State::with_host`]).
     pub host: Arc<dyn Host>,
+    /// The records as last read.
+    metas: crate::meta_cache::MetaCache,
 }
 
 impl State {
@@ -73,6 +75,7 @@ impl State {
             layers: crate::layers::Layers::all(),
             rootless: crate::userns::rootless::active(),
             host: Arc::new(RealHost),
+            metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
@@ -276,8 +279,15 @@ fn records(state: &State) -> SandboxRecords {
 }
 
 /// The record of sandbox `id`; `None` when there is none (or it is half-made).
+/// Read from disk only when its file changed since the last read
+/// ([`crate::meta_cache`]).
 pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
-    records(state).read(id)
+    if !is_sandbox_id(id) {
+        return Ok(None);
+    }
+    state
+        .metas
+        .get(id, &state.meta_path(id), || records(state).read(id))
 }
 
 /// What a sandbox is at one instant, as its record and the host say.
