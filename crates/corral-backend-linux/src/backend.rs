@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, Capabilities, CreateRequest, Enforcement, ErrorCode, ExecOutcome,
-    ExecRequest, FileOps, KeyMode, Labels, OutputSink, PauseOps, PreviewUrl, ProcessOps, Result,
-    SandboxInfo, TerminalOps, UsageOps, labels_match,
+    Backend, BackendError, Capabilities, CreateRequest, Enforcement, ExecOutcome, ExecRequest,
+    FileOps, KeyMode, Labels, OutputSink, PauseOps, PlatformError, PreviewUrl, ProcessOps,
+    RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, labels_match,
 };
 
 use crate::files::LinuxFiles;
@@ -137,12 +137,11 @@ impl LinuxBackend {
             false => crate::cgroup::Cgroups::detect().ok(),
         };
         let pool = Arc::new(Pool::new(cgroups.clone()));
-        let mut state = State::open(state_dir, cgroups).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("the linux backend cannot use its state directory: {e}"),
-            )
-        })?;
+        let mut state =
+            State::open(state_dir, cgroups).map_err(|e| PlatformError::Unavailable {
+                what: "the linux backend cannot use its state directory".into(),
+                detail: e.to_string(),
+            })?;
         state.layers = layers;
         pool.set_descriptor_hygiene(layers.on(crate::layers::Layer::DescriptorHygiene));
         pool.set_user_namespace(
@@ -179,9 +178,12 @@ impl LinuxBackend {
     /// or [`crate::DEFAULT_TIMEOUT_ENV`]); a zero limit is refused.
     pub fn with_default_exec_timeout(mut self, limit: Duration) -> Result<Self> {
         if limit.is_zero() {
-            return Err(BackendError::invalid(
-                "a default exec timeout of zero would time out every command",
-            ));
+            return Err(RequestError::Setting {
+                name: "default exec timeout".into(),
+                value: format!("{limit:?}"),
+                why: "a zero limit would time out every command".into(),
+            }
+            .into());
         }
         self.default_timeout = limit;
         Ok(self)
@@ -224,12 +226,8 @@ impl LinuxBackend {
     /// Returns how many were removed. This is [`Backend::destroy`] of each
     /// one, not a reclaim: what crashes left is [`Self::gc`]'s.
     pub fn destroy_all(&self) -> Result<usize> {
-        let entries = std::fs::read_dir(self.state.sandboxes()).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Io,
-                format!("linux state: listing sandboxes: {e}"),
-            )
-        })?;
+        let entries = std::fs::read_dir(self.state.sandboxes())
+            .map_err(|e| crate::state::state_error("listing sandboxes", &e))?;
         let mut n = 0;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -298,7 +296,7 @@ impl Backend for LinuxBackend {
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
         if let corral_backend::Network::Allowlist { destinations } = &req.network {
             crate::network::check(destinations)
-                .map_err(|e| BackendError::new(e.code(), format!("network: {e}")))?;
+                .map_err(|e| e.into_backend(crate::network::Phase::Check))?;
         }
         let (state, pool) = (self.state.clone(), self.pool.clone());
         let caps = self.capabilities_here();
@@ -358,10 +356,7 @@ impl Backend for LinuxBackend {
         let meta = blocking(move || {
             let meta = require_meta(&state, &id2)?;
             if is_paused(&state, &id2) {
-                return Err(BackendError::new(
-                    ErrorCode::Conflict,
-                    format!("sandbox {id2} is paused"),
-                ));
+                return Err(BackendError::from(SandboxError::Paused { id: id2 }));
             }
             Ok(meta)
         })

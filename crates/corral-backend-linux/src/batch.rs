@@ -14,8 +14,10 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained_fs::{ContainedFs, FileOp, SandboxPath, errno_error};
-use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, Result};
+use corral_backend::contained_fs::{
+    ContainedFs, FileOp, FsCause, FsError, SandboxPath, errno_error,
+};
+use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, RequestError, Result};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
@@ -97,14 +99,12 @@ fn stage(
 ) -> Result<()> {
     let shown = target.shown().to_owned();
     let Some((parent, name)) = target.split_last() else {
-        return Err(BackendError::invalid("write_batch: / is not a file"));
+        return Err(FsError::new(FileOp::WriteBatch, "/", FsCause::RootItself).into());
     };
     let dir = parent_dir(fs, &parent, &shown, undo)?;
     match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
-            return Err(BackendError::invalid(format!(
-                "write_batch {shown}: is a directory"
-            )));
+            return Err(FsError::new(FileOp::WriteBatch, shown, FsCause::IsADirectory).into());
         }
         Ok(_) | Err(Errno::NOENT) => {}
         Err(e) => return Err(errno_error("write_batch", &shown, e)),
@@ -194,16 +194,19 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
         let target = SandboxPath::parse("path", &f.path)?;
         let mode = f.mode.unwrap_or(0o644);
         if mode > 0o7777 {
-            return Err(BackendError::invalid(format!(
-                "write_batch {}: mode {mode:o} is not a permission mode",
-                f.path
-            )));
+            return Err(RequestError::Mode {
+                op: FileOp::WriteBatch,
+                path: f.path.clone(),
+                mode,
+            }
+            .into());
         }
         if !seen.insert(target.shown().to_owned()) {
-            return Err(BackendError::invalid(format!(
-                "write_batch: {} appears twice",
-                f.path
-            )));
+            return Err(RequestError::DuplicatePath {
+                op: FileOp::WriteBatch,
+                path: f.path.clone(),
+            }
+            .into());
         }
         checked.push((target, mode, f));
     }

@@ -16,13 +16,13 @@
 use std::os::unix::fs::DirBuilderExt;
 
 use corral_backend::{
-    BackendError, Capabilities, CreateRequest, ErrorCode, Result, SandboxInfo, check_enforceable,
-    now_ms,
+    BackendError, Capabilities, CreateError, CreateRequest, PlatformError, Result, SandboxInfo,
+    SetupStep, check_enforceable, now_ms,
 };
 
 use crate::cgroup::{Cgroup, CgroupLimits};
 use crate::destroy;
-use crate::images::{Image, ImageErrorCode, ImageRoot, ImageStore};
+use crate::images::{Image, ImageRoot, ImageStore};
 use crate::protocol::{HostDir, InitConfig};
 use crate::rootfs;
 use crate::spawn::{
@@ -57,10 +57,12 @@ pub fn create(
     };
     let reference = match (&restore, req.image.as_deref()) {
         (Some(r), Some(asked)) if asked != r.image => {
-            return Err(BackendError::invalid(format!(
-                "snapshot {} runs on image {:?}, not {asked:?}",
-                r.snapshot_id, r.image
-            )));
+            return Err(CreateError::SnapshotImageMismatch {
+                snapshot: r.snapshot_id.clone(),
+                image: r.image.clone(),
+                asked: asked.into(),
+            }
+            .into());
         }
         (Some(r), _) => Some(r.image.as_str()),
         (None, asked) => asked,
@@ -96,12 +98,9 @@ pub fn create(
     );
     let committed = made.and_then(|info| {
         // From here on the sandbox outlives this process.
-        spawn::commit(&mut started).map(|()| info).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("sandbox {id}: committing PID 1: {e}"),
-            )
-        })
+        spawn::commit(&mut started)
+            .map(|()| info)
+            .map_err(|e| setup(&id, SetupStep::CommitInit, e))
     });
     match committed {
         Ok(info) => {
@@ -131,21 +130,24 @@ fn resolve_image(state: &State, reference: Option<&str>) -> Result<Image> {
         Some(store) => store.resolve(reference),
         None if reference == HOST_IMAGE => Ok(ImageStore::host_image()),
         None => {
-            return Err(BackendError::new(
-                ErrorCode::Unavailable,
-                "the image store could not be opened",
-            ));
+            return Err(PlatformError::Unavailable {
+                what: format!("image {reference:?}"),
+                detail: "the image store could not be opened".into(),
+            }
+            .into());
         }
     };
-    resolved.map_err(|e| {
-        let code = match e.code() {
-            ImageErrorCode::NotFound => ErrorCode::NotFound,
-            ImageErrorCode::InvalidInput => ErrorCode::InvalidInput,
-            ImageErrorCode::Conflict => ErrorCode::Conflict,
-            ImageErrorCode::Io => ErrorCode::Io,
-        };
-        BackendError::new(code, format!("image {reference:?}: {e}"))
-    })
+    Ok(resolved?)
+}
+
+/// Step `step` of building sandbox `id` failed with `e`.
+fn setup(id: &str, step: SetupStep, e: impl std::fmt::Display) -> BackendError {
+    CreateError::Setup {
+        id: id.into(),
+        step,
+        detail: e.to_string(),
+    }
+    .into()
 }
 
 /// Builds sandbox `id` around its waiting init `started` (in `cgroup`).
@@ -173,12 +175,8 @@ fn allocate(
             layer: crate::disk::DiskLayer::Tmpfs,
             fallback: None,
         },
-        false => crate::disk::mount_writable_layer(state, id, disk_bytes).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("mounting the sandbox's writable layer: {e}"),
-            )
-        })?,
+        false => crate::disk::mount_writable_layer(state, id, disk_bytes)
+            .map_err(|e| setup(id, SetupStep::WritableLayer, e))?,
     };
     let host_dirs: Vec<HostDir> = match &image.root {
         ImageRoot::Host(dirs) => dirs
@@ -196,21 +194,18 @@ fn allocate(
                 &fs.join("work"),
             )
             .map_err(|e| {
-                BackendError::new(
-                    ErrorCode::Unavailable,
-                    format!("mounting the overlay of image {}: {e}", image.name),
+                setup(
+                    id,
+                    SetupStep::ImageOverlay,
+                    format_args!("image {}: {e}", image.name),
                 )
             })?;
             Vec::new()
         }
     };
     if state.rootless {
-        spawn::map_rootless_namespace(started).map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("sandbox {id}: mapping the user namespace: {e}"),
-            )
-        })?;
+        spawn::map_rootless_namespace(started)
+            .map_err(|e| setup(id, SetupStep::UserNamespace, e))?;
     } else {
         rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
             .map_err(|e| state_error("building the sandbox root", &e))?;
@@ -248,17 +243,16 @@ fn allocate(
         && wanted != CgroupLimits::safe_defaults()
     {
         cg.set_limits(&wanted)
-            .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}")))?;
+            .map_err(|e| setup(id, SetupStep::Cgroup, e))?;
     }
     let init_pid = spawn::go(started, &cfg, &listener, crate::hooks::seccomp_program())
-        .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}")))?;
+        .map_err(|e| setup(id, SetupStep::Init, e))?;
     drop(listener);
-    let init_start = crate::state::process_start(init_pid).ok_or_else(|| {
-        BackendError::new(
-            ErrorCode::Provider,
-            format!("sandbox {id}: PID 1 ({init_pid}) vanished right after start"),
-        )
-    })?;
+    let init_start =
+        crate::state::process_start(init_pid).ok_or_else(|| CreateError::InitVanished {
+            id: id.into(),
+            pid: init_pid,
+        })?;
     crate::network::apply(&state.sandbox_dir(id), id, init_pid, &req.network)?;
     crate::preview::publish(&state.sandbox_dir(id), init_pid, init_start, &req.ports)?;
     let meta = Meta {
@@ -276,8 +270,9 @@ fn allocate(
         image: image.digest.clone(),
         expires_at_ms,
     };
-    let bytes = serde_json::to_vec_pretty(&meta)
-        .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding the record: {e}")))?;
+    let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| PlatformError::Defective {
+        what: format!("sandbox {id}: encoding the record: {e}"),
+    })?;
     // Not flushed to disk: the record describes processes and mounts that
     // do not outlive a reboot.
     corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
@@ -303,14 +298,11 @@ fn bind_image(
         .filter(|d| !(curated && d.path == "/etc"))
         .cloned()
         .collect();
-    let unavailable = |e: &dyn std::fmt::Display| {
-        BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
-    };
     if state.layers.on(crate::layers::Layer::UserNamespace) {
         // The curated /etc first: the range then takes the root (its own
         // mounts left as they are), and the binds are made idmapped.
         if curated {
-            crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+            crate::etc::make(&root, id).map_err(|e| setup(id, SetupStep::Etc, e))?;
         }
         let layers = match image_root {
             ImageRoot::Layers(layers) => layers.as_slice(),
@@ -319,10 +311,15 @@ fn bind_image(
         crate::userns::sandbox::prepare(id, started, &root, layers, &bound)?;
         return Ok(());
     }
-    rootfs::bind_host_dirs(&root, &bound)
-        .map_err(|e| unavailable(&format_args!("{}: {}", e.step, e.error)))?;
+    rootfs::bind_host_dirs(&root, &bound).map_err(|e| {
+        setup(
+            id,
+            SetupStep::ImageOverlay,
+            format_args!("{}: {}", e.step, e.error),
+        )
+    })?;
     if curated {
-        crate::etc::make(&root, id).map_err(|e| unavailable(&e))?;
+        crate::etc::make(&root, id).map_err(|e| setup(id, SetupStep::Etc, e))?;
     }
     Ok(())
 }

@@ -28,8 +28,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use corral_backend::{
-    BackendError, DEFAULT_PATH, ErrorCode, ExecOutcome, ExecRequest, ExitStatus, OutputSink,
-    Result, StreamKind, WORKSPACE_DIR, now_ms, signal,
+    BackendError, DEFAULT_PATH, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink,
+    Result, SandboxError, StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
 };
 use tokio::sync::mpsc;
 
@@ -90,7 +90,7 @@ pub fn spawn(
     with_stdin: bool,
 ) -> Result<Spawned> {
     let io_err = |what: &str, e: std::io::Error| {
-        BackendError::new(ErrorCode::Io, format!("sandbox {id}: {what}: {e}"))
+        BackendError::from_io(format_args!("sandbox {id}: {what}"), &e)
     };
     let pipe = || {
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
@@ -136,7 +136,7 @@ pub fn request_spawn(
     fds: &[std::os::fd::BorrowedFd<'_>],
 ) -> Result<(UnixStream, u32, Vec<OwnedFd>)> {
     let io_err = |what: &str, e: std::io::Error| {
-        BackendError::new(ErrorCode::Io, format!("sandbox {id}: {what}: {e}"))
+        BackendError::from_io(format_args!("sandbox {id}: {what}"), &e)
     };
     let (program, cwd) = match req {
         Request::Spawn { argv, cwd, .. } => {
@@ -149,10 +149,11 @@ pub fn request_spawn(
             .connect_control(id)
             .map_err(|e| match crate::state::read_meta(state, id) {
                 Ok(Some(meta)) if !meta.init_alive() => meta.dead_error(),
-                _ => BackendError::new(
-                    ErrorCode::Unavailable,
-                    format!("sandbox {id}: its init does not answer: {e}"),
-                ),
+                _ => SandboxError::InitUnreachable {
+                    id: id.into(),
+                    detail: e.to_string(),
+                }
+                .into(),
             })?;
     protocol::send_with_fds(control.as_fd(), req, fds).map_err(|e| io_err("spawn", e))?;
     // PID 1 answers a spawn at once (fork, exec); a silent one is hung.
@@ -169,40 +170,28 @@ pub fn request_spawn(
         Some((Reply::SpawnFailed { failure, errno }, _)) => {
             Err(spawn_error(failure, errno, &program, &cwd))
         }
-        Some((other, _)) => Err(BackendError::new(
-            ErrorCode::Provider,
-            format!("sandbox {id}: unexpected reply to spawn: {other:?}"),
-        )),
-        None => Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("sandbox {id}: its init hung up"),
-        )),
+        Some((other, _)) => Err(ExecError::UnexpectedReply {
+            what: format!("sandbox {id}: spawn"),
+            detail: format!("{other:?}"),
+        }
+        .into()),
+        None => Err(SandboxError::InitGone { id: id.into() }.into()),
     }
 }
 
 fn spawn_error(failure: SpawnFailure, errno: i32, program: &str, cwd: &str) -> BackendError {
-    let os = std::io::Error::from_raw_os_error(errno);
+    let program = program.to_string();
     match failure {
-        SpawnFailure::ProgramNotFound => BackendError::new(
-            ErrorCode::NotFound,
-            format!("command not found: {program:?}"),
-        ),
-        SpawnFailure::NotExecutable => BackendError::new(
-            ErrorCode::InvalidInput,
-            format!("command is not executable: {program:?}"),
-        ),
-        SpawnFailure::CwdNotFound => BackendError::new(
-            ErrorCode::NotFound,
-            format!("working directory {cwd:?}: {os}"),
-        ),
-        SpawnFailure::BadRequest => BackendError::new(
-            ErrorCode::InvalidInput,
-            format!("malformed command {program:?}"),
-        ),
-        SpawnFailure::System => {
-            BackendError::new(ErrorCode::Io, format!("starting {program:?}: {os}"))
-        }
+        SpawnFailure::ProgramNotFound => ExecError::ProgramNotFound { program },
+        SpawnFailure::NotExecutable => ExecError::NotExecutable { program },
+        SpawnFailure::CwdNotFound => ExecError::CwdNotFound { cwd: cwd.into() },
+        SpawnFailure::BadRequest => ExecError::Malformed { program },
+        SpawnFailure::System => ExecError::StartFailed {
+            program,
+            detail: std::io::Error::from_raw_os_error(errno).to_string(),
+        },
     }
+    .into()
 }
 
 /// The OOM-kill counter of sandbox `id`'s cgroup, when it has one.
@@ -444,34 +433,26 @@ pub async fn run(
                 finished_at_ms,
             })
         }
-        Ending::TimedOut if req.timeout.is_none() => Err(BackendError::new(
-            ErrorCode::Timeout,
-            format!(
-                "command ran into the default wall-clock limit of {limit:?} (the request set no \
-                 timeout; set one, or change the default with {DEFAULT_TIMEOUT_ENV}); its \
-                 process group was killed"
-            ),
-        )),
-        Ending::TimedOut => Err(BackendError::new(
-            ErrorCode::Timeout,
-            format!("command timed out after {limit:?}; its process group was killed"),
-        )),
-        Ending::Aborted => Err(BackendError::new(
-            ErrorCode::Aborted,
-            "command aborted; its process group was killed",
-        )),
-        Ending::Lost if meta.expires_at_ms.is_some_and(|t| now_ms() >= t) => {
-            Err(BackendError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "sandbox {}: its lifetime ended during the command; everything in it was killed",
-                    meta.id
-                ),
-            ))
+        Ending::TimedOut => Err(ExecError::TimedOut {
+            after: limit,
+            limit: match req.timeout {
+                Some(_) => TimeoutLimit::Requested,
+                None => TimeoutLimit::BackendDefault {
+                    setting: DEFAULT_TIMEOUT_ENV.into(),
+                },
+            },
         }
-        Ending::Lost => Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("sandbox {}: its init went away during the command", meta.id),
-        )),
+        .into()),
+        Ending::Aborted => Err(ExecError::Aborted.into()),
+        Ending::Lost if meta.expires_at_ms.is_some_and(|t| now_ms() >= t) => {
+            Err(SandboxError::LifetimeEnded {
+                id: meta.id.clone(),
+            }
+            .into())
+        }
+        Ending::Lost => Err(SandboxError::InitGone {
+            id: meta.id.clone(),
+        }
+        .into()),
     }
 }

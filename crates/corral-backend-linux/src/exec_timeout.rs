@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use corral_backend::{BackendError, Result};
+use corral_backend::{BackendError, RequestError, Result};
 
 /// The wall-clock limit of an exec whose request sets no `timeout`:
 /// 30 minutes. Change it with [`crate::LinuxBackend::with_default_exec_timeout`]
@@ -20,11 +20,16 @@ pub const DEFAULT_TIMEOUT_ENV: &str = "CORRAL_LINUX_DEFAULT_TIMEOUT";
 
 /// Parses a default exec timeout as [`DEFAULT_TIMEOUT_ENV`] holds it.
 pub fn parse_default_timeout(text: &str) -> Result<Duration> {
-    let bad = |why: &str| {
-        BackendError::invalid(format!(
-            "{DEFAULT_TIMEOUT_ENV}={text:?}: {why} (expected a positive number with an optional \
-             unit ms, s, m or h, like 90s or 30m)"
-        ))
+    let bad = |why: &str| -> BackendError {
+        RequestError::Setting {
+            name: DEFAULT_TIMEOUT_ENV.into(),
+            value: text.into(),
+            why: format!(
+                "{why} (expected a positive number with an optional unit ms, s, m or h, like 90s \
+                 or 30m)"
+            ),
+        }
+        .into()
     };
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -50,9 +55,12 @@ pub fn from_env() -> Result<Duration> {
     match std::env::var(DEFAULT_TIMEOUT_ENV) {
         Ok(text) if !text.trim().is_empty() => parse_default_timeout(&text),
         Ok(_) | Err(std::env::VarError::NotPresent) => Ok(DEFAULT_EXEC_TIMEOUT),
-        Err(std::env::VarError::NotUnicode(_)) => Err(BackendError::invalid(format!(
-            "{DEFAULT_TIMEOUT_ENV} is not valid UTF-8"
-        ))),
+        Err(std::env::VarError::NotUnicode(value)) => Err(RequestError::Setting {
+            name: DEFAULT_TIMEOUT_ENV.into(),
+            value: value.to_string_lossy().into_owned(),
+            why: "not valid UTF-8".into(),
+        }
+        .into()),
     }
 }
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{CreateError, Result};
 
 use crate::state::{State, is_sandbox_id, older_than, state_error};
 
@@ -76,16 +76,14 @@ fn link(state: &State, key: &str, whole: &Path) -> Result<()> {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match holder(state, &path) {
                 Holder::Sandbox(owner) => {
-                    return Err(BackendError::new(
-                        ErrorCode::Conflict,
-                        format!("key {key:?} is held by sandbox {owner}"),
-                    ));
+                    return Err(CreateError::KeyTaken {
+                        key: key.into(),
+                        owner: Some(owner),
+                    }
+                    .into());
                 }
                 Holder::InFlight => {
-                    return Err(BackendError::new(
-                        ErrorCode::Conflict,
-                        format!("key {key:?} is being claimed by a create in progress"),
-                    ));
+                    return Err(CreateError::KeyBeingClaimed { key: key.into() }.into());
                 }
                 Holder::Abandoned => {
                     let _ = std::fs::remove_file(&path);
@@ -94,10 +92,7 @@ fn link(state: &State, key: &str, whole: &Path) -> Result<()> {
             Err(e) => return Err(state_error("claiming the key", &e)),
         }
     }
-    Err(BackendError::new(
-        ErrorCode::Conflict,
-        format!("key {key:?} is being claimed concurrently"),
-    ))
+    Err(CreateError::KeyBeingClaimed { key: key.into() }.into())
 }
 
 /// Releases the claim of `key` when sandbox `id` holds it.
@@ -125,6 +120,7 @@ pub(crate) fn sweep(state: &State) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_backend::ErrorCode;
 
     const A: &str = "lnx-00000000000000aa";
     const B: &str = "lnx-00000000000000bb";

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corral_backend::{BackendError, ErrorCode, PauseOps, Result};
+use corral_backend::{BackendError, PauseOps, PlatformError, Result};
 
 use crate::state::{State, require_meta};
 
@@ -21,15 +21,21 @@ pub struct LinuxPause {
 }
 
 fn cgroup_of(state: &State, id: &str) -> Result<crate::cgroup::Cgroup> {
-    let unavailable = |what: String| BackendError::new(ErrorCode::Unavailable, what);
+    let unavailable = |detail: String| -> BackendError {
+        PlatformError::Unavailable {
+            what: format!("sandbox {id}: its cgroup"),
+            detail,
+        }
+        .into()
+    };
     let cgroups = state
         .cgroups
         .as_ref()
         .ok_or_else(|| unavailable("no cgroup hierarchy is usable here".into()))?;
     cgroups
         .open(id)
-        .map_err(|e| unavailable(format!("sandbox {id}: {e}")))?
-        .ok_or_else(|| unavailable(format!("sandbox {id} has no cgroup")))
+        .map_err(|e| unavailable(e.to_string()))?
+        .ok_or_else(|| unavailable("it has none".into()))
 }
 
 fn set(state: &State, id: &str, paused: bool) -> Result<()> {
@@ -39,11 +45,11 @@ fn set(state: &State, id: &str, paused: bool) -> Result<()> {
     let io = |e: std::io::Error| BackendError::from_io(format!("sandbox {id}: pause marker"), &e);
     if paused {
         cg.freeze()
-            .map_err(|e| BackendError::new(ErrorCode::Io, format!("sandbox {id}: {e}")))?;
+            .map_err(|e| e.failed(format_args!("sandbox {id}: freezing")))?;
         std::fs::write(&marker, b"").map_err(io)?;
     } else {
         cg.thaw()
-            .map_err(|e| BackendError::new(ErrorCode::Io, format!("sandbox {id}: {e}")))?;
+            .map_err(|e| e.failed(format_args!("sandbox {id}: thawing")))?;
         match std::fs::remove_file(&marker) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -29,7 +29,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
+use corral_backend::{BackendError, PlatformError, PreviewError, PreviewUrl, RequestError, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::state::{
@@ -75,16 +75,16 @@ pub fn publish(dir: &Path, init_pid: u32, init_start: u64, ports: &[u16]) -> Res
         return Ok(());
     }
     if ports.len() > MAX_PORTS {
-        return Err(BackendError::invalid(format!(
-            "ports: {} ports asked for, at most {MAX_PORTS} can be published",
-            ports.len()
-        )));
+        return Err(RequestError::TooManyPorts {
+            count: ports.len(),
+            max: MAX_PORTS,
+        }
+        .into());
     }
     let fail = |what: &str, e: &std::io::Error| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!("preview ports: {what}: {e}"),
-        )
+        BackendError::from(PreviewError::ForwarderFailed {
+            detail: format!("{what}: {e}"),
+        })
     };
     let mut listeners = Vec::with_capacity(ports.len());
     let mut record = PreviewRecord {
@@ -102,11 +102,10 @@ pub fn publish(dir: &Path, init_pid: u32, init_start: u64, ports: &[u16]) -> Res
         listeners.push(l);
     }
     write_record(dir, &record)?;
-    let binary = crate::spawn::init_binary().ok_or_else(|| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            "the corral-init binary (which forwards preview ports) was not found (set CORRAL_INIT)",
-        )
+    let binary = crate::spawn::init_binary().ok_or_else(|| PreviewError::ForwarderFailed {
+        detail: "the corral-init binary (which forwards preview ports) was not found (set \
+                     CORRAL_INIT)"
+            .into(),
     })?;
     let mut cmd = std::process::Command::new(&binary);
     cmd.arg0(FORWARDER_NAME)
@@ -153,16 +152,16 @@ pub fn publish(dir: &Path, init_pid: u32, init_start: u64, ports: &[u16]) -> Res
         } else {
             line
         };
-        return Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("preview ports: the forwarder failed: {why}"),
-        ));
+        return Err(PreviewError::ForwarderFailed {
+            detail: format!("the forwarder failed: {why}"),
+        }
+        .into());
     }
     if record.forwarder.is_none() {
-        return Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("preview ports: the forwarder ({pid}) vanished right after start"),
-        ));
+        return Err(PreviewError::ForwarderFailed {
+            detail: format!("the forwarder ({pid}) vanished right after start"),
+        }
+        .into());
     }
     Ok(())
 }
@@ -186,11 +185,8 @@ fn first_line(out: std::process::ChildStdout, limit: Duration) -> String {
 }
 
 fn write_record(dir: &Path, record: &PreviewRecord) -> Result<()> {
-    let bytes = serde_json::to_vec(record).map_err(|e| {
-        BackendError::new(
-            ErrorCode::Provider,
-            format!("encoding the preview record: {e}"),
-        )
+    let bytes = serde_json::to_vec(record).map_err(|e| PlatformError::Defective {
+        what: format!("encoding the preview record: {e}"),
     })?;
     write_atomic(&dir.join(RECORD), &bytes)
         .map_err(|e| state_error("writing the preview record", &e))
@@ -215,29 +211,26 @@ pub fn url(state: &State, meta: &Meta, port: u16) -> Result<PreviewUrl> {
     let declared = || {
         record
             .as_ref()
-            .map(|r| r.ports.keys().map(u16::to_string).collect::<Vec<_>>())
-            .filter(|p| !p.is_empty())
-            .map_or("none".to_string(), |p| p.join(", "))
+            .map(|r| r.ports.keys().copied().collect())
+            .unwrap_or_default()
     };
     let Some(host) = record.as_ref().and_then(|r| r.ports.get(&port)) else {
-        return Err(BackendError::new(
-            ErrorCode::NotFound,
-            format!(
-                "sandbox {}: port {port} was not declared at create (declared: {})",
-                meta.id,
-                declared()
-            ),
-        ));
+        return Err(PreviewError::PortNotDeclared {
+            id: meta.id.clone(),
+            port,
+            declared: declared(),
+        }
+        .into());
     };
     let alive = record
         .as_ref()
         .and_then(|r| r.forwarder)
         .is_some_and(|(pid, start)| process_start(pid) == Some(start));
     if !alive {
-        return Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("sandbox {}: its preview forwarder is gone", meta.id),
-        ));
+        return Err(PreviewError::ForwarderGone {
+            id: meta.id.clone(),
+        }
+        .into());
     }
     Ok(PreviewUrl {
         url: format!("http://127.0.0.1:{host}/"),
@@ -268,10 +261,11 @@ pub fn teardown(dir: &Path) -> Result<()> {
         .iter()
         .find(|(pid, start)| process_start(*pid) == Some(*start))
     {
-        return Err(BackendError::new(
-            ErrorCode::Io,
-            format!("the preview forwarder {pid} did not die within {KILL_WAIT:?}"),
-        ));
+        return Err(PreviewError::ForwarderUnkillable {
+            pid: *pid,
+            within: KILL_WAIT,
+        }
+        .into());
     }
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(()),

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    BackendError, ClosingStdin, ControlSignal, ErrorCode, ExitStatus, LiveProcess, ProcessControl,
-    ProcessOps, ProcessSpec, Result, WORKSPACE_DIR,
+    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, LiveProcess, PlatformError,
+    ProcessControl, ProcessOps, ProcessSpec, Result, SandboxError, WORKSPACE_DIR,
 };
 use tokio::sync::watch;
 
@@ -36,6 +36,7 @@ pub struct LinuxProcesses {
 
 /// The control of one live process (or terminal), over its control connection.
 pub(crate) struct Control {
+    id: String,
     pid: u32,
     writer: Mutex<UnixStream>,
     exited: watch::Receiver<Option<ExitStatus>>,
@@ -49,14 +50,20 @@ impl Drop for Control {
 }
 
 impl Control {
-    /// Watches `conn` (the connection that spawned `pid`) for the exit.
-    pub(crate) fn watch(conn: UnixStream, pid: u32) -> Result<Self> {
-        Self::watch_with(conn, pid, None)
+    /// Watches `conn` (the connection that spawned `pid` in sandbox `id`)
+    /// for the exit.
+    pub(crate) fn watch(conn: UnixStream, id: &str, pid: u32) -> Result<Self> {
+        Self::watch_with(conn, id, pid, None)
     }
 
     /// As [`Self::watch`], reporting an exit that `oom` attributes to the
     /// memory limit as [`ExitStatus::OomKilled`].
-    pub(crate) fn watch_with(conn: UnixStream, pid: u32, oom: Option<OomWatch>) -> Result<Self> {
+    pub(crate) fn watch_with(
+        conn: UnixStream,
+        id: &str,
+        pid: u32,
+        oom: Option<OomWatch>,
+    ) -> Result<Self> {
         let clone = |s: &UnixStream| {
             s.try_clone()
                 .map_err(|e| BackendError::from_io("control connection", &e))
@@ -80,6 +87,7 @@ impl Control {
             })
             .map_err(|e| BackendError::from_io("starting a process thread", &e))?;
         Ok(Control {
+            id: id.into(),
             pid,
             writer: Mutex::new(writer),
             exited: rx,
@@ -88,10 +96,9 @@ impl Control {
     }
 
     fn send(&self, signal: i32) -> Result<()> {
-        let mut w = self
-            .writer
-            .lock()
-            .map_err(|_| BackendError::new(ErrorCode::Provider, "process control lock poisoned"))?;
+        let mut w = self.writer.lock().map_err(|_| PlatformError::Defective {
+            what: "process control lock poisoned".into(),
+        })?;
         match protocol::write_frame(
             &mut *w,
             &Request::Signal {
@@ -118,14 +125,16 @@ impl ProcessControl for Control {
         let status = rx
             .wait_for(Option::is_some)
             .await
-            .map_err(|_| {
-                BackendError::new(
-                    ErrorCode::Unavailable,
-                    "the sandbox's init went away before the process exited",
-                )
+            .map_err(|_| SandboxError::InitGone {
+                id: self.id.clone(),
             })?
             .clone();
-        status.ok_or_else(|| BackendError::new(ErrorCode::Provider, "exit status missing"))
+        status.ok_or_else(|| {
+            ExecError::NoExitStatus {
+                what: format!("sandbox {}: process {}", self.id, self.pid),
+            }
+            .into()
+        })
     }
 
     async fn signal(&self, signal: ControlSignal) -> Result<()> {
@@ -140,13 +149,11 @@ impl ProcessControl for Control {
         match tokio::time::timeout(KILL_CONFIRM, self.wait()).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(BackendError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "process group {} did not die within {KILL_CONFIRM:?}",
-                    self.pid
-                ),
-            )),
+            Err(_) => Err(ExecError::KillUnconfirmed {
+                what: format!("sandbox {}: process group {}", self.id, self.pid),
+                within: KILL_CONFIRM,
+            }
+            .into()),
         }
     }
 }
@@ -157,7 +164,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let cwd = spec.cwd.unwrap_or_else(|| WORKSPACE_DIR.to_string());
     let oom = OomWatch::start(state, id);
     let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true)?;
-    let control = Control::watch_with(spawned.control, spawned.pid, Some(oom))?;
+    let control = Control::watch_with(spawned.control, id, spawned.pid, Some(oom))?;
     let stdin = spawned
         .stdin
         .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));

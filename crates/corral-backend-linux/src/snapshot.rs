@@ -35,8 +35,8 @@ use corral_backend::snapshot_archive::{
 use corral_backend::snapshot_store::{SnapshotRecord, SnapshotStore, corrupt, digest_of};
 use corral_backend::walk;
 use corral_backend::{
-    BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
-    labels_match, now_ms, validate_label,
+    BackendError, ErrorCode, Labels, PlatformError, Result, SnapshotCloneOps, SnapshotInfo,
+    SnapshotOps, labels_match, now_ms, validate_label,
 };
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -131,8 +131,9 @@ impl Building {
 
     /// Writes the record last and renames the directory to the snapshot's id.
     fn publish(mut self, state: &State, record: &Record) -> Result<SnapshotInfo> {
-        let json = serde_json::to_vec_pretty(record)
-            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding: {e}")))?;
+        let json = serde_json::to_vec_pretty(record).map_err(|e| PlatformError::Defective {
+            what: format!("encoding a snapshot record: {e}"),
+        })?;
         write_atomic(&self.dir.join(RECORD), &json)
             .map_err(|e| state_error("writing a snapshot record", &e))?;
         std::fs::rename(&self.dir, snapshots_dir(state).join(&record.info.id))

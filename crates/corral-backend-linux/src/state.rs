@@ -30,7 +30,9 @@ use std::sync::Arc;
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
-use corral_backend::{BackendError, ErrorCode, Labels, Result, SandboxInfo, SandboxStatus};
+use corral_backend::{
+    BackendError, Labels, PlatformError, Result, SandboxError, SandboxInfo, SandboxStatus,
+};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -56,6 +58,8 @@ pub struct State {
     /// What a teardown's effects on the host go through: the real host,
     /// unless another was chosen ([`State::with_host`]).
     pub host: Arc<dyn Host>,
+    /// The records as last read.
+    metas: crate::meta_cache::MetaCache,
 }
 
 impl State {
@@ -71,6 +75,7 @@ impl State {
             layers: crate::layers::Layers::all(),
             rootless: crate::userns::rootless::active(),
             host: Arc::new(RealHost),
+            metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
@@ -206,13 +211,11 @@ impl Meta {
 
     /// The refusal of an operation on this sandbox once its PID 1 is gone.
     pub fn dead_error(&self) -> BackendError {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            format!(
-                "sandbox {}: it is dead (its init, host pid {}, is gone); `gc` reclaims it",
-                self.id, self.init_pid
-            ),
-        )
+        SandboxError::Dead {
+            id: self.id.clone(),
+            init_pid: self.init_pid,
+        }
+        .into()
     }
 
     /// The record as the `Backend` trait reports it.
@@ -262,7 +265,7 @@ pub fn is_sandbox_id(s: &str) -> bool {
 
 /// An error of the state directory, naming what was being done.
 pub fn state_error(what: impl std::fmt::Display, err: &std::io::Error) -> BackendError {
-    BackendError::new(ErrorCode::Io, format!("linux state: {what}: {err}"))
+    PlatformError::io(format_args!("linux state: {what}"), err).into()
 }
 
 /// The records of the sandboxes of `state`.
@@ -276,8 +279,15 @@ fn records(state: &State) -> SandboxRecords {
 }
 
 /// The record of sandbox `id`; `None` when there is none (or it is half-made).
+/// Read from disk only when its file changed since the last read
+/// ([`crate::meta_cache`]).
 pub fn read_meta(state: &State, id: &str) -> Result<Option<Meta>> {
-    records(state).read(id)
+    if !is_sandbox_id(id) {
+        return Ok(None);
+    }
+    state
+        .metas
+        .get(id, &state.meta_path(id), || records(state).read(id))
 }
 
 /// What a sandbox is at one instant, as its record and the host say.
@@ -441,6 +451,7 @@ pub(crate) fn kill_all(procs: &[(u32, u64)], wait: std::time::Duration) -> usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_backend::ErrorCode;
 
     #[test]
     fn ids_are_strict() {

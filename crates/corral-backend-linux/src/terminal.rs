@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use corral_backend::{
-    BackendError, ControlSignal, ErrorCode, ExitStatus, ProcessControl, Result, Terminal,
+    BackendError, ControlSignal, ExecError, ExitStatus, ProcessControl, Result, Terminal,
     TerminalControl, TerminalOps, TerminalSpec, WORKSPACE_DIR,
 };
 use tokio::io::{AsyncRead, ReadBuf};
@@ -103,12 +103,13 @@ fn open(state: &State, id: &str, spec: TerminalSpec) -> Result<Terminal> {
         tty: true,
     };
     let (conn, pid, mut fds) = request_spawn(state, id, &req, &[])?;
-    let control = Control::watch(conn, pid)?;
+    let control = Control::watch(conn, id, pid)?;
     let Some(master) = fds.pop() else {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            format!("sandbox {id}: the terminal's master side did not arrive"),
-        ));
+        return Err(ExecError::UnexpectedReply {
+            what: format!("sandbox {id}: terminal"),
+            detail: "its master side did not arrive".into(),
+        }
+        .into());
     };
     set_size(&master, spec.cols.max(1), spec.rows.max(1))?;
     let dup = |fd: &OwnedFd| {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corral_backend::{BackendError, ErrorCode, Result, Usage, UsageOps};
+use corral_backend::{Result, Usage, UsageOps};
 
 use crate::state::{State, require_meta};
 
@@ -22,7 +22,7 @@ fn usage(state: &State, id: &str) -> Result<Usage> {
         .and_then(|c| c.open(id).ok().flatten())
         .map(|cg| cg.stats())
         .transpose()
-        .map_err(|e| BackendError::new(ErrorCode::Io, format!("sandbox {id}: {e}")))?;
+        .map_err(|e| e.failed(format_args!("sandbox {id}: reading its usage")))?;
     let disk = rustix::fs::statvfs(state.fs_dir(id)).ok().map(|s| {
         s.f_blocks
             .saturating_sub(s.f_bfree)

@@ -211,6 +211,17 @@ impl CgroupError {
         }
     }
 
+    /// The backend's error for this failure during `what` (`io`, as a
+    /// cgroup operation that fails is the host's I/O).
+    pub fn failed(&self, what: impl fmt::Display) -> corral_backend::BackendError {
+        corral_backend::PlatformError::Io {
+            what: what.to_string(),
+            kind: io::ErrorKind::Other,
+            detail: self.to_string(),
+        }
+        .into()
+    }
+
     /// The errno when this is an I/O error.
     pub fn errno(&self) -> Option<i32> {
         match self {

@@ -84,12 +84,8 @@ impl Host for RealHost {
         if let Some(cgroups) = &state.cgroups
             && let Ok(Some(cg)) = cgroups.open(id)
         {
-            cg.destroy().map_err(|e| {
-                corral_backend::BackendError::new(
-                    corral_backend::ErrorCode::Io,
-                    format!("removing the cgroup of sandbox {id}: {e}"),
-                )
-            })?;
+            cg.destroy()
+                .map_err(|e| e.failed(format_args!("removing the cgroup of sandbox {id}")))?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{PlatformError, Result};
 
 use super::{Host, Process};
 use crate::state::State;
@@ -72,7 +72,16 @@ pub enum HostStep {
 impl HostStep {
     /// The message of the error this step fails with when made to.
     pub fn injected_message(self) -> String {
-        format!("{self:?} made to fail")
+        self.injected().to_string()
+    }
+
+    /// The error this step fails with when made to.
+    fn injected(self) -> PlatformError {
+        PlatformError::Io {
+            what: format!("{self:?}"),
+            kind: std::io::ErrorKind::Other,
+            detail: "made to fail".into(),
+        }
     }
 }
 
@@ -142,7 +151,7 @@ impl RecordingHost {
     fn step(&self, call: HostCall, step: HostStep) -> Result<()> {
         self.record(call);
         match self.fail.contains(&step) {
-            true => Err(BackendError::new(ErrorCode::Io, step.injected_message())),
+            true => Err(step.injected().into()),
             false => Ok(()),
         }
     }

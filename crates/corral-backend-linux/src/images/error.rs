@@ -4,7 +4,7 @@
 use std::fmt;
 use std::io;
 
-use corral_backend::{BackendError, ErrorCode};
+use corral_backend::{BackendError, CreateError, PlatformError, RequestError};
 
 /// The closed set of error codes of the image store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -146,15 +146,45 @@ impl ImageError {
     }
 }
 
+/// The one mapping of the store's errors onto the backend's. A host path
+/// the store's own messages name stays on the host.
 impl From<ImageError> for BackendError {
     fn from(e: ImageError) -> Self {
-        let code = match e.code() {
-            ImageErrorCode::NotFound => ErrorCode::NotFound,
-            ImageErrorCode::InvalidInput => ErrorCode::InvalidInput,
-            ImageErrorCode::Io => ErrorCode::Io,
-            ImageErrorCode::Conflict => ErrorCode::Conflict,
-        };
-        BackendError::new(code, format!("image store: {e}"))
+        match e {
+            ImageError::NotFound { reference } => CreateError::ImageNotFound {
+                image: reference,
+                hint: "import it with `corral image import`".into(),
+            }
+            .into(),
+            ImageError::InvalidReference { reference, reason } => RequestError::ImageReference {
+                reference,
+                why: reason.into(),
+            }
+            .into(),
+            e @ (ImageError::InvalidArchive { .. }
+            | ImageError::DigestMismatch { .. }
+            | ImageError::UnsafeEntry { .. }) => RequestError::ImageArchive {
+                why: match e {
+                    ImageError::InvalidArchive { reason } => reason,
+                    other => other.to_string(),
+                },
+            }
+            .into(),
+            e @ (ImageError::Builtin { .. } | ImageError::InUse { .. }) => {
+                PlatformError::Conflict {
+                    what: "image store".into(),
+                    detail: e.to_string(),
+                }
+                .into()
+            }
+            ImageError::CorruptRecord { reason, .. } => PlatformError::Io {
+                what: "image store: a corrupt record".into(),
+                kind: io::ErrorKind::InvalidData,
+                detail: reason,
+            }
+            .into(),
+            ImageError::Io { source, .. } => PlatformError::io("image store", &source).into(),
+        }
     }
 }
 

@@ -3,15 +3,20 @@
 //! Its digest is the sha256 of a canonical JSON manifest — the directories in
 //! a fixed order, each with its symlink target if it is one, and the content
 //! of `/etc/os-release` — so it is stable across runs on one host and changes
-//! when the host's layout or release does.
+//! when the host's layout or release does. It is computed again only when
+//! one of the files it is made from changed version ([`FileVersion`]): a
+//! create does not re-hash an unchanged host.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
 use super::digest::digest_of;
 use super::reference::HOST_NAME;
 use super::{HostDir, Image, ImageRoot};
+use crate::file_version::FileVersion;
 
 /// The host directories the `host` image exposes, in manifest order.
 pub const HOST_DIRS: [&str; 6] = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"];
@@ -23,9 +28,59 @@ struct Manifest<'a> {
     os_release: Option<String>,
 }
 
+/// What the `host` image under a root is made from: the version of each
+/// of its directories (a symlink's own) and of its release file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Sources {
+    dirs: Vec<Option<FileVersion>>,
+    os_release: Option<FileVersion>,
+}
+
+impl Sources {
+    fn of(root: &Path) -> Self {
+        Sources {
+            dirs: HOST_DIRS
+                .iter()
+                .map(|d| FileVersion::of_link(&root.join(d.trim_start_matches('/'))))
+                .collect(),
+            os_release: FileVersion::at(&root.join("etc/os-release")),
+        }
+    }
+}
+
+/// The last `host` image made under each root (only `/` outside tests),
+/// with what it was made from.
+static LAST: Mutex<BTreeMap<PathBuf, (Sources, Image)>> = Mutex::new(BTreeMap::new());
+
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread hashed a `host` image manifest.
+    static HASHED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The `host` image as found under `root` (`/` on a real host; another
-/// directory in tests). Paths are recorded as absolute host paths.
+/// directory in tests). Paths are recorded as absolute host paths. The
+/// sources are looked at before they are read, so a change during the
+/// reading is seen by the next call.
 pub(crate) fn host_image_at(root: &Path) -> Image {
+    let sources = Sources::of(root);
+    let last = || {
+        LAST.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some((made_from, image)) = last().get(root)
+        && *made_from == sources
+    {
+        return image.clone();
+    }
+    let image = made_at(root);
+    last().insert(root.to_path_buf(), (sources, image.clone()));
+    image
+}
+
+fn made_at(root: &Path) -> Image {
+    #[cfg(test)]
+    HASHED.with(|n| n.set(n.get() + 1));
     let mut dirs = Vec::new();
     for dir in HOST_DIRS {
         let on_disk = root.join(dir.trim_start_matches('/'));
@@ -100,5 +155,42 @@ mod tests {
         assert_eq!(a.digest, host_image_at(t.path()).digest);
         std::fs::write(t.path().join("etc/os-release"), "ID=other\n").unwrap();
         assert_ne!(a.digest, host_image_at(t.path()).digest);
+    }
+
+    /// An unchanged host is hashed once; a changed release file, a
+    /// replaced symlink or a removed directory is seen at the next call.
+    #[test]
+    fn an_unchanged_host_is_not_hashed_again() {
+        let hashed = || HASHED.with(std::cell::Cell::get);
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("usr/bin")).unwrap();
+        std::fs::create_dir_all(t.path().join("usr/sbin")).unwrap();
+        std::fs::create_dir_all(t.path().join("etc")).unwrap();
+        std::os::unix::fs::symlink("usr/bin", t.path().join("bin")).unwrap();
+        std::fs::write(t.path().join("etc/os-release"), "ID=test\n").unwrap();
+        let start = hashed();
+        let a = host_image_at(t.path());
+        assert_eq!(hashed(), start + 1);
+        for _ in 0..3 {
+            assert_eq!(host_image_at(t.path()), a);
+        }
+        assert_eq!(hashed(), start + 1, "an unchanged host is not hashed again");
+        // Same size, written in place: the change time tells.
+        std::fs::write(t.path().join("etc/os-release"), "ID=tess\n").unwrap();
+        let b = host_image_at(t.path());
+        assert_eq!(hashed(), start + 2);
+        assert_ne!(b.digest, a.digest);
+        std::fs::remove_file(t.path().join("bin")).unwrap();
+        std::os::unix::fs::symlink("usr/sbin", t.path().join("bin")).unwrap();
+        let c = host_image_at(t.path());
+        assert_eq!(hashed(), start + 3);
+        assert_ne!(c.digest, b.digest);
+        assert_eq!(c, made_at(t.path()), "the kept image is the one made now");
+        std::fs::remove_dir(t.path().join("usr/sbin")).unwrap();
+        std::fs::remove_file(t.path().join("bin")).unwrap();
+        assert_ne!(host_image_at(t.path()).digest, c.digest);
+        // Another root is another host.
+        let other = tempfile::tempdir().unwrap();
+        assert_ne!(host_image_at(other.path()).digest, a.digest);
     }
 }

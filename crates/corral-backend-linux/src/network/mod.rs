@@ -42,7 +42,10 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use corral_backend::{BackendError, Destination, ErrorCode, Network};
+use corral_backend::{
+    BackendError, CreateError, Destination, ErrorCode, Network, PlatformError, RequestError,
+    SetupStep,
+};
 
 use command::{Namespace, run};
 
@@ -98,13 +101,55 @@ impl NetworkError {
         }
     }
 
-    /// The backend error code this maps to.
+    /// The backend error code this maps to before teardown (what
+    /// [`Self::into_backend`] gives in [`Phase::Check`] and [`Phase::Setup`]).
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Unsupported(_) | Self::Resolve(_) => ErrorCode::InvalidInput,
             Self::Io { .. } | Self::Command { .. } | Self::NoSubnet => ErrorCode::Unavailable,
         }
     }
+
+    /// The one mapping onto the backend's errors: a destination that cannot
+    /// be enforced is the request's fault; the host failing is a failed
+    /// create step (or the platform being unavailable, before one), and
+    /// `io` while tearing down.
+    pub fn into_backend(self, phase: Phase<'_>) -> BackendError {
+        let detail = self.to_string();
+        match (phase, self) {
+            (Phase::Teardown, _) => PlatformError::Io {
+                what: "network teardown".into(),
+                kind: std::io::ErrorKind::Other,
+                detail,
+            }
+            .into(),
+            (_, Self::Unsupported(_) | Self::Resolve(_)) => {
+                RequestError::NetworkDestination { detail }.into()
+            }
+            (Phase::Check, _) => PlatformError::Unavailable {
+                what: "network".into(),
+                detail,
+            }
+            .into(),
+            (Phase::Setup(id), _) => CreateError::Setup {
+                id: id.into(),
+                step: SetupStep::Network,
+                detail,
+            }
+            .into(),
+        }
+    }
+}
+
+/// When a network failure happened, which decides what it means to the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase<'a> {
+    /// Checking a request's allowlist, before anything is made.
+    Check,
+    /// Setting up sandbox `.0`'s network.
+    Setup(&'a str),
+    /// Tearing a sandbox's network down.
+    Teardown,
 }
 
 /// The veth of one sandbox.
@@ -195,8 +240,7 @@ pub fn apply(dir: &Path, id: &str, init_pid: u32, network: &Network) -> corral_b
     let Network::Allowlist { destinations } = network else {
         return Ok(());
     };
-    setup(dir, id, init_pid, destinations)
-        .map_err(|e| BackendError::new(e.code(), format!("sandbox {id} network: {e}")))
+    setup(dir, id, init_pid, destinations).map_err(|e| e.into_backend(Phase::Setup(id)))
 }
 
 fn setup(
@@ -300,7 +344,7 @@ pub fn teardown(dir: &Path) -> corral_backend::Result<()> {
     let Ok(name) = std::fs::read_to_string(&marker) else {
         return Ok(());
     };
-    let fail = |e: NetworkError| BackendError::new(ErrorCode::Io, format!("network teardown: {e}"));
+    let fail = |e: NetworkError| e.into_backend(Phase::Teardown);
     // The marker's presence is what counts; its name is derived from the
     // sandbox's own id when the marker is unreadable (an older, torn write).
     let name = if is_link_name(&name) {

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{BackendError, CreateError, PlatformError, Result, SetupStep};
 
 use super::{Started, init_binary, start};
 use crate::cgroup::{Cgroup, CgroupLimits, Cgroups};
@@ -239,10 +239,11 @@ fn lock(inner: &Inner) -> std::sync::MutexGuard<'_, Vec<Warm>> {
 
 fn binary() -> Result<PathBuf> {
     init_binary().ok_or_else(|| {
-        BackendError::new(
-            ErrorCode::Unavailable,
-            "the corral-init binary was not found (set CORRAL_INIT)",
-        )
+        PlatformError::Unavailable {
+            what: "the corral-init binary".into(),
+            detail: "it was not found (set CORRAL_INIT)".into(),
+        }
+        .into()
     })
 }
 
@@ -274,16 +275,19 @@ fn unjoined(
 ) -> Result<Warm> {
     let id = new_id()?;
     let claim = match ranges {
-        Some(dir) => Some(
-            crate::userns::ranges::claim(dir, &id)
-                .map_err(|e| unavailable(&id, format!("claiming an id range: {e}")))?,
-        ),
+        Some(dir) => Some(crate::userns::ranges::claim(dir, &id).map_err(|e| {
+            setup(
+                &id,
+                SetupStep::UserNamespace,
+                format!("claiming an id range: {e}"),
+            )
+        })?),
         None => None,
     };
     let cgroup = match cgroups {
         Some(c) => Some(
             c.create(&id, &CgroupLimits::safe_defaults())
-                .map_err(|e| unavailable(&id, e))?,
+                .map_err(|e| setup(&id, SetupStep::Cgroup, e))?,
         ),
         None => None,
     };
@@ -297,9 +301,10 @@ fn unjoined(
             if let Some(cg) = cgroup {
                 let _ = cg.destroy();
             }
-            Err(BackendError::new(
-                ErrorCode::Unavailable,
-                format!("starting {}: {e}", binary.display()),
+            Err(setup(
+                &id,
+                SetupStep::Init,
+                format!("starting corral-init: {e}"),
             ))
         }
     }
@@ -314,7 +319,7 @@ fn join(warm: Warm) -> Result<Warm> {
     match joined {
         Ok(()) => Ok(warm),
         Err(e) => {
-            let err = unavailable(&warm.id, e);
+            let err = setup(&warm.id, SetupStep::Cgroup, e);
             warm.discard();
             Err(err)
         }
@@ -336,6 +341,12 @@ fn make_batch(
     started.into_iter().filter_map(|w| join(w).ok()).collect()
 }
 
-fn unavailable(id: &str, e: impl std::fmt::Display) -> BackendError {
-    BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {e}"))
+/// Step `step` of readying the init of sandbox `id` failed with `e`.
+fn setup(id: &str, step: SetupStep, e: impl std::fmt::Display) -> BackendError {
+    CreateError::Setup {
+        id: id.into(),
+        step,
+        detail: e.to_string(),
+    }
+    .into()
 }

@@ -30,7 +30,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use corral_backend::{BackendError, CreateRequest, ErrorCode, Result};
+use corral_backend::{BackendError, CreateRequest, Result};
 
 use crate::images::{Image, ImageRoot};
 use crate::protocol::{InitConfig, RootlessLayer};
@@ -64,9 +64,9 @@ pub fn probe() -> std::result::Result<(), String> {
 
 /// The refusal of `what`, which needs root.
 fn no(what: &str) -> Result<()> {
-    Err(BackendError::new(
-        ErrorCode::Unsupported,
-        format!("{what} needs root: the linux backend runs rootless here"),
+    Err(BackendError::unsupported(
+        crate::state::NAME,
+        format_args!("do this rootless: {what} needs root"),
     ))
 }
 

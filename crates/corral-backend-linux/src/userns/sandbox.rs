@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{BackendError, CreateError, Result, SetupStep};
 
 use super::idmap::{self, Bound};
 use super::{ownership, ranges};
@@ -33,9 +33,7 @@ pub fn prepare(
     layers: &[PathBuf],
     host_dirs: &[HostDir],
 ) -> Result<Prepared> {
-    let failed = |what: &str, e: std::io::Error| {
-        BackendError::new(ErrorCode::Unavailable, format!("sandbox {id}: {what}: {e}"))
-    };
+    let failed = |what: &str, e: std::io::Error| setup(id, format_args!("{what}: {e}"));
     let Some(range) = started.range else {
         return Err(failed(
             "starting its init",
@@ -52,7 +50,7 @@ pub fn prepare(
     if layered {
         let idmapped = idmap::remount_overlay(root, layers, &fs.join("lower"), &upper, &userns)
             .map_err(|e| failed("mounting the image on idmapped layers", e))?;
-        give_root(started, root)?;
+        give_root(id, started, root)?;
         return Ok(Prepared { range, idmapped });
     }
     let mut idmapped = !host_dirs.is_empty();
@@ -62,14 +60,24 @@ pub fn prepare(
             .map_err(|e| failed(&format!("binding {}", d.path), e))?;
         idmapped &= bound == Bound::Idmapped;
     }
-    give_root(started, root)?;
+    give_root(id, started, root)?;
     Ok(Prepared { range, idmapped })
 }
 
 /// Hands the init its root, opened as finally mounted.
-fn give_root(started: &mut Started, root: &Path) -> Result<()> {
-    let dir = std::fs::File::open(root)
-        .map_err(|e| BackendError::new(ErrorCode::Unavailable, format!("opening the root: {e}")))?;
+fn give_root(id: &str, started: &mut Started, root: &Path) -> Result<()> {
+    let dir =
+        std::fs::File::open(root).map_err(|e| setup(id, format_args!("opening the root: {e}")))?;
     crate::spawn::give_root(started, dir);
     Ok(())
+}
+
+/// Setting up sandbox `id`'s user namespace failed with `detail`.
+fn setup(id: &str, detail: impl std::fmt::Display) -> BackendError {
+    CreateError::Setup {
+        id: id.into(),
+        step: SetupStep::UserNamespace,
+        detail: detail.to_string(),
+    }
+    .into()
 }

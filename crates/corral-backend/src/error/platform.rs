@@ -59,6 +59,15 @@ pub enum PlatformError {
         /// The error's text.
         detail: String,
     },
+    /// The backend's state refuses the change asked for (a built-in
+    /// resource, or one in use).
+    #[error("{what}: {detail}")]
+    Conflict {
+        /// What was to be changed.
+        what: String,
+        /// Why it cannot be.
+        detail: String,
+    },
 }
 
 impl PlatformError {
@@ -80,6 +89,7 @@ impl PlatformError {
             Self::Answered { status, .. } => status_code(*status),
             Self::Malformed { .. } | Self::Defective { .. } => ErrorCode::Provider,
             Self::Io { kind, .. } => ErrorCode::of_io(*kind),
+            Self::Conflict { .. } => ErrorCode::Conflict,
         }
     }
 }

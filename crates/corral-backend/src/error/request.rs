@@ -151,6 +151,28 @@ pub enum RequestError {
         /// Why it cannot be used, and what would do.
         why: String,
     },
+    /// An image reference or name that is malformed or reserved.
+    #[error("invalid image reference {reference:?}: {why}")]
+    ImageReference {
+        /// The reference as given.
+        reference: String,
+        /// Why it is refused.
+        why: String,
+    },
+    /// An image archive that is malformed, hostile, or does not match its
+    /// digests.
+    #[error("invalid image archive: {why}")]
+    ImageArchive {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A network allowlist destination the backend cannot enforce, or
+    /// whose host name does not resolve.
+    #[error("network allowlist: {detail}")]
+    NetworkDestination {
+        /// The destination and why it is refused.
+        detail: String,
+    },
 }
 
 impl RequestError {
