@@ -14,9 +14,7 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained_fs::{
-    ContainedFs, FileOp, FsCause, FsError, SandboxPath, errno_error,
-};
+use corral_backend::contained_fs::{ContainedFs, FileOp, FsCause, FsError, SandboxPath};
 use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, RequestError, Result};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -71,15 +69,18 @@ fn parent_dir(
         match fs.directory(FileOp::WriteBatch, &parent.prefix(i + 1)) {
             Ok(fd) => dir = fd,
             Err(e) if e.code() == ErrorCode::NotFound => {
-                rustix::fs::mkdirat(&dir, c.as_str(), Mode::from_raw_mode(0o755))
-                    .map_err(|e| errno_error("making the parent of", shown, e))?;
+                rustix::fs::mkdirat(&dir, c.as_str(), Mode::from_raw_mode(0o755)).map_err(|e| {
+                    BackendError::from(FsError::os(FileOp::WriteBatch, shown.to_string(), e))
+                })?;
                 let made = rustix::fs::openat(
                     &dir,
                     c.as_str(),
                     OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 )
-                .map_err(|e| errno_error("opening the parent of", shown, e))?;
+                .map_err(|e| {
+                    BackendError::from(FsError::os(FileOp::WriteBatch, shown.to_string(), e))
+                })?;
                 undo.made.push((dir, c.clone()));
                 dir = made;
             }
@@ -107,7 +108,13 @@ fn stage(
             return Err(FsError::new(FileOp::WriteBatch, shown, FsCause::IsADirectory).into());
         }
         Ok(_) | Err(Errno::NOENT) => {}
-        Err(e) => return Err(errno_error("write_batch", &shown, e)),
+        Err(e) => {
+            return Err(BackendError::from(FsError::os(
+                FileOp::WriteBatch,
+                shown.to_string(),
+                e,
+            )));
+        }
     }
     let temp = temp_name("batch")?;
     let fd = rustix::fs::openat(
@@ -116,8 +123,9 @@ fn stage(
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )
-    .map_err(|e| errno_error("staging", &shown, e))?;
-    let dup = rustix::io::dup(&dir).map_err(|e| errno_error("staging", &shown, e))?;
+    .map_err(|e| BackendError::from(FsError::os(FileOp::WriteBatch, shown.to_string(), e)))?;
+    let dup = rustix::io::dup(&dir)
+        .map_err(|e| BackendError::from(FsError::os(FileOp::WriteBatch, shown.to_string(), e)))?;
     undo.staged.push(Staged {
         dir: dup,
         temp,
@@ -129,7 +137,7 @@ fn stage(
     file.write_all(&f.bytes)
         .map_err(|e| BackendError::from_io(format!("staging {shown}"), &e))?;
     rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))
-        .map_err(|e| errno_error("staging", &shown, e))?;
+        .map_err(|e| BackendError::from(FsError::os(FileOp::WriteBatch, shown.to_string(), e)))?;
     file.sync_all()
         .map_err(|e| BackendError::from_io(format!("staging {shown}"), &e))?;
     Ok(())
@@ -151,12 +159,18 @@ fn publish(mut undo: Undo) -> Result<()> {
             Ok(()) => s.kept = Some(kept),
             Err(Errno::NOENT) => {}
             Err(e) => {
-                failed = Some((i, errno_error("write_batch", &s.shown, e)));
+                failed = Some((
+                    i,
+                    BackendError::from(FsError::os(FileOp::WriteBatch, s.shown.to_string(), e)),
+                ));
                 break;
             }
         }
         if let Err(e) = rustix::fs::renameat(&s.dir, s.temp.as_str(), &s.dir, s.name.as_str()) {
-            failed = Some((i, errno_error("write_batch", &s.shown, e)));
+            failed = Some((
+                i,
+                BackendError::from(FsError::os(FileOp::WriteBatch, s.shown.to_string(), e)),
+            ));
             break;
         }
     }

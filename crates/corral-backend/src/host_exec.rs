@@ -18,9 +18,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::error::{BackendError, ExecError, PlatformError, RequestError, Result, TimeoutLimit};
-use crate::settle::{Bounds, Ending, KillPolicy, Limits, Run, RunEvent, settle};
 use crate::exec::{ExecOutcome, ExitStatus, OutputSink, StreamKind};
 use crate::sandbox::now_ms;
+use crate::settle::{Bounds, Ending, KillPolicy, Limits, Run, RunEvent, settle};
 use crate::signal;
 
 /// How long output is still drained after the group is dead, in case a

@@ -12,7 +12,7 @@ use std::fmt;
 use rustix::io::Errno;
 
 use crate::contained::ContainmentReason;
-use crate::error::{BackendError, ErrorCode};
+use crate::error::ErrorCode;
 
 /// The file primitive that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -224,20 +224,9 @@ impl FsError {
     }
 }
 
-/// Transitional: a failed system call of a step named in free text (`op`
-/// on sandbox path `shown`), coded by the same table. Kept for callers
-/// whose step is not yet a [`FileOp`]; new code uses [`FsError::os`].
-#[must_use]
-pub fn errno_error(op: impl fmt::Display, shown: &str, errno: Errno) -> BackendError {
-    BackendError::new(
-        errno_code(errno),
-        format!("{op} {shown}: {}", FsCause::Os(errno)),
-    )
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{FileOp, FsCause, FsError, errno_code, errno_error, reason_code};
+    use super::{FileOp, FsCause, FsError, errno_code, reason_code};
     use crate::contained::{ContainmentReason, FileKind};
     use crate::error::{BackendError, ErrorCode};
     use rustix::io::Errno;
@@ -281,7 +270,7 @@ mod tests {
         ];
         for (errno, code, was) in table {
             assert_eq!(errno_code(errno), code, "{errno:?} (was {was:?})");
-            let e = errno_error("write", "/x", errno);
+            let e = crate::error::BackendError::from(FsError::os(FileOp::Write, "/x", errno));
             assert_eq!(e.code(), code, "{errno:?}");
             assert!(e.message().starts_with("write /x: "), "{e}");
         }

@@ -37,7 +37,7 @@ mod privileged_tests;
 #[cfg(test)]
 mod tests;
 
-pub use error::{FileOp, FsCause, FsError, errno_code, errno_error, reason_code};
+pub use error::{FileOp, FsCause, FsError, errno_code, reason_code};
 pub use file_ops::ContainedFsSource;
 pub use read::MAX_READ;
 pub use sandbox_path::SandboxPath;
