@@ -124,6 +124,12 @@ mod tests {
         let mapped = map_error("connect", &native);
         assert_eq!(mapped.code(), ErrorCode::Unavailable);
         assert!(!mapped.message().contains("s3cret"), "{}", mapped.message());
-        assert!(std::error::Error::source(&mapped).is_none());
+        // The chain holds corral's own typed cause only, never the native error.
+        let mut source = std::error::Error::source(&mapped);
+        while let Some(cause) = source {
+            assert!(cause.downcast_ref::<Error>().is_none(), "{cause}");
+            assert!(!cause.to_string().contains("s3cret"), "{cause}");
+            source = cause.source();
+        }
     }
 }
