@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use bollard::Docker;
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{PlatformError, Result};
 
 use crate::DockerBackend;
-use crate::error::map_error;
+use crate::error::{LOAD_HINT, map_error};
 use crate::files::DockerFiles;
 
 /// The image sandboxes start from unless configured otherwise: a small
@@ -33,14 +33,13 @@ impl DockerBackend {
             Ok(_) => Ok(backend),
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
-            }) => Err(BackendError::new(
-                ErrorCode::Unavailable,
-                format!(
-                    "the image {image:?} is not in the Docker Engine; load it with \
-                     `docker load`, `docker import` or `corral image push-docker` \
-                     (no registry is contacted)"
+            }) => Err(PlatformError::Unavailable {
+                what: format!("the image {image:?}"),
+                detail: format!(
+                    "it is not in the Docker Engine (no registry is contacted); {LOAD_HINT}"
                 ),
-            )),
+            }
+            .into()),
             Err(e) => Err(map_error(&format!("inspecting image {image}"), &e)),
         }
     }

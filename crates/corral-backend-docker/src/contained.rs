@@ -11,7 +11,7 @@ use std::os::fd::OwnedFd;
 use async_trait::async_trait;
 use corral_backend::contained::ContainedRoot;
 use corral_backend::task::blocking;
-use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, ErrorCode, Result};
+use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, PlatformError, Result};
 use rustix::fs::{Mode, OFlags};
 
 use crate::DockerBackend;
@@ -44,10 +44,10 @@ pub(crate) async fn open_root(backend: &DockerBackend, id: &str) -> Result<Owned
             Mode::empty(),
         )
         .map_err(|e| {
-            BackendError::new(
-                ErrorCode::Unavailable,
-                format!("opening {id}'s merged root on this host: {e}"),
-            )
+            BackendError::from(PlatformError::Unavailable {
+                what: format!("opening {id}'s merged root on this host"),
+                detail: e.to_string(),
+            })
         })
     })
     .await

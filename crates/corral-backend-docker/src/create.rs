@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use bollard::models::{ContainerCreateBody, HostConfig, PortBinding};
 use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
 use corral_backend::{
-    BackendError, CreateRequest, DEFAULT_PATH, ErrorCode, Network, Result, SandboxInfo,
-    WORKSPACE_DIR, check_enforceable, now_ms,
+    BackendError, CreateError, CreateRequest, DEFAULT_PATH, ErrorCode, Network, Result,
+    SandboxInfo, SnapshotError, WORKSPACE_DIR, check_enforceable, now_ms,
 };
 
 use crate::DockerBackend;
-use crate::error::map_error;
+use crate::error::{LOAD_HINT, map_error};
 use crate::labels::{self, MANAGED, RECORD, SNAPSHOT_REPO};
 
 /// PID 1's script: sleep until the container is removed. `--init` runs it
@@ -121,20 +121,20 @@ pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Resul
     if let Err(e) = backend.docker.create_container(Some(options), body).await {
         let err = map_error(&context, &e);
         return Err(match (err.code(), &req.key, &req.snapshot) {
-            (ErrorCode::Conflict, Some(key), _) => BackendError::new(
-                ErrorCode::Conflict,
-                format!("a sandbox with key {key:?} already exists"),
-            ),
-            (ErrorCode::NotFound, _, Some(snapshot)) => BackendError::new(
-                ErrorCode::NotFound,
-                format!("no snapshot with id {snapshot:?}"),
-            ),
-            (ErrorCode::NotFound, _, None) => BackendError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "the image {image:?} is not in the Docker Engine (no registry is contacted)"
-                ),
-            ),
+            (ErrorCode::Conflict, Some(key), _) => CreateError::KeyTaken {
+                key: key.clone(),
+                owner: None,
+            }
+            .into(),
+            (ErrorCode::NotFound, _, Some(snapshot)) => SnapshotError::NotFound {
+                snapshot: snapshot.clone(),
+            }
+            .into(),
+            (ErrorCode::NotFound, _, None) => CreateError::ImageNotFound {
+                image: image.clone(),
+                hint: LOAD_HINT.into(),
+            }
+            .into(),
             _ => err,
         });
     }

@@ -3,66 +3,65 @@
 //! transport failures keep only their kind.
 
 use bollard::errors::Error;
-use corral_backend::{BackendError, ErrorCode};
+use corral_backend::{BackendError, ErrorCode, PlatformError};
+
+/// How to make an image the engine lacks available: corral contacts no
+/// registry.
+pub(crate) const LOAD_HINT: &str =
+    "load it with `docker load`, `docker import` or `corral image push-docker`";
 
 /// Maps a bollard error about `context` (an operation and its subject) onto
-/// a [`BackendError`]: 404 → `not_found`, 409 → `conflict`, 400 →
-/// `invalid_input`, 401/403 → `auth`, 5xx → `provider`, an unreachable
-/// engine → `unavailable`.
+/// a [`BackendError`]: an answer of the engine is
+/// [`PlatformError::Answered`], coded by its status (404 → `not_found`,
+/// 409 → `conflict`, 400 → `invalid_input`, 401/403 → `auth`, 429 →
+/// `quota`, 5xx → `provider`); an unreachable engine is `unavailable`; a
+/// malformed answer `provider`.
 pub fn map_error(context: &str, err: &Error) -> BackendError {
-    match err {
+    let unavailable = |detail: String| PlatformError::Unavailable {
+        what: context.to_string(),
+        detail,
+    };
+    let error = match err {
         Error::DockerResponseServerError {
             status_code,
             message,
-        } => {
-            let code = match status_code {
-                404 => ErrorCode::NotFound,
-                409 => ErrorCode::Conflict,
-                400 => ErrorCode::InvalidInput,
-                401 | 403 => ErrorCode::Auth,
-                _ => ErrorCode::Provider,
-            };
-            let shown = if *status_code < 500 {
+        } => PlatformError::Answered {
+            what: context.to_string(),
+            status: *status_code,
+            detail: if *status_code < 500 {
                 message.trim().to_string()
             } else {
                 format!("the engine answered {status_code}: {}", message.trim())
-            };
-            BackendError::new(code, format!("{context}: {shown}"))
+            },
+        },
+        Error::RequestTimeoutError => {
+            unavailable("the Docker Engine did not answer in time".into())
         }
-        Error::RequestTimeoutError => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: the Docker Engine did not answer in time"),
-        ),
-        Error::SocketNotFoundError(path) => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: no Docker Engine socket at {path}"),
-        ),
-        Error::IOError { err } => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: cannot reach the Docker Engine ({})", err.kind()),
-        ),
+        Error::SocketNotFoundError(path) => {
+            unavailable(format!("no Docker Engine socket at {path}"))
+        }
+        Error::IOError { err } => {
+            unavailable(format!("cannot reach the Docker Engine ({})", err.kind()))
+        }
         Error::HyperResponseError { .. }
         | Error::HttpClientError { .. }
-        | Error::HyperLegacyError { .. } => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: the connection to the Docker Engine failed"),
-        ),
-        Error::DockerStreamError { error } => {
-            BackendError::new(ErrorCode::Provider, format!("{context}: {}", error.trim()))
+        | Error::HyperLegacyError { .. } => {
+            unavailable("the connection to the Docker Engine failed".into())
         }
-        Error::JsonSerdeError { .. } | Error::JsonDataError { .. } => BackendError::new(
-            ErrorCode::Provider,
-            format!("{context}: the Docker Engine sent a malformed answer"),
-        ),
-        Error::APIVersionParseError {} => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: the Docker Engine reported no usable API version"),
-        ),
-        _ => BackendError::new(
-            ErrorCode::Unavailable,
-            format!("{context}: the Docker Engine request failed"),
-        ),
-    }
+        Error::DockerStreamError { error } => PlatformError::Malformed {
+            what: context.to_string(),
+            detail: error.trim().to_string(),
+        },
+        Error::JsonSerdeError { .. } | Error::JsonDataError { .. } => PlatformError::Malformed {
+            what: context.to_string(),
+            detail: "the Docker Engine sent a malformed answer".into(),
+        },
+        Error::APIVersionParseError {} => {
+            unavailable("the Docker Engine reported no usable API version".into())
+        }
+        _ => unavailable("the Docker Engine request failed".into()),
+    };
+    error.into()
 }
 
 /// Maps an engine error about sandbox `id` like [`map_error`] (`context`
@@ -79,10 +78,11 @@ pub(crate) fn sandbox_error(id: &str, context: &str, err: &Error) -> BackendErro
 
 /// `provider`: the engine's answer lacks a field corral needs.
 pub(crate) fn malformed(context: &str, what: &str) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("{context}: the Docker Engine's answer has no {what}"),
-    )
+    PlatformError::Malformed {
+        what: context.to_string(),
+        detail: format!("the Docker Engine's answer has no {what}"),
+    }
+    .into()
 }
 
 #[cfg(test)]
@@ -124,6 +124,12 @@ mod tests {
         let mapped = map_error("connect", &native);
         assert_eq!(mapped.code(), ErrorCode::Unavailable);
         assert!(!mapped.message().contains("s3cret"), "{}", mapped.message());
-        assert!(std::error::Error::source(&mapped).is_none());
+        // The chain holds corral's own typed cause only, never the native error.
+        let mut source = std::error::Error::source(&mapped);
+        while let Some(cause) = source {
+            assert!(cause.downcast_ref::<Error>().is_none(), "{cause}");
+            assert!(!cause.to_string().contains("s3cret"), "{cause}");
+            source = cause.source();
+        }
     }
 }

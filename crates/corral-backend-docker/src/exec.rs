@@ -1,7 +1,8 @@
 //! `exec` through the engine's exec API.
 //!
 //! The command runs under a small `sh` wrapper that changes to the working
-//! directory (reporting a missing one), then prints its own pid on the
+//! directory (reporting a missing one), checks that the program is there
+//! (reporting a missing one), then prints its own pid on the
 //! first line of stderr and `exec`s the command. An exec's process is the
 //! leader of its own process group and session in the container, so on a
 //! timeout or an abort the backend runs `kill -KILL -PGID` in the container
@@ -14,8 +15,8 @@ use std::time::Duration;
 
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use corral_backend::{
-    BackendError, ErrorCode, ExecOutcome, ExecRequest, ExitStatus, OutputSink, Result, StreamKind,
-    WORKSPACE_DIR, now_ms,
+    BackendError, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink, Result, StreamKind,
+    TimeoutLimit, WORKSPACE_DIR, now_ms,
 };
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -26,7 +27,8 @@ use crate::labels;
 
 /// The wrapper: `$1` is the working directory, the rest the command.
 const WRAPPER: &str = "cd -- \"$1\" 2>/dev/null || { printf 'corral-exec: nocwd\\n' >&2; exit 127; }; \
-     shift; printf 'corral-exec: pid %s\\n' \"$$\" >&2; exec \"$@\"";
+     shift; command -v \"$1\" >/dev/null 2>&1 || { printf 'corral-exec: noprogram\\n' >&2; exit 127; }; \
+     printf 'corral-exec: pid %s\\n' \"$$\" >&2; exec \"$@\"";
 
 /// How long a stopped exec may take to report its pid.
 const HEADER_WAIT: Duration = Duration::from_secs(3);
@@ -43,6 +45,8 @@ enum Header {
     Pid(u32),
     /// The working directory does not exist.
     NoCwd,
+    /// The program is not in the sandbox (or not on its `PATH`).
+    NoProgram,
 }
 
 /// Strips the wrapper's first stderr line and forwards everything else.
@@ -92,8 +96,10 @@ impl Demux<'_> {
 }
 
 fn parse_header(line: &str) -> Header {
-    if line == "corral-exec: nocwd" {
-        return Header::NoCwd;
+    match line {
+        "corral-exec: nocwd" => return Header::NoCwd,
+        "corral-exec: noprogram" => return Header::NoProgram,
+        _ => {}
     }
     line.strip_prefix("corral-exec: pid ")
         .and_then(|p| p.trim().parse().ok())
@@ -124,7 +130,9 @@ pub(crate) async fn exec(
         "corral-exec".into(),
         cwd.clone(),
     ];
-    cmd.extend(req.command.to_argv());
+    let argv = req.command.to_argv();
+    let program = argv.first().cloned().unwrap_or_default();
+    cmd.extend(argv);
     let env: Vec<String> = req.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let options = CreateExecOptions {
         attach_stdin: Some(req.stdin.is_some()),
@@ -150,10 +158,11 @@ pub(crate) async fn exec(
         .await
         .map_err(|e| exec_error(id, "exec", &e))?;
     let StartExecResults::Attached { mut output, input } = started else {
-        return Err(BackendError::new(
-            ErrorCode::Provider,
-            format!("exec in {id}: the engine detached a stream corral attached"),
-        ));
+        return Err(ExecError::UnexpectedReply {
+            what: format!("exec in {id}"),
+            detail: "the engine detached a stream corral attached".into(),
+        }
+        .into());
     };
     let writer = tokio::spawn(async move {
         let mut input = input;
@@ -207,29 +216,27 @@ pub(crate) async fn exec(
         .await;
         writer.abort();
         return Err(match stop {
-            Stop::Timeout(t) => BackendError::new(
-                ErrorCode::Timeout,
-                format!("exec in {id}: the command ran past its {t:?} timeout and was killed"),
-            ),
-            Stop::Abort => BackendError::new(
-                ErrorCode::Aborted,
-                format!("exec in {id}: aborted; the command was killed"),
-            ),
+            Stop::Timeout(after) => ExecError::TimedOut {
+                after,
+                limit: TimeoutLimit::Requested,
+            }
+            .into(),
+            Stop::Abort => ExecError::Aborted.into(),
         });
     }
     writer.abort();
-    if demux.header == Header::NoCwd {
-        return Err(BackendError::new(
-            ErrorCode::NotFound,
-            format!("exec in {id}: no directory {cwd}"),
-        ));
+    match demux.header {
+        Header::NoCwd => return Err(ExecError::CwdNotFound { cwd }.into()),
+        Header::NoProgram => return Err(ExecError::ProgramNotFound { program }.into()),
+        Header::Pending | Header::Pid(_) => {}
     }
     let code = exit_code(backend, id, &created.id).await?;
     if demux.header == Header::Pending && code != 0 {
-        return Err(BackendError::new(
-            ErrorCode::Unavailable,
-            format!("exec in {id}: the image cannot run /bin/sh (exit {code})"),
-        ));
+        return Err(ExecError::ShellMissing {
+            shell: "/bin/sh".into(),
+            code: code.into(),
+        }
+        .into());
     }
     Ok(ExecOutcome {
         status: ExitStatus::Code(code),
@@ -261,10 +268,10 @@ async fn exit_code(backend: &DockerBackend, id: &str, exec_id: &str) -> Result<i
         }
         tokio::time::sleep(Duration::from_millis(2 + attempt * 2)).await;
     }
-    Err(BackendError::new(
-        ErrorCode::Provider,
-        format!("exec in {id}: the engine reported no exit code"),
-    ))
+    Err(ExecError::NoExitStatus {
+        what: format!("exec in {id}"),
+    }
+    .into())
 }
 
 /// Kills the process group the wrapper reported. A wrapper that never
@@ -274,7 +281,7 @@ async fn exit_code(backend: &DockerBackend, id: &str, exec_id: &str) -> Result<i
 async fn kill_group(backend: &DockerBackend, id: &str, header: Header) {
     let script = match header {
         Header::Pid(pid) => format!("kill -KILL -{pid} 2>/dev/null; true"),
-        Header::Pending | Header::NoCwd => {
+        Header::Pending | Header::NoCwd | Header::NoProgram => {
             "for p in /proc/[0-9]*; do n=${p#/proc/}; [ \"$n\" = 1 ] || [ \"$n\" = $$ ] || \
              kill -KILL \"$n\" 2>/dev/null; done; true"
                 .to_string()
@@ -325,6 +332,7 @@ mod tests {
         assert_eq!(out.stdout, b"out");
         assert_eq!(out.stderr, b"err");
         assert_eq!(parse_header("corral-exec: nocwd"), Header::NoCwd);
+        assert_eq!(parse_header("corral-exec: noprogram"), Header::NoProgram);
         assert_eq!(parse_header("something else"), Header::Pending);
     }
 }

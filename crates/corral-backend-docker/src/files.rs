@@ -13,10 +13,13 @@ use bollard::query_parameters::{
     ContainerArchiveInfoOptions, DownloadFromContainerOptions, UploadToContainerOptions,
 };
 use bytes::Bytes;
+use corral_backend::contained::ContainmentReason;
+use corral_backend::error::{FileOp, FsCause, FsError};
 use corral_backend::{
-    BackendError, DirEntry, ErrorCode, FileOps, FileStat, FileType, Result, path,
+    BackendError, DirEntry, FileOps, FileStat, FileType, PlatformError, Result, path,
 };
 use futures_util::TryStreamExt;
+use rustix::io::Errno;
 
 use crate::error::map_error;
 use crate::labels;
@@ -35,7 +38,7 @@ impl DockerFiles {
     }
 
     /// The archive of `p` (a normalized path) in sandbox `id`, whole.
-    async fn archive(&self, id: &str, p: &str) -> Result<Vec<u8>> {
+    async fn archive(&self, id: &str, p: &str, op: FileOp) -> Result<Vec<u8>> {
         let options = DownloadFromContainerOptions {
             path: p.to_string(),
         };
@@ -44,13 +47,14 @@ impl DockerFiles {
             .download_from_container(id, Some(options))
             .try_collect()
             .await
-            .map_err(|e| self.path_error(id, p, "read", &e))?;
+            .map_err(|e| self.path_error(id, p, op, &e))?;
         Ok(chunks.concat())
     }
 
     /// A 404 of the archive API is about the container or the path; the
-    /// engine's message says which.
-    fn path_error(&self, id: &str, p: &str, what: &str, e: &Error) -> BackendError {
+    /// engine's message says which. A component of the path that is not a
+    /// directory is a missing path, as the contained backends resolve it.
+    fn path_error(&self, id: &str, p: &str, op: FileOp, e: &Error) -> BackendError {
         if let Error::DockerResponseServerError {
             status_code: 404,
             message,
@@ -59,26 +63,30 @@ impl DockerFiles {
             if message.contains("No such container") {
                 return BackendError::sandbox_not_found(id);
             }
-            return BackendError::new(ErrorCode::NotFound, format!("{what} {p}: no such file"));
+            return missing_path(op, p);
         }
-        let err = map_error(&format!("{what} {p} in {id}"), e);
-        if err.code() == ErrorCode::InvalidInput && err.message().contains("not a directory") {
-            return BackendError::new(ErrorCode::NotFound, format!("{what} {p}: no such file"));
+        if let Error::DockerResponseServerError {
+            status_code: 400,
+            message,
+        } = e
+            && message.contains("not a directory")
+        {
+            return missing_path(op, p);
         }
-        err
+        map_error(&format!("{op} {p} in {id}"), e)
     }
 
     /// A 404 without a message (a `HEAD`): the sandbox or the path.
-    async fn missing(&self, id: &str, p: &str, what: &str) -> BackendError {
+    async fn missing(&self, id: &str, p: &str, op: FileOp) -> BackendError {
         match self.docker.inspect_container(id, None).await {
             Err(Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => BackendError::sandbox_not_found(id),
-            _ => BackendError::new(ErrorCode::NotFound, format!("{what} {p}: no such file")),
+            _ => missing_path(op, p),
         }
     }
 
-    async fn stat_raw(&self, id: &str, p: &str, what: &str) -> Result<FileStat> {
+    async fn stat_raw(&self, id: &str, p: &str, op: FileOp) -> Result<FileStat> {
         let options = ContainerArchiveInfoOptions {
             path: p.to_string(),
         };
@@ -90,10 +98,30 @@ impl DockerFiles {
             Ok(st) => Ok(stat_of(p, &st)),
             Err(Error::DockerResponseServerError {
                 status_code: 404, ..
-            }) => Err(self.missing(id, p, what).await),
-            Err(e) => Err(self.path_error(id, p, what, &e)),
+            }) => Err(self.missing(id, p, op).await),
+            Err(e) => Err(self.path_error(id, p, op, &e)),
         }
     }
+}
+
+/// `op` on `p` found nothing there: the cause the contained backends give.
+fn missing_path(op: FileOp, p: &str) -> BackendError {
+    fail(op, p, FsCause::Refused(ContainmentReason::NotFound))
+}
+
+/// `cause` of `op` on sandbox path `p`.
+fn fail(op: FileOp, p: &str, cause: FsCause) -> BackendError {
+    FsError::new(op, p, cause).into()
+}
+
+/// `op` on `p` ran a command in the sandbox that failed with `stderr`.
+fn command_failed(op: FileOp, p: &str, stderr: &str) -> BackendError {
+    PlatformError::Io {
+        what: format!("{op} {p}"),
+        kind: std::io::ErrorKind::Other,
+        detail: stderr.trim().to_string(),
+    }
+    .into()
 }
 
 fn check_id(id: &str) -> Result<()> {
@@ -172,17 +200,18 @@ fn entry_type(t: tar::EntryType) -> FileType {
 }
 
 fn tar_error(p: &str, e: &std::io::Error) -> BackendError {
-    BackendError::new(
-        ErrorCode::Provider,
-        format!("{p}: the engine sent a malformed archive ({e})"),
-    )
+    PlatformError::Malformed {
+        what: p.to_string(),
+        detail: format!("the engine sent a malformed archive ({e})"),
+    }
+    .into()
 }
 
 /// The parent directory and the name of a normalized path.
-fn split(p: &str) -> Result<(String, String)> {
+fn split(op: FileOp, p: &str) -> Result<(String, String)> {
     let comps = path::normalize("path", p)?;
     let Some((name, parent)) = comps.split_last() else {
-        return Err(BackendError::invalid("path: / is not a file"));
+        return Err(fail(op, "/", FsCause::RootItself));
     };
     Ok((format!("/{}", parent.join("/")), name.clone()))
 }
@@ -194,7 +223,7 @@ impl FileOps for DockerFiles {
         check_id(id)?;
         // Follow a final symlink, as reading a path does.
         for _ in 0..16 {
-            let archive = self.archive(id, &current).await?;
+            let archive = self.archive(id, &current, FileOp::Read).await?;
             let mut tar = tar::Archive::new(archive.as_slice());
             let mut entries = tar.entries().map_err(|e| tar_error(&current, &e))?;
             let Some(entry) = entries.next() else {
@@ -203,7 +232,7 @@ impl FileOps for DockerFiles {
             let mut entry = entry.map_err(|e| tar_error(&current, &e))?;
             match entry.header().entry_type() {
                 tar::EntryType::Directory => {
-                    return Err(BackendError::invalid(format!("read {p}: is a directory")));
+                    return Err(fail(FileOp::Read, p, FsCause::IsADirectory));
                 }
                 tar::EntryType::Symlink => {
                     let target = entry
@@ -211,7 +240,7 @@ impl FileOps for DockerFiles {
                         .map_err(|e| tar_error(&current, &e))?
                         .map(|t| t.to_string_lossy().to_string())
                         .unwrap_or_default();
-                    let (parent, _) = split(&current)?;
+                    let (parent, _) = split(FileOp::Read, &current)?;
                     let joined = if target.starts_with('/') {
                         target
                     } else {
@@ -228,20 +257,20 @@ impl FileOps for DockerFiles {
                 }
             }
         }
-        Err(BackendError::invalid(format!(
-            "read {p}: too many levels of symbolic links"
-        )))
+        Err(fail(
+            FileOp::Read,
+            p,
+            FsCause::Refused(ContainmentReason::SymlinkLoop),
+        ))
     }
 
     async fn write(&self, id: &str, p: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-        let (parent, name) = split(p)?;
+        let (parent, name) = split(FileOp::Write, p)?;
         check_id(id)?;
         if let Some(m) = mode
             && m & !0o7777 != 0
         {
-            return Err(BackendError::invalid(format!(
-                "write {p}: mode {m:#o} has bits beyond 0o7777"
-            )));
+            return Err(fail(FileOp::Write, p, FsCause::BadMode { mode: m }));
         }
         let mut header = tar::Header::new_gnu();
         header.set_size(bytes.len() as u64);
@@ -271,18 +300,17 @@ impl FileOps for DockerFiles {
             Err(Error::DockerResponseServerError {
                 status_code: 404,
                 message,
-            }) if !message.contains("No such container") => Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("write {p}: no directory {parent}"),
-            )),
-            Err(e) => Err(self.path_error(id, p, "write", &e)),
+            }) if !message.contains("No such container") => {
+                Err(missing_path(FileOp::Write, &parent))
+            }
+            Err(e) => Err(self.path_error(id, p, FileOp::Write, &e)),
         }
     }
 
     async fn list(&self, id: &str, p: &str) -> Result<Vec<DirEntry>> {
         let dir = path::normalized("path", p)?;
         check_id(id)?;
-        let archive = self.archive(id, &dir).await?;
+        let archive = self.archive(id, &dir, FileOp::List).await?;
         let mut tar = tar::Archive::new(archive.as_slice());
         let mut out = Vec::new();
         let mut root_seen = false;
@@ -294,7 +322,7 @@ impl FileOps for DockerFiles {
             if !root_seen {
                 root_seen = true;
                 if header.entry_type() != tar::EntryType::Directory {
-                    return Err(BackendError::invalid(format!("list {p}: not a directory")));
+                    return Err(fail(FileOp::List, p, FsCause::NotADirectory));
                 }
                 continue;
             }
@@ -330,18 +358,16 @@ impl FileOps for DockerFiles {
     async fn stat(&self, id: &str, p: &str) -> Result<FileStat> {
         let p = path::normalized("path", p)?;
         check_id(id)?;
-        self.stat_raw(id, &p, "stat").await
+        self.stat_raw(id, &p, FileOp::Stat).await
     }
 
     async fn remove(&self, id: &str, p: &str, recursive: bool) -> Result<()> {
         let p = path::normalized("path", p)?;
         check_id(id)?;
         if p == "/" {
-            return Err(BackendError::invalid(
-                "remove /: refusing to remove the root",
-            ));
+            return Err(fail(FileOp::Remove, "/", FsCause::RootItself));
         }
-        let st = self.stat_raw(id, &p, "remove").await?;
+        let st = self.stat_raw(id, &p, FileOp::Remove).await?;
         let argv: &[&str] = match (st.file_type, recursive) {
             (FileType::Directory, true) => &["rm", "-rf", "--", &p],
             (FileType::Directory, false) => &["rmdir", "--", &p],
@@ -350,14 +376,10 @@ impl FileOps for DockerFiles {
         let (code, stderr) = shell::run(&self.docker, id, argv).await?;
         match code {
             0 => Ok(()),
-            _ if stderr.contains("not empty") => Err(BackendError::new(
-                ErrorCode::Conflict,
-                format!("remove {p}: directory not empty (use recursive)"),
-            )),
-            _ => Err(BackendError::new(
-                ErrorCode::Io,
-                format!("remove {p}: {stderr}"),
-            )),
+            _ if stderr.contains("not empty") => {
+                Err(fail(FileOp::Remove, &p, FsCause::Os(Errno::NOTEMPTY)))
+            }
+            _ => Err(command_failed(FileOp::Remove, &p, &stderr)),
         }
     }
 
@@ -372,20 +394,14 @@ impl FileOps for DockerFiles {
         let (code, stderr) = shell::run(&self.docker, id, argv).await?;
         match code {
             0 => Ok(()),
-            _ if stderr.contains("No such file") => Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("mkdir {p}: a parent directory is missing"),
-            )),
-            _ if stderr.contains("exists") || stderr.contains("Not a directory") => {
-                Err(BackendError::new(
-                    ErrorCode::Conflict,
-                    format!("mkdir {p}: a file is in the way"),
-                ))
+            _ if stderr.contains("No such file") => Err(missing_path(FileOp::Mkdir, &p)),
+            _ if stderr.contains("Not a directory") => {
+                Err(fail(FileOp::Mkdir, &p, FsCause::ExistsNotDirectory))
             }
-            _ => Err(BackendError::new(
-                ErrorCode::Io,
-                format!("mkdir {p}: {stderr}"),
-            )),
+            _ if stderr.contains("exists") => {
+                Err(fail(FileOp::Mkdir, &p, FsCause::Os(Errno::EXIST)))
+            }
+            _ => Err(command_failed(FileOp::Mkdir, &p, &stderr)),
         }
     }
 }

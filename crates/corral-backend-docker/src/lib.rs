@@ -76,7 +76,12 @@ impl DockerBackend {
     pub fn scoped(mut self, scope: &str) -> Result<Self> {
         corral_backend::validate_label(labels::SCOPE, scope)?;
         if scope.is_empty() {
-            return Err(corral_backend::BackendError::invalid("scope: empty"));
+            return Err(corral_backend::RequestError::Setting {
+                name: "scope".into(),
+                value: String::new(),
+                why: "a scope must not be empty".into(),
+            }
+            .into());
         }
         self.scope = Some(scope.to_string());
         Ok(self)

@@ -6,8 +6,10 @@
 use std::os::fd::{AsFd, OwnedFd};
 
 use async_trait::async_trait;
+use corral_backend::contained::ContainmentReason;
+use corral_backend::error::{FileOp, FsCause, FsError};
 use corral_backend::task::blocking;
-use corral_backend::{BackendError, ErrorCode, Result, TreeListOps, TreeListing, path};
+use corral_backend::{BackendError, Result, TreeListOps, TreeListing, path};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
@@ -31,15 +33,15 @@ fn list_under(root: OwnedFd, dir: &str, max_entries: usize) -> Result<TreeListin
     let fd = match opened {
         Ok(fd) => fd,
         Err(Errno::NOTDIR) => {
-            return Err(BackendError::invalid(format!(
-                "list_tree {shown}: not a directory"
-            )));
+            return Err(FsError::new(FileOp::ListTree, shown, FsCause::NotADirectory).into());
         }
         Err(Errno::NOENT) => {
-            return Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("list_tree {shown}: no such directory"),
-            ));
+            return Err(FsError::new(
+                FileOp::ListTree,
+                shown,
+                FsCause::Refused(ContainmentReason::NotFound),
+            )
+            .into());
         }
         Err(e) => {
             return Err(BackendError::from_io(

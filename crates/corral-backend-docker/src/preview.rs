@@ -1,7 +1,7 @@
 //! `preview_url`: a port asked for at create is published on the host's
 //! loopback at a port the engine picks; the URL points there.
 
-use corral_backend::{BackendError, ErrorCode, PreviewUrl, Result};
+use corral_backend::{PreviewError, PreviewUrl, Result};
 
 use crate::DockerBackend;
 use crate::lifecycle;
@@ -12,20 +12,31 @@ pub(crate) async fn preview_url(
     port: u16,
 ) -> Result<PreviewUrl> {
     let inspect = lifecycle::inspect(backend, id, "preview").await?;
-    let bound = inspect
+    let ports = inspect
         .network_settings
         .and_then(|n| n.ports)
-        .and_then(|ports| ports.get(&format!("{port}/tcp")).cloned().flatten())
+        .unwrap_or_default();
+    let bound = ports
+        .get(&format!("{port}/tcp"))
+        .cloned()
+        .flatten()
         .and_then(|bindings| {
             bindings
                 .into_iter()
                 .find_map(|b| Some((b.host_ip?, b.host_port?)))
         });
     let Some((ip, host_port)) = bound else {
-        return Err(BackendError::new(
-            ErrorCode::NotFound,
-            format!("preview {id}: port {port} was not asked for at create"),
-        ));
+        let mut declared: Vec<u16> = ports
+            .keys()
+            .filter_map(|k| k.strip_suffix("/tcp")?.parse().ok())
+            .collect();
+        declared.sort_unstable();
+        return Err(PreviewError::PortNotDeclared {
+            id: id.to_string(),
+            port,
+            declared,
+        }
+        .into());
     };
     let ip = if ip.is_empty() || ip == "0.0.0.0" {
         "127.0.0.1".to_string()

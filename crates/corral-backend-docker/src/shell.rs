@@ -5,7 +5,7 @@
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
-use corral_backend::{BackendError, ErrorCode, Result};
+use corral_backend::{ExecError, Result};
 use futures_util::StreamExt;
 
 use crate::error::sandbox_error;
@@ -51,8 +51,5 @@ pub(crate) async fn run(docker: &Docker, id: &str, argv: &[&str]) -> Result<(i64
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    Err(BackendError::new(
-        ErrorCode::Provider,
-        format!("{context}: the engine reported no exit code"),
-    ))
+    Err(ExecError::NoExitStatus { what: context }.into())
 }

@@ -14,7 +14,7 @@ use bollard::query_parameters::{
     CommitContainerOptions, CreateContainerOptions, ListImagesOptions, RemoveImageOptions,
 };
 use corral_backend::{
-    BackendError, ErrorCode, Labels, Result, SnapshotCloneOps, SnapshotInfo, SnapshotOps, now_ms,
+    Labels, Result, SnapshotCloneOps, SnapshotError, SnapshotInfo, SnapshotOps, now_ms,
 };
 
 use crate::DockerBackend;
@@ -32,10 +32,10 @@ pub(crate) fn check_snapshot_id(snapshot_id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(BackendError::new(
-            ErrorCode::NotFound,
-            format!("no snapshot with id {snapshot_id:?}"),
-        ))
+        Err(SnapshotError::NotFound {
+            snapshot: snapshot_id.to_string(),
+        }
+        .into())
     }
 }
 
@@ -86,10 +86,10 @@ async fn inspect(backend: &DockerBackend, snapshot_id: &str) -> Result<SnapshotI
         Err(Error::DockerResponseServerError {
             status_code: 404, ..
         }) => {
-            return Err(BackendError::new(
-                ErrorCode::NotFound,
-                format!("no snapshot with id {snapshot_id:?}"),
-            ));
+            return Err(SnapshotError::NotFound {
+                snapshot: snapshot_id.to_string(),
+            }
+            .into());
         }
         Err(e) => return Err(map_error(&context, &e)),
     };

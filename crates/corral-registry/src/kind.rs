@@ -11,7 +11,7 @@ use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
 
-use crate::open::{OpenError, docker_image};
+use crate::open::{OpenError, docker_image, verified};
 use crate::opened::OpenedBackend;
 use crate::scratch::Scratch;
 use crate::target::ConformanceTarget;
@@ -126,10 +126,10 @@ impl BackendKind {
         Ok(match self {
             BackendKind::Linux => OpenedBackend::Linux(LinuxBackend::open(dir)?),
             BackendKind::Local => OpenedBackend::Local(LocalBackend::open(dir)?),
-            BackendKind::Memory => OpenedBackend::Memory(MemoryBackend::new()),
-            BackendKind::Docker => {
-                OpenedBackend::Docker(DockerBackend::connect_with_image(&docker_image()).await?)
-            }
+            BackendKind::Memory => OpenedBackend::Memory(verified(MemoryBackend::new())?),
+            BackendKind::Docker => OpenedBackend::Docker(verified(
+                DockerBackend::connect_with_image(&docker_image()).await?,
+            )?),
         })
     }
 
@@ -142,9 +142,9 @@ impl BackendKind {
         self.available()
             .map_err(|why| OpenError::Unavailable { backend: self, why })?;
         match self {
-            BackendKind::Docker => Ok(OpenedBackend::Docker(
+            BackendKind::Docker => Ok(OpenedBackend::Docker(verified(
                 DockerBackend::connect_without_image_check(&docker_image()).await?,
-            )),
+            )?)),
             BackendKind::Linux | BackendKind::Local | BackendKind::Memory => {
                 self.open_available().await
             }
@@ -171,11 +171,11 @@ impl BackendKind {
                 Scratch::in_dir(backend, dir)
             }
             BackendKind::Memory => {
-                Scratch::without_dir(OpenedBackend::Memory(MemoryBackend::new()))
+                Scratch::without_dir(OpenedBackend::Memory(verified(MemoryBackend::new())?))
             }
-            BackendKind::Docker => {
-                Scratch::without_dir(OpenedBackend::Docker(busybox_image::connect().await?))
-            }
+            BackendKind::Docker => Scratch::without_dir(OpenedBackend::Docker(verified(
+                busybox_image::connect().await?,
+            )?)),
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use corral_backend::BackendError;
+use corral_backend::{Backend, BackendError};
 use corral_backend_docker::busybox_image::BusyboxBackendError;
 use corral_wire::{RemoteBackend, Token, TokenError};
 
@@ -57,6 +57,15 @@ pub enum OpenError {
     },
 }
 
+/// `backend`, once [`corral_backend::verify`] accepts it: the one check
+/// of a backend the registry opens. The linux and the local backends run
+/// it in their own constructors, so their rows do not repeat it; every
+/// other row, and [`open_remote`], goes through this.
+pub(crate) fn verified<B: Backend>(backend: B) -> Result<B, BackendError> {
+    corral_backend::verify(&backend)?;
+    Ok(backend)
+}
+
 /// The image docker sandboxes start from: [`DOCKER_IMAGE_ENV`], or the
 /// test image.
 pub fn docker_image() -> String {
@@ -75,7 +84,7 @@ pub async fn open_default() -> Result<(OpenedBackend, Option<String>), OpenError
 }
 
 /// Connects to the `corral serve` at `endpoint` (`http://HOST:PORT`) with
-/// the token in the file [`TOKEN_FILE_ENV`] names.
+/// the token in the file [`TOKEN_FILE_ENV`] names, verified.
 pub async fn open_remote(endpoint: &str) -> Result<RemoteBackend, OpenError> {
     let Some(path) = std::env::var_os(TOKEN_FILE_ENV) else {
         return Err(OpenError::TokenFileUnset {
@@ -83,5 +92,115 @@ pub async fn open_remote(endpoint: &str) -> Result<RemoteBackend, OpenError> {
         });
     };
     let token = Token::from_file(Path::new(&path))?;
-    Ok(RemoteBackend::connect(endpoint, token).await?)
+    Ok(verified(RemoteBackend::connect(endpoint, token).await?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use corral_backend::{
+        Capabilities, CreateRequest, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels,
+        OutputSink, PreviewUrl, Result, SandboxInfo,
+    };
+    use corral_backend_memory::MemoryBackend;
+
+    use super::*;
+
+    /// The memory backend, counting how often its declaration is read:
+    /// `verify` reads it once a run.
+    struct Counting {
+        inner: MemoryBackend,
+        reads: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Backend for Counting {
+        fn name(&self) -> &str {
+            self.inner.name()
+        }
+        fn key_mode(&self) -> KeyMode {
+            self.inner.key_mode()
+        }
+        fn capabilities(&self) -> Capabilities {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.inner.capabilities()
+        }
+        async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
+            self.inner.create(req).await
+        }
+        async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+            self.inner.find(key).await
+        }
+        async fn connect(&self, id: &str) -> Result<SandboxInfo> {
+            self.inner.connect(id).await
+        }
+        async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
+            self.inner.list(labels).await
+        }
+        async fn destroy(&self, id: &str) -> Result<()> {
+            self.inner.destroy(id).await
+        }
+        async fn exec(
+            &self,
+            id: &str,
+            req: ExecRequest,
+            sink: &mut dyn OutputSink,
+        ) -> Result<ExecOutcome> {
+            self.inner.exec(id, req, sink).await
+        }
+        fn files(&self) -> &dyn FileOps {
+            self.inner.files()
+        }
+        async fn preview_url(&self, id: &str, port: u16) -> Result<PreviewUrl> {
+            self.inner.preview_url(id, port).await
+        }
+        async fn native(&self, id: &str) -> Result<serde_json::Value> {
+            self.inner.native(id).await
+        }
+        fn pause_ops(&self) -> Option<&dyn corral_backend::PauseOps> {
+            self.inner.pause_ops()
+        }
+        fn snapshot_ops(&self) -> Option<&dyn corral_backend::SnapshotOps> {
+            self.inner.snapshot_ops()
+        }
+        fn snapshot_clone_ops(&self) -> Option<&dyn corral_backend::SnapshotCloneOps> {
+            self.inner.snapshot_clone_ops()
+        }
+        fn terminal_ops(&self) -> Option<&dyn corral_backend::TerminalOps> {
+            self.inner.terminal_ops()
+        }
+        fn process_ops(&self) -> Option<&dyn corral_backend::ProcessOps> {
+            self.inner.process_ops()
+        }
+        fn usage_ops(&self) -> Option<&dyn corral_backend::UsageOps> {
+            self.inner.usage_ops()
+        }
+        fn contained_read_ops(&self) -> Option<&dyn corral_backend::ContainedReadOps> {
+            self.inner.contained_read_ops()
+        }
+        fn tree_list_ops(&self) -> Option<&dyn corral_backend::TreeListOps> {
+            self.inner.tree_list_ops()
+        }
+        fn batch_write_ops(&self) -> Option<&dyn corral_backend::BatchWriteOps> {
+            self.inner.batch_write_ops()
+        }
+        fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
+            self.inner.reclaim_ops()
+        }
+    }
+
+    /// The registry verifies what it opens once: `verified` runs the check
+    /// exactly once, and the backend it hands on is not checked again by
+    /// the opener (the CLI's `open` and `gc` no longer verify).
+    #[test]
+    fn a_backend_the_registry_opens_is_verified_once() {
+        let counting = Counting {
+            inner: MemoryBackend::new(),
+            reads: AtomicUsize::new(0),
+        };
+        let backend = verified(counting).expect("the memory backend declares what it has");
+        assert_eq!(backend.reads.load(Ordering::SeqCst), 1);
+    }
 }

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, verify};
+use corral_backend::Backend;
 use corral_registry::{BackendKind, BackendName, OpenError, OpenedBackend};
 use corral_wire::RemoteBackend;
 
@@ -22,17 +22,16 @@ use crate::error::CliError;
 
 pub use corral_registry::{REMOTE_PREFIX, TOKEN_FILE_ENV, docker_image};
 
-/// Opens the backend called `name`, or the default when `None`, verified.
+/// Opens the backend called `name`, or the default when `None`, verified
+/// (once, by the registry that opens it).
 pub async fn open(name: Option<&str>) -> Result<Arc<dyn Backend>, CliError> {
-    let backend = match name {
+    Ok(match name {
         None => default_backend().await?.into_dyn(),
         Some(name) => {
             let name: BackendName = name.parse().map_err(|e| CliError::usage(format!("{e}")))?;
             name.open().await.map_err(open_error)?
         }
-    };
-    verify(&*backend)?;
-    Ok(backend)
+    })
 }
 
 /// Opens the in-tree backend `kind` on the default state directory, as

@@ -109,6 +109,15 @@ pub enum ExecError {
         /// What came back.
         detail: String,
     },
+    /// The side running the command (a remote server) did not settle it
+    /// within a grace period after its timeout; the caller stopped waiting.
+    #[error("{what}: the run did not settle within {grace:?} of its timeout")]
+    Unsettled {
+        /// The call.
+        what: String,
+        /// The grace period waited past the timeout.
+        grace: Duration,
+    },
 }
 
 fn timed_out(after: &Duration, limit: &TimeoutLimit) -> String {
@@ -131,7 +140,9 @@ impl ExecError {
             Self::ProgramNotFound { .. } | Self::CwdNotFound { .. } => ErrorCode::NotFound,
             Self::NotExecutable { .. } | Self::Malformed { .. } => ErrorCode::InvalidInput,
             Self::StartFailed { .. } => ErrorCode::Io,
-            Self::TimedOut { .. } | Self::KillUnconfirmed { .. } => ErrorCode::Timeout,
+            Self::TimedOut { .. } | Self::KillUnconfirmed { .. } | Self::Unsettled { .. } => {
+                ErrorCode::Timeout
+            }
             Self::Aborted => ErrorCode::Aborted,
             Self::OutputOverrun { .. } | Self::ProcessLimit { .. } => ErrorCode::Quota,
             Self::GroupDying => ErrorCode::Conflict,

@@ -173,6 +173,27 @@ pub enum RequestError {
         /// The destination and why it is refused.
         detail: String,
     },
+    /// A whole-file read of a file larger than the bound of a whole read;
+    /// a ranged read serves it.
+    #[error(
+        "read {path}: the file is larger than the {limit}-byte bound of a whole-file read; \
+         read it in ranges (read_range)"
+    )]
+    WholeReadTooLarge {
+        /// The path asked for.
+        path: String,
+        /// The largest whole read, in bytes.
+        limit: u64,
+    },
+    /// The request cannot be encoded or addressed for the platform it goes
+    /// to (a remote server); nothing was sent.
+    #[error("{what}: the request cannot be sent: {detail}")]
+    Unsendable {
+        /// The call.
+        what: String,
+        /// Why it cannot be sent.
+        detail: String,
+    },
 }
 
 impl RequestError {

@@ -116,20 +116,33 @@ pub(crate) fn on<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_backend::contained::ContainmentReason;
+    use corral_backend::error::{FileOp, FsCause, FsError};
 
     #[test]
     fn not_found_names_the_addressed_object() {
         let id = InstanceId::new("ci-1").unwrap();
-        let e = BackendError::new(ErrorCode::NotFound, "gone");
+        let e = BackendError::sandbox_not_found("sb-1");
         assert_eq!(
             from_backend(Operation::Execute, Subject::Instance(&id), &e),
             SandboxError::SandboxInstanceNotFound { instance_id: id }
         );
         let snap = SnapshotId::new("s-1").unwrap();
+        let e: BackendError = corral_backend::SnapshotError::NotFound {
+            snapshot: "s-1".into(),
+        }
+        .into();
         assert_eq!(
             from_backend(Operation::DestroySnapshot, Subject::Snapshot(&snap), &e),
             SandboxError::SandboxSnapshotNotFound { snapshot_id: snap }
         );
+        let e: BackendError = FsError::new(
+            FileOp::List,
+            "/gone",
+            FsCause::Refused(ContainmentReason::NotFound),
+        )
+        .into();
+        assert_eq!(e.code(), ErrorCode::NotFound);
         assert_eq!(
             from_backend(Operation::ListDir, Subject::Path, &e),
             failed(Operation::ListDir, FailureReason::NotFound)
@@ -138,7 +151,8 @@ mod tests {
 
     #[test]
     fn unsupported_is_the_members_typed_refusal() {
-        let e = BackendError::new(ErrorCode::Unsupported, "no");
+        let e = BackendError::unsupported("memory", "do that");
+        assert_eq!(e.code(), ErrorCode::Unsupported);
         assert_eq!(
             from_backend(Operation::OpenProcess, Subject::Path, &e),
             Operation::OpenProcess.absent_refusal().unwrap()
@@ -171,7 +185,8 @@ mod tests {
         ];
         let id = InstanceId::new("ci-1").unwrap();
         for (code, reason) in table {
-            let e = BackendError::new(code, "x");
+            // Known by its code only, as a remote backend's answer is.
+            let e = BackendError::relayed(code, "x");
             assert_eq!(
                 from_backend(Operation::Execute, Subject::Instance(&id), &e),
                 failed(Operation::Execute, reason),

@@ -20,7 +20,8 @@
 //!   sandbox that is gone is `SandboxInstanceNotFound`.
 
 use corral_backend::{
-    Backend, BackendError, Command, ErrorCode, ExecRequest, ExitStatus, OutputSink, StreamKind,
+    Backend, BackendError, Command, ErrorCode, ExecRequest, ExitStatus, OutputSink,
+    SandboxError as BackendSandboxError, StreamKind,
 };
 use corral_contract::{
     CommandLine, ExecuteRequest, ExitCause, ExitCode, FailureReason, InstanceId, Interval,
@@ -126,24 +127,25 @@ pub(crate) fn exit_of(
     }
 }
 
-/// A failure to start a command: `spawn_failed` while the instance still
-/// exists, `SandboxInstanceNotFound` once it is gone, the mapped backend
-/// error otherwise.
-pub(crate) async fn start_failure<B: Backend>(
-    adapter: &ContractAdapter<B>,
+/// A failure to start a command, decided from the typed error alone:
+/// `SandboxInstanceNotFound` when the sandbox itself is gone
+/// ([`BackendSandboxError::NotFound`], which the wire carries typed too);
+/// `spawn_failed` for any other `not_found` or `invalid_input` (the program,
+/// its working directory, the command: the sandbox answered, the command
+/// could not start in it); the mapped backend error otherwise.
+pub(crate) fn start_failure(
     operation: Operation,
     instance_id: &InstanceId,
     error: &BackendError,
 ) -> SandboxError {
-    match error.code() {
-        ErrorCode::NotFound | ErrorCode::InvalidInput => {
-            match adapter.find_sandbox(instance_id).await {
-                Ok(Some(_)) => failed(operation, FailureReason::SpawnFailed),
-                Ok(None) => SandboxError::SandboxInstanceNotFound {
-                    instance_id: instance_id.clone(),
-                },
-                Err(e) => from_backend(operation, Subject::Instance(instance_id), &e),
+    match error {
+        BackendError::Sandbox(BackendSandboxError::NotFound { .. }) => {
+            SandboxError::SandboxInstanceNotFound {
+                instance_id: instance_id.clone(),
             }
+        }
+        e if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidInput) => {
+            failed(operation, FailureReason::SpawnFailed)
         }
         _ => from_backend(operation, Subject::Instance(instance_id), error),
     }
@@ -184,7 +186,7 @@ pub(super) async fn run<B: Backend + 'static>(
         Err(e) if e.code() == ErrorCode::Timeout => {
             (ExitCause::TimedOut, interval(op, started, clock::now(op)?)?)
         }
-        Err(e) => return Err(start_failure(adapter, op, &request.instance_id, &e).await),
+        Err(e) => return Err(start_failure(op, &request.instance_id, &e)),
     };
     let (stdout, stderr) = capture.into_streams(op)?;
     Ok(SandboxExecutionResult {
@@ -198,6 +200,42 @@ pub(super) async fn run<B: Backend + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_backend::{ExecError, RequestError};
+
+    /// Both are `not_found`; the typed error alone says which was missing,
+    /// so nothing asks the backend again.
+    #[test]
+    fn a_start_failure_is_decided_from_the_typed_error() {
+        let id = InstanceId::new("ci-1").unwrap();
+        let op = Operation::Execute;
+        let gone = BackendError::sandbox_not_found("sb-1");
+        assert_eq!(
+            start_failure(op, &id, &gone),
+            SandboxError::SandboxInstanceNotFound {
+                instance_id: id.clone()
+            }
+        );
+        let spawn = failed(op, FailureReason::SpawnFailed);
+        let cannot_start: [BackendError; 4] = [
+            ExecError::ProgramNotFound {
+                program: "nope".into(),
+            }
+            .into(),
+            ExecError::CwdNotFound { cwd: "/no".into() }.into(),
+            RequestError::EmptyProgram.into(),
+            // A remote backend's answer that is not the sandbox's absence
+            // (that one the wire carries typed).
+            BackendError::relayed(ErrorCode::NotFound, "command not found: \"nope\""),
+        ];
+        for e in &cannot_start {
+            assert_eq!(start_failure(op, &id, e), spawn, "{e}");
+        }
+        let dead: BackendError = BackendSandboxError::InitGone { id: "sb-1".into() }.into();
+        assert_eq!(
+            start_failure(op, &id, &dead),
+            failed(op, FailureReason::PlatformUnavailable)
+        );
+    }
 
     #[test]
     fn capture_keeps_the_limit_and_marks_truncation() {

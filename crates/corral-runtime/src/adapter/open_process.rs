@@ -236,7 +236,7 @@ pub(super) async fn run<B: Backend + 'static>(
     let started_at = clock::now(op)?;
     let live = match ops.start_process(&located.sandbox_id, spec).await {
         Ok(live) => live,
-        Err(e) => return Err(start_failure(adapter, op, &instance_id, &e).await),
+        Err(e) => return Err(start_failure(op, &instance_id, &e)),
     };
     let reservation = Arc::new(reservation);
     let watcher = (Arc::clone(&live.control), Arc::clone(&reservation));

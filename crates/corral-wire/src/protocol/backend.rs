@@ -1,7 +1,7 @@
 //! The backend primitives over the wire, for the `remote` backend: one
 //! `POST /v1/backend/<member>` route per primitive, the `corral-backend`
-//! serde forms as bodies (bytes in base64), a [`BackendError`] (HTTP 422)
-//! as the error body, and `exec` as a stream of newline-delimited JSON
+//! serde forms as bodies (bytes in base64), a [`BackendError`] as an
+//! [`ErrorBody`](super::ErrorBody) (HTTP 422) as the error body, and `exec` as a stream of newline-delimited JSON
 //! [`ExecFrame`]s.
 //!
 //! A server serves these routes only when it was given the backend behind
@@ -180,8 +180,9 @@ pub enum ExecFrame {
     /// The last line of a run that ended on its own.
     Outcome(ExecOutcome),
     /// The last line of a run that failed (timeout and abort included,
-    /// sent only after the process group is dead).
-    Error(BackendError),
+    /// sent only after the process group is dead), as an
+    /// [`ErrorBody`](super::ErrorBody).
+    Error(#[serde(with = "super::as_body")] BackendError),
 }
 
 /// A streaming `exec` to abort.

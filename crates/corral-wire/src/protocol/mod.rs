@@ -3,11 +3,14 @@
 //! speak it. `docs/wire.md` is its prose.
 
 pub mod backend;
+mod error_body;
 mod frames;
 mod refusal;
 mod replies;
 mod route;
 
+pub use error_body::ErrorBody;
+pub(crate) use error_body::as_body;
 pub use frames::{DataFrame, Frame, FrameError, Stream};
 pub use refusal::Refusal;
 pub use replies::{HandoffId, HandoffReply, HandoffTicket, TransactionReply, TransactionTicket};

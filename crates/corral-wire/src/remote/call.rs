@@ -2,7 +2,7 @@
 //! failure a [`BackendError`] naming the server and the member.
 
 use bytes::Bytes;
-use corral_backend::{BackendError, ErrorCode};
+use corral_backend::{BackendError, ErrorCode, PlatformError, RequestError};
 use hyper::StatusCode;
 use hyper::body::Incoming;
 use hyper::http::Response;
@@ -13,7 +13,7 @@ use crate::client::transport::{
     MAX_RESPONSE_BYTES, ReadFailure, SendFailure, Transport, read_bounded,
 };
 use crate::protocol::backend::BackendRoute;
-use crate::protocol::{CONTRACT_REVISION, REFUSAL_HEADER, REVISION_HEADER, Refusal};
+use crate::protocol::{CONTRACT_REVISION, ErrorBody, REFUSAL_HEADER, REVISION_HEADER, Refusal};
 
 /// The server of a remote backend.
 #[derive(Debug)]
@@ -22,21 +22,37 @@ pub(crate) struct Remote {
 }
 
 impl Remote {
-    /// `remote http://HOST:PORT: MEMBER: what`, as an error of `code`.
-    pub(crate) fn error(
+    /// `remote http://HOST:PORT: MEMBER`: what every error of a call names.
+    pub(crate) fn context(&self, route: BackendRoute) -> String {
+        format!("remote {}: {}", self.transport.endpoint, route.name())
+    }
+
+    /// What the server answered, known by `code` and `what` only:
+    /// `remote http://HOST:PORT: MEMBER: what`.
+    fn relayed(&self, route: BackendRoute, code: ErrorCode, what: &str) -> BackendError {
+        BackendError::relayed(code, format!("{}: {what}", self.context(route)))
+    }
+
+    /// The server cannot be reached, or the connection broke.
+    pub(crate) fn unavailable(&self, route: BackendRoute, detail: &str) -> BackendError {
+        PlatformError::Unavailable {
+            what: self.context(route),
+            detail: detail.to_string(),
+        }
+        .into()
+    }
+
+    /// The server's reply is not what the protocol says.
+    pub(crate) fn malformed(
         &self,
         route: BackendRoute,
-        code: ErrorCode,
-        what: impl std::fmt::Display,
+        detail: impl std::fmt::Display,
     ) -> BackendError {
-        BackendError::new(
-            code,
-            format!(
-                "remote {}: {}: {what}",
-                self.transport.endpoint,
-                route.name()
-            ),
-        )
+        PlatformError::Malformed {
+            what: self.context(route),
+            detail: detail.to_string(),
+        }
+        .into()
     }
 
     /// Sends `body` to `route` and decodes the reply.
@@ -51,13 +67,8 @@ impl Remote {
         if status != StatusCode::OK {
             return Err(self.failure(route, status, &bytes));
         }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            self.error(
-                route,
-                ErrorCode::Provider,
-                format_args!("malformed reply: {e}"),
-            )
-        })
+        serde_json::from_slice(&bytes)
+            .map_err(|e| self.malformed(route, format_args!("malformed reply: {e}")))
     }
 
     /// Sends `body` to `route`: a reply of the same revision, whatever its
@@ -67,33 +78,32 @@ impl Remote {
         route: BackendRoute,
         body: &Req,
     ) -> Result<Response<Incoming>, BackendError> {
-        let body = serde_json::to_vec(body).map_err(|e| {
-            self.error(
-                route,
-                ErrorCode::InvalidInput,
-                format_args!("encoding the request: {e}"),
-            )
-        })?;
+        let unsendable = |detail: String| -> BackendError {
+            RequestError::Unsendable {
+                what: self.context(route),
+                detail,
+            }
+            .into()
+        };
+        let body = serde_json::to_vec(body).map_err(|e| unsendable(format!("encoding it: {e}")))?;
         let response = self
             .transport
             .send(&route.path(), body)
             .await
             .map_err(|failure| match failure {
-                SendFailure::Unavailable => self.error(
+                SendFailure::Unavailable => self.unavailable(
                     route,
-                    ErrorCode::Unavailable,
                     "the server cannot be reached, or the connection broke",
                 ),
-                SendFailure::Request(e) => self.error(route, ErrorCode::InvalidInput, e),
+                SendFailure::Request(e) => unsendable(e),
             })?;
         let revision = response
             .headers()
             .get(REVISION_HEADER)
             .and_then(|v| v.to_str().ok());
         if revision != Some(CONTRACT_REVISION) {
-            return Err(self.error(
+            return Err(self.malformed(
                 route,
-                ErrorCode::Provider,
                 format_args!(
                     "the server speaks revision {}, this client {CONTRACT_REVISION}",
                     revision.unwrap_or("none")
@@ -117,14 +127,11 @@ impl Remote {
         let bytes = read_bounded(response.into_body())
             .await
             .map_err(|failure| match failure {
-                ReadFailure::TooLarge => self.error(
+                ReadFailure::TooLarge => self.malformed(
                     route,
-                    ErrorCode::Provider,
                     format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
                 ),
-                ReadFailure::Broken => {
-                    self.error(route, ErrorCode::Unavailable, "the connection broke")
-                }
+                ReadFailure::Broken => self.unavailable(route, "the connection broke"),
             })?;
         if let Some(refusal) = refusal {
             return Err(self.refused(route, refusal));
@@ -132,8 +139,8 @@ impl Remote {
         Ok(bytes)
     }
 
-    /// The error of a reply that is not `200`: the backend's own (422), or
-    /// a refusal before the backend saw the request.
+    /// The error of a reply that is not `200`: the backend's own (422, an
+    /// [`ErrorBody`]), or a refusal before the backend saw the request.
     pub(crate) fn failure(
         &self,
         route: BackendRoute,
@@ -141,11 +148,11 @@ impl Remote {
         body: &[u8],
     ) -> BackendError {
         if status == StatusCode::UNPROCESSABLE_ENTITY
-            && let Ok(error) = serde_json::from_slice::<BackendError>(body)
+            && let Ok(error) = serde_json::from_slice::<ErrorBody>(body)
         {
-            return error;
+            return error.into();
         }
-        self.error(route, ErrorCode::Provider, format_args!("HTTP {status}"))
+        self.relayed(route, ErrorCode::Provider, &format!("HTTP {status}"))
     }
 
     fn refused(&self, route: BackendRoute, refusal: Refusal) -> BackendError {
@@ -168,6 +175,6 @@ impl Remote {
             ),
             Refusal::UnknownTicket => (ErrorCode::NotFound, "unknown ticket"),
         };
-        self.error(route, code, what)
+        self.relayed(route, code, what)
     }
 }

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use corral_backend::{
-    BackendError, CancellationToken, ErrorCode, ExecOutcome, ExecRequest, OutputSink,
+    BackendError, CancellationToken, ExecError, ExecOutcome, ExecRequest, OutputSink,
 };
 use corral_contract::Octets;
 use http_body_util::BodyExt;
@@ -67,7 +67,7 @@ pub(super) async fn exec(
             // Nothing was started that the server knows of yet; the request
             // in flight is dropped with its connection, which aborts a run
             // that did start.
-            return Err(BackendError::new(ErrorCode::Aborted, "exec aborted"));
+            return Err(ExecError::Aborted.into());
         }
     };
     if response.status() != StatusCode::OK {
@@ -90,17 +90,17 @@ pub(super) async fn exec(
                     // The settlement still comes down the stream; if the
                     // server cannot be told, dropping the stream aborts it.
                     if remote.call::<_, ()>(BackendRoute::AbortRun, &RunRef { run }).await.is_err() {
-                        return Err(BackendError::new(ErrorCode::Aborted, "exec aborted"));
+                        return Err(ExecError::Aborted.into());
                     }
                 }
                 continue;
             }
             () = &mut give_up => {
-                return Err(remote.error(
-                    route,
-                    ErrorCode::Timeout,
-                    "the server did not settle the run within a minute of its timeout",
-                ));
+                return Err(ExecError::Unsettled {
+                    what: remote.context(route),
+                    grace: SETTLE_GRACE,
+                }
+                .into());
             }
         };
         let data = match frame {
@@ -109,23 +109,16 @@ pub(super) async fn exec(
                 Err(_) => continue,
             },
             Some(Err(_)) | None => {
-                return Err(remote.error(
-                    route,
-                    ErrorCode::Unavailable,
-                    "the connection ended before the run settled",
-                ));
+                return Err(
+                    remote.unavailable(route, "the connection ended before the run settled")
+                );
             }
         };
         pending.extend_from_slice(&data);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            let frame: ExecFrame = serde_json::from_slice(&line[..end]).map_err(|e| {
-                remote.error(
-                    route,
-                    ErrorCode::Provider,
-                    format_args!("malformed frame: {e}"),
-                )
-            })?;
+            let frame: ExecFrame = serde_json::from_slice(&line[..end])
+                .map_err(|e| remote.malformed(route, format_args!("malformed frame: {e}")))?;
             match frame {
                 ExecFrame::Started { run: started } => {
                     run = Some(started);
@@ -141,9 +134,8 @@ pub(super) async fn exec(
             }
         }
         if pending.len() > MAX_LINE_BYTES {
-            return Err(remote.error(
+            return Err(remote.malformed(
                 route,
-                ErrorCode::Provider,
                 format_args!("a frame longer than {MAX_LINE_BYTES} bytes"),
             ));
         }

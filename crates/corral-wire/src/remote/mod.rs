@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, BatchWriteOps, Capabilities, CreateRequest, ErrorCode, ExecOutcome,
-    ExecRequest, FileOps, KeyMode, Labels, OutputSink, PauseOps, PreviewUrl, SandboxInfo,
+    Backend, BackendError, BatchWriteOps, Capabilities, CreateRequest, ExecOutcome, ExecRequest,
+    FileOps, KeyMode, Labels, OutputSink, PauseOps, PreviewUrl, RequestError, SandboxInfo,
     SnapshotCloneOps, SnapshotOps, TreeListOps, UsageOps,
 };
 
@@ -48,8 +48,11 @@ impl RemoteBackend {
     /// Connects to `endpoint` (`http://HOST:PORT`, a `corral serve`) with
     /// `token` and reads what it serves once.
     pub async fn connect(endpoint: &str, token: Token) -> Result<Self, BackendError> {
-        let endpoint = Endpoint::parse(endpoint)
-            .map_err(|e| BackendError::new(ErrorCode::InvalidInput, format!("remote: {e}")))?;
+        let endpoint = Endpoint::parse(endpoint).map_err(|e| RequestError::Setting {
+            name: "remote endpoint".into(),
+            value: endpoint.to_string(),
+            why: e.to_string(),
+        })?;
         let remote = Arc::new(Remote {
             transport: Transport { endpoint, token },
         });

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::{Backend, ErrorCode, ReclaimDetail, ReclaimReport, verify};
+use corral_backend::{Backend, ErrorCode, ReclaimDetail, ReclaimReport};
 use corral_registry::{BackendKind, OpenError};
 use serde::Serialize;
 
@@ -183,8 +183,8 @@ async fn take(
         Err(OpenError::Backend(e)) => return Err(CliError::from(e)),
         Err(e) => return Err(CliError::failure("io", e.to_string())),
     };
+    // The registry verified it when it opened it.
     let backend = opened.into_dyn();
-    verify(&*backend)?;
     let reclaimed = match backend.reclaim_ops() {
         Some(member) => Some(member.reclaim().await?),
         None => None,

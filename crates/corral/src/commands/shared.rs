@@ -51,7 +51,8 @@ pub fn request(
     cwd: Option<String>,
     timeout_secs: Option<f64>,
 ) -> Result<ExecRequest, CliError> {
-    let env = kv::parse_env(env)?;
+    // Each pair is checked once, with the whole request, below.
+    let env = kv::parse("env", env)?;
     let mut req = ExecRequest::new(Command::Argv(command));
     req.env = env;
     req.cwd = cwd;

@@ -15,9 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use corral_backend::{
-    Backend, BackendError, CancellationToken, ErrorCode, ExecRequest, OutputSink, StreamKind,
-};
+use corral_backend::{Backend, CancellationToken, ExecError, ExecRequest, OutputSink, StreamKind};
 use corral_contract::Octets;
 use http_body_util::BodyExt;
 use hyper::body::Frame;
@@ -166,12 +164,12 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
         };
         let result = backend.exec(&id, request, &mut sink).await;
         let last = if overflowed.load(Ordering::Relaxed) {
-            ExecFrame::Error(BackendError::new(
-                ErrorCode::Quota,
-                format!(
-                    "exec: the client fell more than {MAX_QUEUED_OUTPUT_BYTES} bytes of output behind; the run was aborted"
-                ),
-            ))
+            ExecFrame::Error(
+                ExecError::OutputOverrun {
+                    bound: MAX_QUEUED_OUTPUT_BYTES as u64,
+                }
+                .into(),
+            )
         } else {
             match result {
                 Ok(outcome) => ExecFrame::Outcome(outcome),

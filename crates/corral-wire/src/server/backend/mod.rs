@@ -9,19 +9,19 @@ pub(crate) use exec::Runs;
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError, BatchFile, ErrorCode};
+use corral_backend::{Backend, BackendError, BatchFile, PlatformError};
 use corral_contract::Octets;
 use hyper::{Response, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::http::{Reply, json, refuse};
-use crate::protocol::Refusal;
 use crate::protocol::backend::{
     BackendRoute, BatchBody, BytesBody, Description, KeyBody, LabelsBody, MkdirBody, PathBody,
     PortBody, RangeBody, RemoveBody, RunRef, SandboxRef, SnapshotOf, SnapshotRef, TreeBody,
     WriteBody, carried,
 };
+use crate::protocol::{ErrorBody, Refusal};
 
 /// The request body is not the route's request type.
 struct Malformed;
@@ -34,14 +34,17 @@ fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, Malformed> {
 pub(crate) fn backend_error(error: &BackendError) -> Response<super::http::Body> {
     json(
         StatusCode::UNPROCESSABLE_ENTITY,
-        serde_json::to_vec(error).unwrap_or_default(),
+        serde_json::to_vec(&ErrorBody::from(error)).unwrap_or_default(),
     )
 }
 
 fn reply<T: Serialize>(result: Result<T, BackendError>) -> Reply {
     let response = match result.and_then(|value| {
-        serde_json::to_vec(&value)
-            .map_err(|e| BackendError::new(ErrorCode::Provider, format!("encoding a reply: {e}")))
+        serde_json::to_vec(&value).map_err(|e| {
+            BackendError::from(PlatformError::Defective {
+                what: format!("encoding a reply: {e}"),
+            })
+        })
     }) {
         Ok(body) => json(StatusCode::OK, body),
         Err(e) => backend_error(&e),

@@ -3,20 +3,18 @@
 //! line naming the bound and the ranged read that serves it, so a served
 //! backend never holds a huge file, nor the server its encoding.
 
-use corral_backend::{Backend, BackendError, ErrorCode, FileType};
+use corral_backend::{Backend, BackendError, FileType, RequestError};
 use corral_contract::bounds::MAX_READ_FILE_BYTES;
 
 /// The largest file the `read` route returns whole.
 pub(crate) const MAX_WHOLE_READ_BYTES: u64 = MAX_READ_FILE_BYTES;
 
 fn too_large(path: &str) -> BackendError {
-    BackendError::new(
-        ErrorCode::InvalidInput,
-        format!(
-            "read {path}: the file is larger than the {MAX_WHOLE_READ_BYTES}-byte bound of a \
-             whole-file read; read it in ranges (read_range)"
-        ),
-    )
+    RequestError::WholeReadTooLarge {
+        path: path.to_string(),
+        limit: MAX_WHOLE_READ_BYTES,
+    }
+    .into()
 }
 
 /// `path` of sandbox `id`, whole, when it is at most
