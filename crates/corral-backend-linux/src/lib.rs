@@ -31,6 +31,7 @@ mod destroy;
 pub mod disk;
 pub mod etc;
 mod exec;
+mod exec_run;
 mod exec_timeout;
 mod file_version;
 mod files;
