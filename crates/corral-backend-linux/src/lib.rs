@@ -49,6 +49,7 @@ mod pause;
 pub mod preview;
 mod process;
 pub mod protocol;
+mod rollback;
 pub mod rootfs;
 pub mod seccomp;
 mod snapshot;
