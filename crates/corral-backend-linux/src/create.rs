@@ -1,7 +1,8 @@
 //! `create`: refuse what cannot be enforced, then allocate in an order
 //! where every piece is owned by the sandbox directory (named by the id)
 //! from the moment it exists, and write the record last. A failure at any
-//! step tears down everything allocated so far.
+//! step tears down everything allocated so far ([`crate::rollback`], over
+//! the pieces built).
 //!
 //! The init (already in its cgroup `corral/<id>`, which names the id) is
 //! taken from the backend's pool of inits started ahead of demand
@@ -21,9 +22,9 @@ use corral_backend::{
 };
 
 use crate::cgroup::{Cgroup, CgroupLimits};
-use crate::destroy;
 use crate::images::{Image, ImageRoot, ImageStore};
 use crate::protocol::{HostDir, InitConfig};
+use crate::rollback::{Piece, Progress, rollback};
 use crate::rootfs;
 use crate::spawn::{
     self,
@@ -87,9 +88,19 @@ pub fn create(
         cgroup,
         mut started,
     } = warm;
+    let mut progress = Progress::new(&id);
+    if cgroup.is_some() {
+        progress.built(Piece::Cgroup);
+    }
+    if started.range.is_some() {
+        progress.built(Piece::IdRange);
+    }
+    if let Some(key) = &req.key {
+        progress.claimed(key);
+    }
     let made = allocate(
         state,
-        &id,
+        &mut progress,
         cgroup.as_ref(),
         &mut started,
         &req,
@@ -109,15 +120,7 @@ pub fn create(
         }
         Err(e) => {
             started.stop();
-            let _ = destroy::teardown(state, &id);
-            // Before its directory existed, the sandbox's cgroup was not
-            // teardown's to find.
-            if let Some(cg) = cgroup {
-                let _ = cg.destroy();
-            }
-            if let Some(key) = &req.key {
-                crate::keys::release(state, key, &id);
-            }
+            rollback(state, &progress);
             Err(e)
         }
     }
@@ -153,18 +156,21 @@ fn setup(id: &str, step: SetupStep, e: impl std::fmt::Display) -> BackendError {
 /// Builds sandbox `id` around its waiting init `started` (in `cgroup`).
 fn allocate(
     state: &State,
-    id: &str,
+    progress: &mut Progress,
     cgroup: Option<&Cgroup>,
     started: &mut spawn::Started,
     req: &CreateRequest,
     image: &Image,
     restore: Option<crate::snapshot::Restore>,
 ) -> Result<SandboxInfo> {
+    let id = progress.id().to_string();
+    let id = id.as_str();
     let dir = state.sandbox_dir(id);
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&dir)
         .map_err(|e| state_error(format_args!("creating sandbox {id}"), &e))?;
+    progress.built(Piece::Directory);
     crate::gc::mark_creator(state, id);
     let fs = state.fs_dir(id);
     std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
@@ -175,9 +181,15 @@ fn allocate(
             layer: crate::disk::DiskLayer::Tmpfs,
             fallback: None,
         },
-        false => crate::disk::mount_writable_layer(state, id, disk_bytes)
-            .map_err(|e| setup(id, SetupStep::WritableLayer, e))?,
+        false => {
+            let mounted = crate::disk::mount_writable_layer(state, id, disk_bytes)
+                .map_err(|e| setup(id, SetupStep::WritableLayer, e))?;
+            progress.built(Piece::WritableLayer);
+            mounted
+        }
     };
+    // From here on, what is mounted or made for the root is below `fs`.
+    progress.built(Piece::ImageRoot);
     let host_dirs: Vec<HostDir> = match &image.root {
         ImageRoot::Host(dirs) => dirs
             .iter()
@@ -217,6 +229,7 @@ fn allocate(
     let listener = state
         .bind_control(id)
         .map_err(|e| state_error("binding the control socket", &e))?;
+    progress.built(Piece::ControlSocket);
     let cfg = InitConfig {
         root: state.root_dir(id).to_string_lossy().into_owned(),
         hostname: id.to_string(),
@@ -247,13 +260,17 @@ fn allocate(
     }
     let init_pid = spawn::go(started, &cfg, &listener, crate::hooks::seccomp_program())
         .map_err(|e| setup(id, SetupStep::Init, e))?;
+    progress.built(Piece::Init);
     drop(listener);
     let init_start =
         crate::state::process_start(init_pid).ok_or_else(|| CreateError::InitVanished {
             id: id.into(),
             pid: init_pid,
         })?;
+    // Marked before each is made: a half-made one is torn down too.
+    progress.built(Piece::Network);
     crate::network::apply(&state.sandbox_dir(id), id, init_pid, &req.network)?;
+    progress.built(Piece::Previews);
     crate::preview::publish(&state.sandbox_dir(id), init_pid, init_start, &req.ports)?;
     let meta = Meta {
         id: id.to_string(),
@@ -277,6 +294,7 @@ fn allocate(
     // do not outlive a reboot.
     corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
         .map_err(|e| state_error("writing the record", &e))?;
+    progress.built(Piece::Record);
     Ok(meta.info())
 }
 

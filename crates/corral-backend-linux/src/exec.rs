@@ -9,9 +9,10 @@
 //! in arrival order and nothing is buffered beyond one chunk per stream in
 //! flight (the channel is bounded: a slow sink slows the command, an
 //! output flood never grows memory). On timeout or abort the host asks PID
-//! 1 to `SIGKILL` the group and waits for `Exited` before settling; if the
-//! call is dropped half-way, the control connection closes and PID 1 kills
-//! the group itself.
+//! 1 to `SIGKILL` the group and waits for `Exited` before settling (the
+//! phases of the one settle machine, [`corral_backend::settle`], driving
+//! the run of [`crate::exec_run`]); if the call is dropped half-way, the
+//! control connection closes and PID 1 kills the group itself.
 //!
 //! A request without a `timeout` runs under the backend's default
 //! wall-clock limit ([`crate::exec_timeout::DEFAULT_EXEC_TIMEOUT`] unless changed), so a
@@ -27,12 +28,14 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use corral_backend::settle::{Bounds, Ending, KillPolicy, Limits, settle};
 use corral_backend::{
     BackendError, DEFAULT_PATH, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink,
     Result, SandboxError, StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
 };
 use tokio::sync::mpsc;
 
+use crate::exec_run::{Event, Exit, LinuxRun};
 use crate::exec_timeout::DEFAULT_TIMEOUT_ENV;
 use crate::protocol::{self, Reply, Request, SpawnFailure};
 use crate::state::{Meta, State};
@@ -47,12 +50,6 @@ const SPAWN_REPLY: Duration = Duration::from_secs(30);
 const CHANNEL_DEPTH: usize = 16;
 /// What a failed blocking task of `exec` is called.
 const EXEC_TASK: &str = "exec task";
-
-enum Event {
-    Out(StreamKind, Vec<u8>),
-    Eof,
-    Control(Option<Reply>),
-}
 
 /// The complete environment of a command: defaults, then the sandbox's,
 /// then the request's.
@@ -307,13 +304,6 @@ impl Drop for HangUp {
     }
 }
 
-enum Ending {
-    Exited(Option<i32>, Option<i32>),
-    TimedOut,
-    Aborted,
-    Lost,
-}
-
 /// Runs `req` in sandbox `meta` to completion; a request without a
 /// `timeout` gets `default_timeout`.
 pub async fn run(
@@ -335,12 +325,12 @@ pub async fn run(
     })
     .await?;
 
-    let (tx, mut rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
+    let (tx, rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
     let control_reader = spawned
         .control
         .try_clone()
         .map_err(|e| BackendError::from_io("control connection", &e))?;
-    let mut control_writer = spawned
+    let control_writer = spawned
         .control
         .try_clone()
         .map_err(|e| BackendError::from_io("control connection", &e))?;
@@ -368,61 +358,24 @@ pub async fn run(
     }
 
     let limit = req.timeout.unwrap_or(default_timeout);
-    let abort = req.abort.clone().unwrap_or_default();
-    let timer = tokio::time::sleep(limit);
-    tokio::pin!(timer);
-    let mut open = 2;
-    let ending = loop {
-        tokio::select! {
-            biased;
-            _ = abort.cancelled() => break Ending::Aborted,
-            _ = &mut timer => break Ending::TimedOut,
-            ev = rx.recv() => match ev {
-                Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
-                Some(Event::Eof) => open -= 1,
-                Some(Event::Control(Some(Reply::Exited { code, signal }))) => {
-                    break Ending::Exited(code, signal)
-                }
-                Some(Event::Control(_)) | None => break Ending::Lost,
-            }
-        }
+    let mut run = LinuxRun::new(rx, control_writer);
+    let limits = Limits {
+        timeout: Some(limit),
+        abort: req.abort.as_ref(),
+        streams: 2,
+        // PID 1 kills what a command leaves behind when its leader exits.
+        kill: KillPolicy::OnAbortOrTimeout,
+        bounds: Bounds {
+            kill_confirm: KILL_CONFIRM,
+            drain: DRAIN_AFTER_EXIT,
+        },
     };
-    if matches!(ending, Ending::TimedOut | Ending::Aborted) {
-        let kill = Request::Signal {
-            signal: libc::SIGKILL,
-            group: true,
-        };
-        let _ = protocol::write_frame(&mut control_writer, &kill);
-        let confirm = tokio::time::sleep(KILL_CONFIRM);
-        tokio::pin!(confirm);
-        loop {
-            tokio::select! {
-                _ = &mut confirm => break,
-                ev = rx.recv() => match ev {
-                    Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
-                    Some(Event::Eof) => open -= 1,
-                    Some(Event::Control(_)) | None => break,
-                }
-            }
-        }
-    }
-    // Drain what the dead group left in the pipes (bounded in time).
-    let drain = tokio::time::sleep(DRAIN_AFTER_EXIT);
-    tokio::pin!(drain);
-    while open > 0 {
-        tokio::select! {
-            _ = &mut drain => break,
-            ev = rx.recv() => match ev {
-                Some(Event::Out(kind, bytes)) => sink.chunk(kind, &bytes),
-                Some(Event::Eof) => open -= 1,
-                Some(Event::Control(_)) => {}
-                None => break,
-            }
-        }
-    }
+    // An unconfirmed kill settles as the timeout or abort it followed:
+    // the connection's end makes PID 1 kill the group anyway.
+    let settled = settle(&mut run, limits, sink).await?;
     let finished_at_ms = now_ms().max(started_at_ms);
-    match ending {
-        Ending::Exited(code, sig) => {
+    match settled.ending {
+        Ending::Exited(Exit { code, signal: sig }) => {
             let status = corral_backend::task::blocking(EXEC_TASK, move || {
                 Ok::<_, BackendError>(oom.status(code, sig))
             })

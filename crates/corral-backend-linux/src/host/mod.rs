@@ -12,7 +12,7 @@
 
 mod real;
 #[cfg_attr(not(test), allow(dead_code))]
-mod recording;
+pub(crate) mod recording;
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
