@@ -3,12 +3,18 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use corral_backend_memory::MemoryBackend;
-//! use corral_registry::envelopes;
+//! use corral_backend::Backend;
+//! use corral_contract::{SandboxError, SandboxProviderCapabilities};
 //! use corral_runtime::adapter::ContractAdapter;
 //!
-//! let adapter = ContractAdapter::new(Arc::new(MemoryBackend::new()), envelopes::memory())?;
-//! # Ok::<(), corral_contract::SandboxError>(())
+//! /// Any backend, behind the envelope its registry entry declares
+//! /// (the in-tree ones are in `corral_registry::envelopes`).
+//! fn adapt<B: Backend + 'static>(
+//!     backend: B,
+//!     envelope: SandboxProviderCapabilities,
+//! ) -> Result<ContractAdapter<B>, SandboxError> {
+//!     ContractAdapter::new(Arc::new(backend), envelope)
+//! }
 //! ```
 //!
 //! # What the adapter guarantees
