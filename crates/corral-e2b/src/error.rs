@@ -140,7 +140,9 @@ pub enum E2bError {
     #[error("no sandbox named: send the E2b-Sandbox-Id header or a <port>-<id>.<domain> Host")]
     Unrouted,
     /// A template that names no image this server knows.
-    #[error("template {template:?} not found; this server serves \"base\" (the backend's default image)")]
+    #[error(
+        "template {template:?} not found; this server serves \"base\" (the backend's default image)"
+    )]
     UnknownTemplate {
         /// The template asked for.
         template: String,

@@ -116,7 +116,11 @@ impl Sandboxes {
 
     /// Forgets `id`, kills its live processes and destroys it. Whether this
     /// service knew it.
-    pub async fn remove(&self, id: &str, backend: &dyn Backend) -> Result<bool, corral_backend::BackendError> {
+    pub async fn remove(
+        &self,
+        id: &str,
+        backend: &dyn Backend,
+    ) -> Result<bool, corral_backend::BackendError> {
         let Some(record) = self.lock().remove(id) else {
             return Ok(false);
         };

@@ -8,9 +8,9 @@ use super::{BoxFut, Flow, Shell, fsops, procops};
 
 /// Every command the memory shell knows.
 pub(crate) const BUILTINS: &[&str] = &[
-    ":", "[", "bash", "cat", "cd", "curl", "echo", "env", "exit", "export", "false", "head", "kill", "ln",
-    "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "setsid", "sh", "sleep", "test",
-    "touch", "true", "unset", "wait", "wc", "yes",
+    ":", "[", "bash", "cat", "cd", "curl", "echo", "env", "exit", "export", "false", "head",
+    "kill", "ln", "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "setsid", "sh", "sleep",
+    "test", "touch", "true", "unset", "wait", "wc", "yes",
 ];
 
 /// Directories whose commands are the built-ins (`/bin/echo` is `echo`).

@@ -94,9 +94,17 @@ fn refuse_unserved(body: &NewSandbox) -> E2bResult<()> {
         Some("mcp")
     } else if !body.volume_mounts.is_empty() {
         Some("volumeMounts")
-    } else if body.network.as_ref().is_some_and(|n| !n.allow_out.is_empty()) {
+    } else if body
+        .network
+        .as_ref()
+        .is_some_and(|n| !n.allow_out.is_empty())
+    {
         Some("network.allowOut")
-    } else if body.network.as_ref().is_some_and(|n| !n.deny_out.is_empty()) {
+    } else if body
+        .network
+        .as_ref()
+        .is_some_and(|n| !n.deny_out.is_empty())
+    {
         Some("network.denyOut")
     } else {
         None
@@ -162,9 +170,7 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         next_pid: AtomicU32::new(1000),
     });
     let answer = sandbox_json(inner, &record);
-    inner
-        .sandboxes
-        .insert(record, Arc::clone(&inner.backend));
+    inner.sandboxes.insert(record, Arc::clone(&inner.backend));
     Ok(json_reply(StatusCode::CREATED, &answer))
 }
 

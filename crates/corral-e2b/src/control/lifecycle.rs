@@ -69,9 +69,12 @@ pub async fn connect(inner: &Arc<Inner>, id: &str, req: Request<Incoming>) -> E2
 }
 
 fn pause_ops(inner: &Inner) -> E2bResult<&dyn corral_backend::PauseOps> {
-    inner.backend.pause_ops().ok_or_else(|| E2bError::NotServed {
-        what: format!("pause and resume on the {} backend", inner.backend.name()),
-    })
+    inner
+        .backend
+        .pause_ops()
+        .ok_or_else(|| E2bError::NotServed {
+            what: format!("pause and resume on the {} backend", inner.backend.name()),
+        })
 }
 
 /// Pauses a sandbox: 204 (409 when it is paused already).
@@ -94,11 +97,17 @@ pub async fn resume(inner: &Arc<Inner>, id: &str, req: Request<Incoming>) -> E2b
     let (record, status) = live_record(inner, id).await?;
     let ops = pause_ops(inner)?;
     if status != SandboxStatus::Paused {
-        return Err(E2bError::invalid("state", format!("sandbox {id} is not paused")));
+        return Err(E2bError::invalid(
+            "state",
+            format!("sandbox {id} is not paused"),
+        ));
     }
     ops.resume(id).await?;
     if let Some(seconds) = body.timeout {
         record.set_end_at(now_ms() + timeout_ms("timeout", seconds)?);
     }
-    Ok(json_reply(StatusCode::CREATED, &sandbox_json(inner, &record)))
+    Ok(json_reply(
+        StatusCode::CREATED,
+        &sandbox_json(inner, &record),
+    ))
 }

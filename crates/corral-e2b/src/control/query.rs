@@ -77,7 +77,8 @@ pub fn form_pairs(text: &str) -> Option<Vec<(String, String)>> {
 
 /// Parses a list's query string.
 pub fn parse_query(query: &str) -> E2bResult<ListQuery> {
-    let pairs = form_pairs(query).ok_or_else(|| E2bError::invalid("query", "is not form-encoded"))?;
+    let pairs =
+        form_pairs(query).ok_or_else(|| E2bError::invalid("query", "is not form-encoded"))?;
     let mut parsed = ListQuery {
         limit: MAX_LIMIT,
         ..ListQuery::default()
@@ -85,8 +86,9 @@ pub fn parse_query(query: &str) -> E2bResult<ListQuery> {
     for (k, v) in pairs {
         match k.as_str() {
             "metadata" => {
-                let inner = form_pairs(&v)
-                    .ok_or_else(|| E2bError::invalid("metadata", "is not form-encoded k=v pairs"))?;
+                let inner = form_pairs(&v).ok_or_else(|| {
+                    E2bError::invalid("metadata", "is not form-encoded k=v pairs")
+                })?;
                 parsed.metadata.extend(inner);
             }
             "state" => {
@@ -109,14 +111,19 @@ pub fn parse_query(query: &str) -> E2bResult<ListQuery> {
                     .ok()
                     .filter(|n| (1..=MAX_LIMIT).contains(n))
                     .ok_or_else(|| {
-                        E2bError::invalid("limit", format!("{v:?} is not a number from 1 to {MAX_LIMIT}"))
+                        E2bError::invalid(
+                            "limit",
+                            format!("{v:?} is not a number from 1 to {MAX_LIMIT}"),
+                        )
                     })?;
             }
             "nextToken" => {
-                parsed.next_token = Some(
-                    v.parse()
-                        .map_err(|_| E2bError::invalid("nextToken", format!("{v:?} is not a token this server gave")))?,
-                );
+                parsed.next_token = Some(v.parse().map_err(|_| {
+                    E2bError::invalid(
+                        "nextToken",
+                        format!("{v:?} is not a token this server gave"),
+                    )
+                })?);
             }
             _ => {}
         }

@@ -29,7 +29,11 @@ pub const KEEPALIVE_HEADER: &str = "Keepalive-Ping-Interval";
 pub fn envelope(flags: u8, payload: &[u8]) -> Bytes {
     let mut frame = Vec::with_capacity(payload.len() + 5);
     frame.push(flags);
-    frame.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(u32::MAX).to_be_bytes());
+    frame.extend_from_slice(
+        &u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
     frame.extend_from_slice(payload);
     Bytes::from(frame)
 }
@@ -47,7 +51,10 @@ pub fn end_of_stream(error: Option<&E2bError>) -> Bytes {
             "error": { "code": e.connect_code().as_str(), "message": e.to_string() }
         }),
     };
-    envelope(FLAG_END_STREAM, &serde_json::to_vec(&body).unwrap_or_default())
+    envelope(
+        FLAG_END_STREAM,
+        &serde_json::to_vec(&body).unwrap_or_default(),
+    )
 }
 
 /// The one message of a server-streaming request's body.

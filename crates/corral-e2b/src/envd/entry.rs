@@ -42,7 +42,13 @@ pub fn base_name(path: &str) -> &str {
 }
 
 /// `EntryInfo` (int64 `size` as a string, as proto3 JSON has it).
-pub fn entry_json(path: &str, t: FileType, size: u64, mode: u32, modified_ms: Option<u64>) -> Value {
+pub fn entry_json(
+    path: &str,
+    t: FileType,
+    size: u64,
+    mode: u32,
+    modified_ms: Option<u64>,
+) -> Value {
     let mut v = json!({
         "name": base_name(path),
         "type": type_name(t),
@@ -62,7 +68,13 @@ pub fn entry_json(path: &str, t: FileType, size: u64, mode: u32, modified_ms: Op
 
 /// `EntryInfo` of a stat.
 pub fn stat_json(stat: &FileStat) -> Value {
-    entry_json(&stat.path, stat.file_type, stat.size, stat.mode, Some(stat.modified_at_ms))
+    entry_json(
+        &stat.path,
+        stat.file_type,
+        stat.size,
+        stat.mode,
+        Some(stat.modified_at_ms),
+    )
 }
 
 #[cfg(test)]

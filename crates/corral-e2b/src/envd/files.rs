@@ -35,7 +35,8 @@ pub async fn download(inner: &Arc<Inner>, req: Request<Incoming>) -> Reply {
     let answer = async {
         let record = authorized(inner, &req)?;
         user_of(&req)?;
-        let path = query_param(&req, "path")?.ok_or_else(|| E2bError::invalid("path", "is required"))?;
+        let path =
+            query_param(&req, "path")?.ok_or_else(|| E2bError::invalid("path", "is required"))?;
         let path = resolve("path", &path)?;
         Ok::<_, E2bError>(inner.backend.files().read(&record.id, &path).await?)
     };
@@ -64,18 +65,26 @@ async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serd
         .unwrap_or("application/octet-stream")
         .to_string();
     if req.headers().contains_key(hyper::header::CONTENT_ENCODING) {
-        return Err(E2bError::NotServed { what: "a Content-Encoding on uploads".to_string() });
+        return Err(E2bError::NotServed {
+            what: "a Content-Encoding on uploads".to_string(),
+        });
     }
     let body = read_body(req, inner.config.max_file_bytes).await?;
     let files: Vec<(String, Vec<u8>)> = match boundary(&content_type) {
         Some(b) => parts(&body, &b)?
             .into_iter()
             .map(|p| {
-                let target = path.clone().or(p.filename).ok_or_else(|| E2bError::invalid("path", "is required"))?;
+                let target = path
+                    .clone()
+                    .or(p.filename)
+                    .ok_or_else(|| E2bError::invalid("path", "is required"))?;
                 Ok((target, p.data))
             })
             .collect::<E2bResult<_>>()?,
-        None => vec![(path.ok_or_else(|| E2bError::invalid("path", "is required"))?, body.to_vec())],
+        None => vec![(
+            path.ok_or_else(|| E2bError::invalid("path", "is required"))?,
+            body.to_vec(),
+        )],
     };
     let backend = inner.backend.files();
     let mut written = Vec::new();
@@ -87,7 +96,9 @@ async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serd
             backend.mkdir(&record.id, parent, true).await?;
         }
         backend.write(&record.id, &target, &data, None).await?;
-        written.push(json!({ "name": super::entry::base_name(&target), "type": "file", "path": target }));
+        written.push(
+            json!({ "name": super::entry::base_name(&target), "type": "file", "path": target }),
+        );
     }
     Ok(written)
 }

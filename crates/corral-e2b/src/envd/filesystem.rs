@@ -83,7 +83,9 @@ pub async fn call(
                 });
             }
             let bytes = files.read(id, &source).await?;
-            files.write(id, &destination, &bytes, Some(stat.mode)).await?;
+            files
+                .write(id, &destination, &bytes, Some(stat.mode))
+                .await?;
             match files.remove(id, &source, false).await {
                 Ok(()) => {}
                 Err(e) if e.code() == ErrorCode::NotFound => {}

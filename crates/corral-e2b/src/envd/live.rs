@@ -29,7 +29,9 @@ pub struct LiveEntry {
 
 impl std::fmt::Debug for LiveEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LiveEntry").field("pid", &self.pid).finish_non_exhaustive()
+        f.debug_struct("LiveEntry")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -59,12 +61,16 @@ impl Event {
 /// envd's `EndEvent` of an exit status.
 pub fn end_json(status: &ExitStatus) -> Value {
     match status {
-        ExitStatus::Code(n) => json!({ "exitCode": n, "exited": true, "status": format!("exit status {n}") }),
+        ExitStatus::Code(n) => {
+            json!({ "exitCode": n, "exited": true, "status": format!("exit status {n}") })
+        }
         ExitStatus::Signal(name) => json!({
             "exitCode": -1, "exited": false,
             "status": format!("signal: {}", name.as_str().trim_start_matches("SIG").to_lowercase()),
         }),
-        ExitStatus::UnnamedSignal(n) => json!({ "exitCode": -1, "exited": false, "status": format!("signal: {n}") }),
+        ExitStatus::UnnamedSignal(n) => {
+            json!({ "exitCode": -1, "exited": false, "status": format!("signal: {n}") })
+        }
         ExitStatus::OomKilled => json!({
             "exitCode": 137, "exited": false, "status": "signal: killed", "error": "out of memory",
         }),
@@ -81,7 +87,11 @@ async fn read_into(
         match from.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                if to.send(make(Bytes::copy_from_slice(&buf[..n]))).await.is_err() {
+                if to
+                    .send(make(Bytes::copy_from_slice(&buf[..n])))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -101,7 +111,12 @@ pub fn spawn(
     process: LiveProcess,
     keep_stdin: bool,
 ) -> mpsc::Receiver<Event> {
-    let LiveProcess { stdin, stdout, stderr, control } = process;
+    let LiveProcess {
+        stdin,
+        stdout,
+        stderr,
+        control,
+    } = process;
     let entry = Arc::new(LiveEntry {
         pid,
         tag,
@@ -127,10 +142,7 @@ pub fn spawn(
                 primary = None;
             }
         }
-        let status = control
-            .wait()
-            .await
-            .unwrap_or(ExitStatus::Code(-1));
+        let status = control.wait().await.unwrap_or(ExitStatus::Code(-1));
         if let Some(p) = &primary {
             let _ = p.send(Event::End(status)).await;
         }

@@ -46,10 +46,7 @@ pub fn sandbox_id<B>(req: &Request<B>) -> Option<String> {
 /// The sandbox a request names, once its access token is checked.
 pub fn authorized<B>(inner: &Inner, req: &Request<B>) -> E2bResult<Arc<Record>> {
     let id = sandbox_id(req).ok_or(E2bError::Unrouted)?;
-    let record = inner
-        .sandboxes
-        .get(&id)
-        .ok_or(E2bError::NoSandbox { id })?;
+    let record = inner.sandboxes.get(&id).ok_or(E2bError::NoSandbox { id })?;
     let token = req.headers().get(ACCESS_TOKEN_HEADER).map(|v| v.as_bytes());
     if !presents(&record.access_check, token) {
         return Err(E2bError::Unauthenticated {

@@ -41,17 +41,23 @@ pub fn parts(body: &[u8], boundary: &str) -> E2bResult<Vec<Part>> {
         if rest.starts_with(b"--") {
             return Ok(parts);
         }
-        rest = rest.strip_prefix(b"\r\n").ok_or_else(|| bad("a boundary is not followed by a line end"))?;
+        rest = rest
+            .strip_prefix(b"\r\n")
+            .ok_or_else(|| bad("a boundary is not followed by a line end"))?;
         let head_end = find(rest, b"\r\n\r\n").ok_or_else(|| bad("a part has no header end"))?;
         let head = String::from_utf8_lossy(&rest[..head_end]).to_string();
         let after = &rest[head_end + 4..];
-        let end = find(after, next.as_bytes()).ok_or_else(|| bad("a part has no closing boundary"))?;
+        let end =
+            find(after, next.as_bytes()).ok_or_else(|| bad("a part has no closing boundary"))?;
         let filename = head.lines().find_map(|l| {
             let i = l.find("filename=\"")?;
             let v = &l[i + 10..];
             Some(v[..v.find('"')?].to_string())
         });
-        parts.push(Part { filename, data: after[..end].to_vec() });
+        parts.push(Part {
+            filename,
+            data: after[..end].to_vec(),
+        });
         rest = &after[end + next.len()..];
     }
 }
@@ -63,9 +69,18 @@ mod tests {
     #[test]
     fn parses_the_sdk_shape() {
         let body = b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhello\r\n--b--\r\n";
-        assert_eq!(boundary("multipart/form-data; boundary=b").as_deref(), Some("b"));
+        assert_eq!(
+            boundary("multipart/form-data; boundary=b").as_deref(),
+            Some("b")
+        );
         let got = parts(body, "b").unwrap();
-        assert_eq!(got, vec![Part { filename: Some("a.txt".into()), data: b"hello".to_vec() }]);
+        assert_eq!(
+            got,
+            vec![Part {
+                filename: Some("a.txt".into()),
+                data: b"hello".to_vec()
+            }]
+        );
         assert!(parts(b"garbage", "b").is_err());
     }
 }

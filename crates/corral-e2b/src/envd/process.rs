@@ -69,7 +69,11 @@ struct Input {
 }
 
 /// Starts a process and streams its events into `tx`.
-pub async fn start(inner: &Arc<Inner>, req: Request<Incoming>, tx: mpsc::Sender<Bytes>) -> E2bResult<()> {
+pub async fn start(
+    inner: &Arc<Inner>,
+    req: Request<Incoming>,
+    tx: mpsc::Sender<Bytes>,
+) -> E2bResult<()> {
     let record = authorized(inner, &req)?;
     let _user = EnvdUser::of(&req)?;
     let deadline = deadline(&req)?;
@@ -77,7 +81,9 @@ pub async fn start(inner: &Arc<Inner>, req: Request<Incoming>, tx: mpsc::Sender<
     let body = read_body(req, MAX_RPC_BYTES).await?;
     let start: StartRequest = decode(Rpc::Start, single_message(&body)?)?;
     if start.pty.as_ref().is_some_and(|p| !p.is_null()) {
-        return Err(E2bError::NotServed { what: "a pty for Start".to_string() });
+        return Err(E2bError::NotServed {
+            what: "a pty for Start".to_string(),
+        });
     }
     let Some(ops) = inner.backend.process_ops() else {
         return Err(E2bError::NotServed {
@@ -94,8 +100,13 @@ pub async fn start(inner: &Arc<Inner>, req: Request<Incoming>, tx: mpsc::Sender<
     });
     let mut argv = vec![start.process.cmd];
     argv.extend(start.process.args);
-    let spec = ProcessSpec { command: Command::Argv(argv), cwd: Some(cwd), env: start.process.envs };
-    spec.validate().map_err(|e| E2bError::invalid("process", e.message()))?;
+    let spec = ProcessSpec {
+        command: Command::Argv(argv),
+        cwd: Some(cwd),
+        env: start.process.envs,
+    };
+    spec.validate()
+        .map_err(|e| E2bError::invalid("process", e.message()))?;
     let process = ops.start_process(&record.id, spec).await?;
     let pid = process.control.pid().unwrap_or_else(|| record.fresh_pid());
     let control = std::sync::Arc::clone(&process.control);
@@ -117,12 +128,17 @@ async fn stream(
     control: Arc<dyn corral_backend::ProcessControl>,
 ) {
     let frame = |event: Value| message(&json!({ "event": event }));
-    if tx.send(frame(json!({ "start": { "pid": pid } }))).await.is_err() {
+    if tx
+        .send(frame(json!({ "start": { "pid": pid } })))
+        .await
+        .is_err()
+    {
         return;
     }
     let ping = keepalive.unwrap_or(std::time::Duration::from_secs(3600 * 24));
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + ping, ping);
-    let until = tokio::time::sleep(deadline.unwrap_or(std::time::Duration::from_secs(u32::MAX.into())));
+    let until =
+        tokio::time::sleep(deadline.unwrap_or(std::time::Duration::from_secs(u32::MAX.into())));
     tokio::pin!(until);
     loop {
         tokio::select! {
@@ -180,7 +196,10 @@ fn select(record: &Record, selector: &Selector) -> E2bResult<Arc<LiveEntry>> {
     let processes = record.processes();
     let found = match (selector.pid, &selector.tag) {
         (Some(pid), _) => processes.get(&pid).cloned(),
-        (None, Some(tag)) => processes.values().find(|p| p.tag.as_ref() == Some(tag)).cloned(),
+        (None, Some(tag)) => processes
+            .values()
+            .find(|p| p.tag.as_ref() == Some(tag))
+            .cloned(),
         (None, None) => return Err(E2bError::invalid("process", "names no pid and no tag")),
     };
     found.ok_or_else(|| E2bError::NoProcess {
@@ -215,15 +234,22 @@ pub async fn send_input(record: &Record, req: &Selected) -> E2bResult<Value> {
         return Err(E2bError::invalid("input", "is missing"));
     };
     if input.pty.is_some() {
-        return Err(E2bError::NotServed { what: "pty input".to_string() });
+        return Err(E2bError::NotServed {
+            what: "pty input".to_string(),
+        });
     }
     let bytes = corral_contract::base64_decode(input.stdin.as_deref().unwrap_or(""))
         .map_err(|_| E2bError::invalid("input.stdin", "is not base64"))?;
     let mut stdin = entry.stdin.lock().await;
     let Some(w) = stdin.as_mut() else {
-        return Err(E2bError::invalid("input.stdin", "the process's stdin is closed"));
+        return Err(E2bError::invalid(
+            "input.stdin",
+            "the process's stdin is closed",
+        ));
     };
-    w.write_all(&bytes).await.map_err(|e| E2bError::invalid("input.stdin", e.to_string()))?;
+    w.write_all(&bytes)
+        .await
+        .map_err(|e| E2bError::invalid("input.stdin", e.to_string()))?;
     let _ = w.flush().await;
     Ok(json!({}))
 }

@@ -69,7 +69,8 @@ impl Rpc {
 /// A request message as `T`.
 pub fn decode<T: DeserializeOwned>(rpc: Rpc, body: &[u8]) -> E2bResult<T> {
     let body: &[u8] = if body.is_empty() { b"{}" } else { body };
-    serde_json::from_slice(body).map_err(|e| E2bError::invalid(format!("{rpc:?} request"), e.to_string()))
+    serde_json::from_slice(body)
+        .map_err(|e| E2bError::invalid(format!("{rpc:?} request"), e.to_string()))
 }
 
 /// Answers one call.
