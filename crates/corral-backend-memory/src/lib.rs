@@ -37,7 +37,8 @@
 //! (`-e -f -d -s -x -L -p -n -z`, `= != -eq -ne -lt -le -gt -ge`, `!`),
 //! `env`, `export`, `unset`, `read`, `ln -s`, `mkfifo`, `wc [-lwc]`,
 //! `head [-c N|-n N]`, `yes`, `kill`, `wait`, `setsid [-f]`, `curl`
-//! (simulated; `-o /dev/null` and `-w '%{http_code}'`) and `sh`.
+//! (simulated; `-o /dev/null` and `-w '%{http_code}'`) and `sh` (also
+//! named `bash`; `-l` is accepted and reads no profile).
 //! Scripts support `;`, `&&`, `||`, `|`, `&`, `( … )`, `{ …; }`,
 //! redirections, quoting, `$VAR`/`${VAR}`/`$?`/`$1`/`$@`/`$$`/`$!`, and
 //! comments; not command substitution, here-documents, globbing, or control

@@ -8,9 +8,9 @@ use super::{BoxFut, Flow, Shell, fsops, procops};
 
 /// Every command the memory shell knows.
 pub(crate) const BUILTINS: &[&str] = &[
-    ":", "[", "cat", "cd", "curl", "echo", "env", "exit", "export", "false", "head", "kill", "ln",
-    "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "setsid", "sh", "sleep", "test",
-    "touch", "true", "unset", "wait", "wc", "yes",
+    ":", "[", "bash", "cat", "cd", "curl", "echo", "env", "exit", "export", "false", "head",
+    "kill", "ln", "ls", "mkdir", "mkfifo", "printf", "pwd", "read", "rm", "setsid", "sh", "sleep",
+    "test", "touch", "true", "unset", "wait", "wc", "yes",
 ];
 
 /// Directories whose commands are the built-ins (`/bin/echo` is `echo`).
@@ -69,7 +69,9 @@ pub(crate) fn run<'a>(sh: &'a mut Shell, argv: Vec<String>, io: &'a Io) -> BoxFu
             "ln" => fsops::ln(sh, io, args).await,
             "test" => fsops::test(sh, io, args, false).await,
             "[" => fsops::test(sh, io, args, true).await,
-            "sh" => procops::sh(sh, io, args).await,
+            // `bash` is this shell too: programs that spell their shell
+            // `/bin/bash -l -c …` (E2B's SDKs do) run here unchanged.
+            "sh" | "bash" => procops::sh(sh, io, args).await,
             "env" => return procops::env(sh, io, args).await,
             "export" => procops::export(sh, io, args).await,
             "unset" => procops::unset(sh, args),

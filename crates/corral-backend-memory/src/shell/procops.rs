@@ -17,7 +17,8 @@ fn is_name(s: &str) -> bool {
         && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// `sh [-ce] [SCRIPT|FILE] [ARGS…]`: a child shell in the same task.
+/// `sh [-cel] [SCRIPT|FILE] [ARGS…]` (also `bash`): a child shell in the
+/// same task; `-l` (a login shell) reads no profile here.
 pub(crate) async fn sh(sh: &Shell, io: &Io, args: &[String]) -> i32 {
     let mut i = 0;
     let mut command = false;
@@ -34,8 +35,9 @@ pub(crate) async fn sh(sh: &Shell, io: &Io, args: &[String]) -> i32 {
             match c {
                 'c' => command = true,
                 'e' => errexit = true,
-                // Tracing, nounset and the like change no result here.
-                'x' | 'u' | 'v' | 'f' | 's' => {}
+                // Tracing, nounset, a login shell and the like change no
+                // result here.
+                'x' | 'u' | 'v' | 'f' | 's' | 'l' => {}
                 other => {
                     sh.err(io, &format!("sh: -{other}: invalid option\n")).await;
                     return 2;

@@ -80,6 +80,11 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
     // Authentication comes first: an unauthenticated caller learns nothing,
     // not even which paths exist.
     let path = req.uri().path();
+    if let Some(fallback) = shared.fallback.as_ref()
+        && !super::fallback::is_wire_path(path)
+    {
+        return Ok(fallback.call(req).await);
+    }
     let route = Route::from_path(path);
     let backend_route = BackendRoute::from_path(path);
     let authorization = req.headers().get(AUTHORIZATION).map(|v| v.as_bytes());

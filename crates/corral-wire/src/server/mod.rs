@@ -4,12 +4,14 @@
 //! shutdown.
 
 mod backend;
+mod fallback;
 mod http;
 mod limits;
 mod process;
 mod registry;
 mod unary;
 
+pub use fallback::{Fallback, FallbackFuture, FallbackReply};
 pub use limits::{ConnectionLimits, raise_descriptor_limit};
 pub(crate) use process::socket_config;
 pub use registry::ShutdownReport;
@@ -45,6 +47,8 @@ pub(crate) struct Shared<P> {
     pub(crate) stopping: watch::Receiver<bool>,
     /// The bounds of its connections.
     pub(crate) limits: ConnectionLimits,
+    /// What answers the requests that are not wire routes.
+    pub(crate) fallback: Option<Arc<dyn Fallback>>,
 }
 
 /// A bound server, not yet serving.
@@ -70,6 +74,7 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 runs: Arc::default(),
                 stopping,
                 limits: ConnectionLimits::default(),
+                fallback: None,
             }),
             stop,
         })
@@ -82,6 +87,16 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
     pub fn serving_backend(mut self, backend: Arc<dyn Backend>) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.backend = Some(backend);
+        }
+        self
+    }
+
+    /// Hands every request whose path is not under `/v1/` to `fallback`
+    /// (another protocol on the same listener), which authenticates it
+    /// itself. Without one, such a request is refused as an unknown route.
+    pub fn with_fallback(mut self, fallback: Arc<dyn Fallback>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.fallback = Some(fallback);
         }
         self
     }

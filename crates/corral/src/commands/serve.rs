@@ -9,7 +9,9 @@
 //! destroyed and kept. The exit status is 0 unless a destroy failed.
 //!
 //! Beside the contract provider it serves the backend's own primitives
-//! (the same backend the adapter holds), under the same token.
+//! (the same backend the adapter holds), under the same token, and E2B's
+//! protocol (`corral-e2b`, see `docs/e2b.md`) on every path not under
+//! `/v1/`, with the same token as its API key.
 //!
 //! Without a token a client still costs it something, so its connections
 //! are bounded ([`ConnectionLimits`]: `--max-connections`,
@@ -103,11 +105,17 @@ impl BackendVisitor for Host {
                 format!("the contract adapter refused the backend: {e}"),
             )
         })?;
+        let e2b = corral_e2b::E2bService::new(
+            Arc::clone(&backend) as Arc<dyn Backend>,
+            token.clone(),
+            corral_e2b::E2bConfig::default(),
+        );
         let server = WireServer::bind(addr, provider, token)
             .await
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
             .serving_backend(backend as Arc<dyn Backend>)
-            .with_limits(limits);
+            .with_limits(limits)
+            .with_fallback(Arc::new(e2b));
         let bound = server
             .local_addr()
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;

@@ -1,0 +1,100 @@
+//! `filesystem.Filesystem`: `Stat`, `ListDir` (with depth), `MakeDir`,
+//! `Move` (files only) and `Remove`.
+
+use std::sync::Arc;
+
+use corral_backend::{ErrorCode, FileType};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::entry::{entry_json, stat_json};
+use super::rpc::Rpc;
+use super::{EnvdUser, resolve};
+use crate::Inner;
+use crate::error::{E2bError, E2bResult};
+use crate::state::Record;
+
+/// The deepest listing served.
+pub const MAX_DEPTH: u32 = 16;
+
+/// The fields of every filesystem request.
+#[derive(Debug, Deserialize)]
+pub struct FsRequest {
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    depth: u32,
+    #[serde(default)]
+    source: String,
+    #[serde(default)]
+    destination: String,
+}
+
+/// Answers one filesystem call.
+pub async fn call(
+    inner: &Arc<Inner>,
+    record: &Record,
+    _user: EnvdUser,
+    rpc: Rpc,
+    req: &FsRequest,
+) -> E2bResult<Value> {
+    let files = inner.backend.files();
+    let id = record.id.as_str();
+    match rpc {
+        Rpc::Stat => {
+            let path = resolve("path", &req.path)?;
+            Ok(json!({ "entry": stat_json(&files.stat(id, &path).await?) }))
+        }
+        Rpc::ListDir => {
+            let path = resolve("path", &req.path)?;
+            let depth = req.depth.clamp(1, MAX_DEPTH);
+            let mut entries = Vec::new();
+            let mut frontier = vec![(path, 1)];
+            while let Some((dir, level)) = frontier.pop() {
+                for e in files.list(id, &dir).await? {
+                    if e.file_type == FileType::Directory && level < depth {
+                        frontier.push((e.path.clone(), level + 1));
+                    }
+                    entries.push(entry_json(&e.path, e.file_type, e.size, e.mode, None));
+                }
+            }
+            Ok(json!({ "entries": entries }))
+        }
+        Rpc::MakeDir => {
+            let path = resolve("path", &req.path)?;
+            if files.stat(id, &path).await.is_ok() {
+                return Err(E2bError::Exists { path });
+            }
+            files.mkdir(id, &path, true).await?;
+            Ok(json!({ "entry": stat_json(&files.stat(id, &path).await?) }))
+        }
+        Rpc::Remove => {
+            let path = resolve("path", &req.path)?;
+            files.remove(id, &path, true).await?;
+            Ok(json!({}))
+        }
+        Rpc::Move => {
+            let source = resolve("source", &req.source)?;
+            let destination = resolve("destination", &req.destination)?;
+            let stat = files.stat(id, &source).await?;
+            if stat.file_type != FileType::File {
+                return Err(E2bError::NotServed {
+                    what: "Move of anything but a regular file".to_string(),
+                });
+            }
+            let bytes = files.read(id, &source).await?;
+            files
+                .write(id, &destination, &bytes, Some(stat.mode))
+                .await?;
+            match files.remove(id, &source, false).await {
+                Ok(()) => {}
+                Err(e) if e.code() == ErrorCode::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+            Ok(json!({ "entry": stat_json(&files.stat(id, &destination).await?) }))
+        }
+        Rpc::Start | Rpc::List | Rpc::SendSignal | Rpc::SendInput | Rpc::CloseStdin => {
+            Err(E2bError::invalid("method", "not a filesystem call"))
+        }
+    }
+}

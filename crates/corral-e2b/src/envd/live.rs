@@ -1,0 +1,163 @@
+//! A live process of a sandbox: its control, its stdin, what it was
+//! started with, and the task that drains its output into the stream of
+//! the call that started it (and on, after that caller went away).
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use corral_backend::{ExitStatus, LiveProcess, ProcessControl};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::state::Record;
+
+/// One live process.
+pub struct LiveEntry {
+    /// Its pid.
+    pub pid: u32,
+    /// Its tag, if the caller gave one.
+    pub tag: Option<String>,
+    /// Its `ProcessConfig`, as `List` answers it.
+    pub config: Value,
+    /// Wait, signal, kill.
+    pub control: Arc<dyn ProcessControl>,
+    /// Its stdin; `None` once closed.
+    pub stdin: Mutex<Option<Pin<Box<dyn AsyncWrite + Send>>>>,
+}
+
+impl std::fmt::Debug for LiveEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveEntry")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a process does, in order.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Bytes on stdout.
+    Stdout(Bytes),
+    /// Bytes on stderr.
+    Stderr(Bytes),
+    /// It ended.
+    End(ExitStatus),
+}
+
+impl Event {
+    /// The `ProcessEvent` JSON of this event.
+    pub fn to_json(&self) -> Value {
+        use corral_contract::base64_encode;
+        match self {
+            Event::Stdout(b) => json!({ "data": { "stdout": base64_encode(b) } }),
+            Event::Stderr(b) => json!({ "data": { "stderr": base64_encode(b) } }),
+            Event::End(status) => json!({ "end": end_json(status) }),
+        }
+    }
+}
+
+/// envd's `EndEvent` of an exit status.
+pub fn end_json(status: &ExitStatus) -> Value {
+    match status {
+        ExitStatus::Code(n) => {
+            json!({ "exitCode": n, "exited": true, "status": format!("exit status {n}") })
+        }
+        ExitStatus::Signal(name) => json!({
+            "exitCode": -1, "exited": false,
+            "status": format!("signal: {}", name.as_str().trim_start_matches("SIG").to_lowercase()),
+        }),
+        ExitStatus::UnnamedSignal(n) => {
+            json!({ "exitCode": -1, "exited": false, "status": format!("signal: {n}") })
+        }
+        ExitStatus::OomKilled => json!({
+            "exitCode": 137, "exited": false, "status": "signal: killed", "error": "out of memory",
+        }),
+    }
+}
+
+async fn read_into(
+    mut from: Pin<Box<dyn AsyncRead + Send>>,
+    to: mpsc::Sender<Event>,
+    make: fn(Bytes) -> Event,
+) {
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to
+                    .send(make(Bytes::copy_from_slice(&buf[..n])))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Registers `process` under `pid` in `record` and drains it: events go
+/// to the returned receiver while it is held, and are dropped after (the
+/// process goes on: that is how background commands work). The entry is
+/// removed once the process has ended.
+pub fn spawn(
+    record: &Arc<Record>,
+    pid: u32,
+    tag: Option<String>,
+    config: Value,
+    process: LiveProcess,
+    keep_stdin: bool,
+) -> mpsc::Receiver<Event> {
+    let LiveProcess {
+        stdin,
+        stdout,
+        stderr,
+        control,
+    } = process;
+    let entry = Arc::new(LiveEntry {
+        pid,
+        tag,
+        config,
+        control: Arc::clone(&control),
+        stdin: Mutex::new(Some(stdin)),
+    });
+    record.processes().insert(pid, Arc::clone(&entry));
+    let (tx, rx) = mpsc::channel(64);
+    let record = Arc::downgrade(record);
+    tokio::spawn(async move {
+        if !keep_stdin {
+            close_stdin(&entry).await;
+        }
+        let (out_tx, mut out_rx) = mpsc::channel(64);
+        tokio::spawn(read_into(stdout, out_tx.clone(), Event::Stdout));
+        tokio::spawn(read_into(stderr, out_tx, Event::Stderr));
+        let mut primary = Some(tx);
+        while let Some(event) = out_rx.recv().await {
+            if let Some(p) = &primary
+                && p.send(event).await.is_err()
+            {
+                primary = None;
+            }
+        }
+        let status = control.wait().await.unwrap_or(ExitStatus::Code(-1));
+        if let Some(p) = &primary {
+            let _ = p.send(Event::End(status)).await;
+        }
+        if let Some(record) = record.upgrade() {
+            record.processes().remove(&pid);
+        }
+    });
+    rx
+}
+
+/// Closes a process's stdin (the process sees EOF). Idempotent.
+pub async fn close_stdin(entry: &LiveEntry) {
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = entry.stdin.lock().await;
+    if let Some(mut w) = stdin.take() {
+        let _ = w.shutdown().await;
+    }
+}

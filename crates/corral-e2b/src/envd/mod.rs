@@ -1,0 +1,117 @@
+//! envd's plane: the `process.Process` and `filesystem.Filesystem` Connect
+//! services, `/files` and `/health`, each routed to its sandbox and
+//! authenticated by the sandbox's access token.
+
+pub mod connect;
+pub mod entry;
+pub mod files;
+pub mod filesystem;
+pub mod live;
+pub mod multipart;
+pub mod process;
+pub mod rpc;
+
+use std::sync::Arc;
+
+use corral_backend::path::normalized;
+use hyper::Request;
+use hyper::header::{AUTHORIZATION, HOST};
+
+use crate::control::presents;
+use crate::error::{E2bError, E2bResult};
+use crate::state::Record;
+use crate::{Inner, USER_HOME};
+
+/// The header naming the sandbox (the SDK sends it with `E2B_SANDBOX_URL`).
+pub const SANDBOX_ID_HEADER: &str = "E2b-Sandbox-Id";
+
+/// The header carrying the sandbox's access token.
+pub const ACCESS_TOKEN_HEADER: &str = "X-Access-Token";
+
+/// The port envd listens on in an E2B sandbox.
+pub const ENVD_PORT: u16 = 49983;
+
+/// The sandbox a request names: its `E2b-Sandbox-Id` header, else a Host
+/// of the form `<port>-<id>.<domain>`.
+pub fn sandbox_id<B>(req: &Request<B>) -> Option<String> {
+    if let Some(id) = req.headers().get(SANDBOX_ID_HEADER) {
+        return id.to_str().ok().map(str::to_string);
+    }
+    let host = req.headers().get(HOST)?.to_str().ok()?;
+    let (label, _domain) = host.split_once('.')?;
+    let (port, id) = label.split_once('-')?;
+    (port.parse::<u16>() == Ok(ENVD_PORT) && !id.is_empty()).then(|| id.to_string())
+}
+
+/// The sandbox a request names, once its access token is checked.
+pub fn authorized<B>(inner: &Inner, req: &Request<B>) -> E2bResult<Arc<Record>> {
+    let id = sandbox_id(req).ok_or(E2bError::Unrouted)?;
+    let record = inner.sandboxes.get(&id).ok_or(E2bError::NoSandbox { id })?;
+    let token = req.headers().get(ACCESS_TOKEN_HEADER).map(|v| v.as_bytes());
+    if !presents(&record.access_check, token) {
+        return Err(E2bError::Unauthenticated {
+            header: ACCESS_TOKEN_HEADER,
+        });
+    }
+    Ok(record)
+}
+
+/// Who a call acts as: envd's users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvdUser {
+    /// `user`, the default.
+    User,
+    /// `root`.
+    Root,
+}
+
+impl EnvdUser {
+    /// The user a name names.
+    pub fn from_name(name: &str) -> E2bResult<Self> {
+        match name {
+            "" | "user" => Ok(EnvdUser::User),
+            "root" => Ok(EnvdUser::Root),
+            other => Err(E2bError::invalid(
+                "user",
+                format!("{other:?} is not a user of this sandbox (root or user)"),
+            )),
+        }
+    }
+
+    /// The user of an `Authorization: Basic <base64 of "name:">` header
+    /// (`user` without one).
+    pub fn of<B>(req: &Request<B>) -> E2bResult<Self> {
+        let Some(value) = req.headers().get(AUTHORIZATION) else {
+            return Ok(EnvdUser::User);
+        };
+        let malformed = || E2bError::invalid("Authorization", "is not Basic <base64 of user:>");
+        let text = value.to_str().map_err(|_| malformed())?;
+        let encoded = text.strip_prefix("Basic ").ok_or_else(malformed)?;
+        let decoded = corral_contract::base64_decode(encoded.trim()).map_err(|_| malformed())?;
+        let decoded = String::from_utf8(decoded).map_err(|_| malformed())?;
+        let name = decoded.split_once(':').map_or(decoded.as_str(), |(n, _)| n);
+        Self::from_name(name)
+    }
+}
+
+/// `path` made absolute (a relative path is under `/home/user`, `~` is
+/// `/home/user`) and normalized; `field` names it in the refusal.
+pub fn resolve(field: &str, path: &str) -> E2bResult<String> {
+    let absolute = if path == "~" {
+        USER_HOME.to_string()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        format!("{USER_HOME}/{rest}")
+    } else if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{USER_HOME}/{path}")
+    };
+    normalized(field, &absolute).map_err(|e| E2bError::invalid(field, e.message()))
+}
+
+/// The decoded value of query parameter `name`, if present.
+pub fn query_param<B>(req: &Request<B>, name: &str) -> E2bResult<Option<String>> {
+    let pairs = crate::control::query::form_pairs(req.uri().query().unwrap_or(""))
+        .ok_or_else(|| E2bError::invalid("query", "is not form-encoded"))?;
+    Ok(pairs.into_iter().find(|(k, _)| k == name).map(|(_, v)| v))
+}

@@ -1,0 +1,262 @@
+//! `process.Process`: `Start` (a stream of start, data, keepalive and end
+//! events), `List`, `SendSignal`, `SendInput` and `CloseStdin`.
+//!
+//! Commands run as the backend's default user whoever is asked for: the
+//! backend primitives have no way to choose one (see `docs/e2b.md`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use corral_backend::{Command, ControlSignal, ProcessSpec};
+use hyper::Request;
+use hyper::body::Incoming;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use super::connect::{deadline, end_of_stream, keepalive, message, single_message};
+use super::live::{self, Event, LiveEntry};
+use super::rpc::{MAX_RPC_BYTES, Rpc, decode};
+use super::{EnvdUser, authorized, resolve};
+use crate::body::read_body;
+use crate::error::{E2bError, E2bResult};
+use crate::state::Record;
+use crate::{Inner, USER_HOME};
+
+/// `ProcessConfig`.
+#[derive(Debug, Deserialize)]
+struct ProcessConfig {
+    cmd: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    envs: BTreeMap<String, String>,
+    cwd: Option<String>,
+}
+
+/// `StartRequest`.
+#[derive(Debug, Deserialize)]
+struct StartRequest {
+    process: ProcessConfig,
+    pty: Option<Value>,
+    tag: Option<String>,
+    #[serde(default)]
+    stdin: bool,
+}
+
+/// `ProcessSelector`.
+#[derive(Debug, Deserialize)]
+pub struct Selector {
+    pid: Option<u32>,
+    tag: Option<String>,
+}
+
+/// A request naming one process (`SendSignal`, `SendInput`, `CloseStdin`).
+#[derive(Debug, Deserialize)]
+pub struct Selected {
+    process: Selector,
+    signal: Option<String>,
+    input: Option<Input>,
+}
+
+/// `ProcessInput`.
+#[derive(Debug, Deserialize)]
+struct Input {
+    stdin: Option<String>,
+    pty: Option<String>,
+}
+
+/// Starts a process and streams its events into `tx`.
+pub async fn start(
+    inner: &Arc<Inner>,
+    req: Request<Incoming>,
+    tx: mpsc::Sender<Bytes>,
+) -> E2bResult<()> {
+    let record = authorized(inner, &req)?;
+    let _user = EnvdUser::of(&req)?;
+    let deadline = deadline(&req)?;
+    let keepalive = keepalive(&req)?;
+    let body = read_body(req, MAX_RPC_BYTES).await?;
+    let start: StartRequest = decode(Rpc::Start, single_message(&body)?)?;
+    if start.pty.as_ref().is_some_and(|p| !p.is_null()) {
+        return Err(E2bError::NotServed {
+            what: "a pty for Start".to_string(),
+        });
+    }
+    let Some(ops) = inner.backend.process_ops() else {
+        return Err(E2bError::NotServed {
+            what: format!("live processes on the {} backend", inner.backend.name()),
+        });
+    };
+    let cwd = match &start.process.cwd {
+        Some(dir) if !dir.is_empty() => resolve("process.cwd", dir)?,
+        _ => USER_HOME.to_string(),
+    };
+    let config = json!({
+        "cmd": start.process.cmd, "args": start.process.args,
+        "envs": start.process.envs, "cwd": cwd,
+    });
+    let mut argv = vec![start.process.cmd];
+    argv.extend(start.process.args);
+    let spec = ProcessSpec {
+        command: Command::Argv(argv),
+        cwd: Some(cwd),
+        env: start.process.envs,
+    };
+    spec.validate()
+        .map_err(|e| E2bError::invalid("process", e.message()))?;
+    let process = ops.start_process(&record.id, spec).await?;
+    let pid = process.control.pid().unwrap_or_else(|| record.fresh_pid());
+    let control = std::sync::Arc::clone(&process.control);
+    let events = live::spawn(&record, pid, start.tag, config, process, start.stdin);
+    tokio::spawn(stream(tx, pid, events, keepalive, deadline, control));
+    Ok(())
+}
+
+/// Writes the start event, then each event as it comes, keepalives
+/// between, and the end of the stream; at the deadline the process is
+/// killed and the stream ends with `deadline_exceeded`. A client that goes
+/// away ends only the stream.
+async fn stream(
+    tx: mpsc::Sender<Bytes>,
+    pid: u32,
+    mut events: mpsc::Receiver<Event>,
+    keepalive: Option<std::time::Duration>,
+    deadline: Option<std::time::Duration>,
+    control: Arc<dyn corral_backend::ProcessControl>,
+) {
+    let frame = |event: Value| message(&json!({ "event": event }));
+    if tx
+        .send(frame(json!({ "start": { "pid": pid } })))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let ping = keepalive.unwrap_or(std::time::Duration::from_secs(3600 * 24));
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + ping, ping);
+    let until =
+        tokio::time::sleep(deadline.unwrap_or(std::time::Duration::from_secs(u32::MAX.into())));
+    tokio::pin!(until);
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => {
+                    let end = matches!(event, Event::End(_));
+                    if tx.send(frame(event.to_json())).await.is_err() {
+                        return;
+                    }
+                    if end {
+                        let _ = tx.send(end_of_stream(None)).await;
+                        return;
+                    }
+                }
+                None => {
+                    let _ = tx.send(end_of_stream(None)).await;
+                    return;
+                }
+            },
+            _ = ticker.tick(), if keepalive.is_some() => {
+                if tx.send(frame(json!({ "keepalive": {} }))).await.is_err() {
+                    return;
+                }
+            }
+            () = &mut until => {
+                let _ = control.kill().await;
+                let error = E2bError::Backend(corral_backend::BackendError::relayed(
+                    corral_backend::ErrorCode::Timeout,
+                    "the process ran past the call's deadline and was killed",
+                ));
+                let _ = tx.send(end_of_stream(Some(&error))).await;
+                return;
+            }
+        }
+    }
+}
+
+/// `List`: the live processes.
+pub fn list(record: &Record) -> Value {
+    let processes: Vec<Value> = record
+        .processes()
+        .values()
+        .map(|p| {
+            let mut v = json!({ "config": p.config, "pid": p.pid });
+            if let Some(tag) = &p.tag {
+                v["tag"] = json!(tag);
+            }
+            v
+        })
+        .collect();
+    json!({ "processes": processes })
+}
+
+fn select(record: &Record, selector: &Selector) -> E2bResult<Arc<LiveEntry>> {
+    let processes = record.processes();
+    let found = match (selector.pid, &selector.tag) {
+        (Some(pid), _) => processes.get(&pid).cloned(),
+        (None, Some(tag)) => processes
+            .values()
+            .find(|p| p.tag.as_ref() == Some(tag))
+            .cloned(),
+        (None, None) => return Err(E2bError::invalid("process", "names no pid and no tag")),
+    };
+    found.ok_or_else(|| E2bError::NoProcess {
+        selector: selector
+            .pid
+            .map(|p| format!("pid {p}"))
+            .or_else(|| selector.tag.as_ref().map(|t| format!("tag {t:?}")))
+            .unwrap_or_default(),
+    })
+}
+
+/// `SendSignal`: `SIGNAL_SIGTERM` or `SIGNAL_SIGKILL` to the process's group.
+pub async fn send_signal(record: &Record, req: &Selected) -> E2bResult<Value> {
+    let entry = select(record, &req.process)?;
+    match req.signal.as_deref() {
+        Some("SIGNAL_SIGKILL") | Some("9") => entry.control.kill().await?,
+        Some("SIGNAL_SIGTERM") | Some("15") => entry.control.signal(ControlSignal::Sigterm).await?,
+        other => {
+            return Err(E2bError::invalid(
+                "signal",
+                format!("{other:?} is not SIGNAL_SIGTERM or SIGNAL_SIGKILL"),
+            ));
+        }
+    }
+    Ok(json!({}))
+}
+
+/// `SendInput`: bytes to the process's stdin.
+pub async fn send_input(record: &Record, req: &Selected) -> E2bResult<Value> {
+    let entry = select(record, &req.process)?;
+    let Some(input) = &req.input else {
+        return Err(E2bError::invalid("input", "is missing"));
+    };
+    if input.pty.is_some() {
+        return Err(E2bError::NotServed {
+            what: "pty input".to_string(),
+        });
+    }
+    let bytes = corral_contract::base64_decode(input.stdin.as_deref().unwrap_or(""))
+        .map_err(|_| E2bError::invalid("input.stdin", "is not base64"))?;
+    let mut stdin = entry.stdin.lock().await;
+    let Some(w) = stdin.as_mut() else {
+        return Err(E2bError::invalid(
+            "input.stdin",
+            "the process's stdin is closed",
+        ));
+    };
+    w.write_all(&bytes)
+        .await
+        .map_err(|e| E2bError::invalid("input.stdin", e.to_string()))?;
+    let _ = w.flush().await;
+    Ok(json!({}))
+}
+
+/// `CloseStdin`: the process sees EOF.
+pub async fn close_stdin(record: &Record, req: &Selected) -> E2bResult<Value> {
+    let entry = select(record, &req.process)?;
+    live::close_stdin(&entry).await;
+    Ok(json!({}))
+}

@@ -1,0 +1,254 @@
+//! What goes wrong serving E2B's protocol, and the two tables that turn a
+//! failure into E2B's answers: an HTTP status for the REST control plane
+//! and `/files`, a Connect code for envd's services.
+
+use corral_backend::{BackendError, ErrorCode};
+use hyper::StatusCode;
+
+/// The Connect protocol's closed set of error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectCode {
+    /// The operation was cancelled.
+    Canceled,
+    /// An error that fits no other code.
+    Unknown,
+    /// The request was malformed.
+    InvalidArgument,
+    /// The deadline passed before the operation finished.
+    DeadlineExceeded,
+    /// The process, file or sandbox does not exist.
+    NotFound,
+    /// What the request would create exists already.
+    AlreadyExists,
+    /// The caller may not do this.
+    PermissionDenied,
+    /// A quota or a size bound was hit.
+    ResourceExhausted,
+    /// The system is not in a state that allows it.
+    FailedPrecondition,
+    /// The operation was aborted.
+    Aborted,
+    /// Out of range.
+    OutOfRange,
+    /// Not served by this server.
+    Unimplemented,
+    /// The server is defective.
+    Internal,
+    /// The service cannot be reached now.
+    Unavailable,
+    /// Data was lost.
+    DataLoss,
+    /// The caller's credentials are missing or wrong.
+    Unauthenticated,
+}
+
+impl ConnectCode {
+    /// The code's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectCode::Canceled => "canceled",
+            ConnectCode::Unknown => "unknown",
+            ConnectCode::InvalidArgument => "invalid_argument",
+            ConnectCode::DeadlineExceeded => "deadline_exceeded",
+            ConnectCode::NotFound => "not_found",
+            ConnectCode::AlreadyExists => "already_exists",
+            ConnectCode::PermissionDenied => "permission_denied",
+            ConnectCode::ResourceExhausted => "resource_exhausted",
+            ConnectCode::FailedPrecondition => "failed_precondition",
+            ConnectCode::Aborted => "aborted",
+            ConnectCode::OutOfRange => "out_of_range",
+            ConnectCode::Unimplemented => "unimplemented",
+            ConnectCode::Internal => "internal",
+            ConnectCode::Unavailable => "unavailable",
+            ConnectCode::DataLoss => "data_loss",
+            ConnectCode::Unauthenticated => "unauthenticated",
+        }
+    }
+
+    /// The HTTP status a unary call answers with (the Connect protocol's table).
+    pub fn http_status(self) -> StatusCode {
+        let n = match self {
+            ConnectCode::Canceled => 499,
+            ConnectCode::Unknown | ConnectCode::Internal | ConnectCode::DataLoss => 500,
+            ConnectCode::InvalidArgument
+            | ConnectCode::FailedPrecondition
+            | ConnectCode::OutOfRange => 400,
+            ConnectCode::DeadlineExceeded => 504,
+            ConnectCode::NotFound => 404,
+            ConnectCode::AlreadyExists | ConnectCode::Aborted => 409,
+            ConnectCode::PermissionDenied => 403,
+            ConnectCode::ResourceExhausted => 429,
+            ConnectCode::Unimplemented => 501,
+            ConnectCode::Unavailable => 503,
+            ConnectCode::Unauthenticated => 401,
+        };
+        StatusCode::from_u16(n).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+}
+
+/// The HTTP status of a backend failure on the control plane and `/files`:
+/// the one table.
+pub fn http_status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        // The platform refused corral's credentials, not the caller's.
+        ErrorCode::Auth => StatusCode::BAD_GATEWAY,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Quota => StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::Unsupported | ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorCode::Provider | ErrorCode::Aborted | ErrorCode::Io => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+        ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        ErrorCode::Conflict => StatusCode::CONFLICT,
+    }
+}
+
+/// The Connect code of a backend failure on envd's services: the one table.
+pub fn connect_code_of(code: ErrorCode) -> ConnectCode {
+    match code {
+        ErrorCode::Auth => ConnectCode::PermissionDenied,
+        ErrorCode::NotFound => ConnectCode::NotFound,
+        ErrorCode::Quota => ConnectCode::ResourceExhausted,
+        ErrorCode::Unavailable => ConnectCode::Unavailable,
+        ErrorCode::Unsupported => ConnectCode::Unimplemented,
+        ErrorCode::Provider | ErrorCode::Io => ConnectCode::Internal,
+        ErrorCode::Timeout => ConnectCode::DeadlineExceeded,
+        ErrorCode::Aborted => ConnectCode::Aborted,
+        ErrorCode::InvalidInput => ConnectCode::InvalidArgument,
+        ErrorCode::Conflict => ConnectCode::FailedPrecondition,
+    }
+}
+
+/// A request this service refused or could not carry out. Each variant
+/// words one failure, once.
+#[derive(Debug, thiserror::Error)]
+pub enum E2bError {
+    /// The API key or the access token is missing or wrong.
+    #[error("{header} is missing or wrong")]
+    Unauthenticated {
+        /// The header that should have carried it.
+        header: &'static str,
+    },
+    /// No sandbox made through this service has this id.
+    #[error("sandbox {id:?} not found")]
+    NoSandbox {
+        /// The id asked for.
+        id: String,
+    },
+    /// An envd call that names no sandbox.
+    #[error("no sandbox named: send the E2b-Sandbox-Id header or a <port>-<id>.<domain> Host")]
+    Unrouted,
+    /// A template that names no image this server knows.
+    #[error(
+        "template {template:?} not found; this server serves \"base\" (the backend's default image)"
+    )]
+    UnknownTemplate {
+        /// The template asked for.
+        template: String,
+    },
+    /// A body that is not the JSON the route takes.
+    #[error("the body of {route} is not valid: {detail}")]
+    BadJson {
+        /// The route.
+        route: &'static str,
+        /// What the parser said.
+        detail: String,
+    },
+    /// A body longer than the route accepts.
+    #[error("the body is larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The bound, in bytes.
+        limit: u64,
+    },
+    /// A body that did not arrive (in time, or whole).
+    #[error("the body could not be read")]
+    BodyUnread,
+    /// One field holds a value this service refuses.
+    #[error("{field}: {reason}")]
+    Invalid {
+        /// The field.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// A route or an option E2B defines that this server does not serve.
+    #[error("{what} is not served by corral")]
+    NotServed {
+        /// What was asked for.
+        what: String,
+    },
+    /// A path no route of E2B's protocol has.
+    #[error("no route {method} {path}")]
+    NoRoute {
+        /// The method.
+        method: String,
+        /// The path.
+        path: String,
+    },
+    /// No live process of the sandbox has this pid (or tag).
+    #[error("process {selector} not found")]
+    NoProcess {
+        /// The pid or the tag.
+        selector: String,
+    },
+    /// What the request would create exists already.
+    #[error("{path} exists already")]
+    Exists {
+        /// The path.
+        path: String,
+    },
+    /// The backend failed.
+    #[error("{0}")]
+    Backend(#[from] BackendError),
+}
+
+impl E2bError {
+    /// A refused field value.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        E2bError::Invalid {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The HTTP status on the control plane and `/files`.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            E2bError::Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
+            E2bError::NoSandbox { .. }
+            | E2bError::UnknownTemplate { .. }
+            | E2bError::NoRoute { .. }
+            | E2bError::NoProcess { .. } => StatusCode::NOT_FOUND,
+            E2bError::Unrouted
+            | E2bError::BadJson { .. }
+            | E2bError::BodyUnread
+            | E2bError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            E2bError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
+            E2bError::Exists { .. } => StatusCode::CONFLICT,
+            E2bError::Backend(e) => http_status_of(e.code()),
+        }
+    }
+
+    /// The Connect code on envd's services.
+    pub fn connect_code(&self) -> ConnectCode {
+        match self {
+            E2bError::Unauthenticated { .. } => ConnectCode::Unauthenticated,
+            E2bError::NoSandbox { .. }
+            | E2bError::UnknownTemplate { .. }
+            | E2bError::NoProcess { .. } => ConnectCode::NotFound,
+            E2bError::Unrouted
+            | E2bError::BadJson { .. }
+            | E2bError::BodyUnread
+            | E2bError::Invalid { .. } => ConnectCode::InvalidArgument,
+            E2bError::BodyTooLarge { .. } => ConnectCode::ResourceExhausted,
+            E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
+            E2bError::Exists { .. } => ConnectCode::AlreadyExists,
+            E2bError::Backend(e) => connect_code_of(e.code()),
+        }
+    }
+}
+
+/// What a handler returns.
+pub type E2bResult<T> = Result<T, E2bError>;

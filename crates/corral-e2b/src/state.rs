@@ -1,0 +1,142 @@
+//! What the service remembers of each sandbox it made: its template, its
+//! metadata, its envd access token, its end time (kept here, so that
+//! `/timeout` can move it either way), and its live processes.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use corral_backend::{Backend, now_ms};
+use corral_wire::Token;
+use tokio::sync::watch;
+
+use crate::envd::live::LiveEntry;
+
+/// One sandbox made through E2B's protocol.
+#[derive(Debug)]
+pub struct Record {
+    /// The backend's id, which is E2B's `sandboxID`.
+    pub id: String,
+    /// The template it was made from.
+    pub template: String,
+    /// Creation order, for listing and paging.
+    pub seq: u64,
+    /// `envdAccessToken`, as the SDK is given it.
+    pub access_token: String,
+    /// The same, for comparisons in constant time.
+    pub access_check: Token,
+    /// E2B's metadata, as the caller gave it.
+    pub metadata: BTreeMap<String, String>,
+    /// Creation time, epoch milliseconds.
+    pub started_at_ms: u64,
+    /// When it is destroyed, epoch milliseconds; the reaper watches it.
+    pub end_at: watch::Sender<u64>,
+    /// Its live processes by pid.
+    pub processes: Mutex<BTreeMap<u32, Arc<LiveEntry>>>,
+    /// The next pid handed out where the backend gives none.
+    pub next_pid: AtomicU32,
+}
+
+impl Record {
+    /// The end time, epoch milliseconds.
+    pub fn end_at_ms(&self) -> u64 {
+        *self.end_at.borrow()
+    }
+
+    /// Moves the end time to `at_ms`.
+    pub fn set_end_at(&self, at_ms: u64) {
+        self.end_at.send_replace(at_ms);
+    }
+
+    /// The live processes, locked.
+    pub fn processes(&self) -> MutexGuard<'_, BTreeMap<u32, Arc<LiveEntry>>> {
+        self.processes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A pid for a process whose backend reports none.
+    pub fn fresh_pid(&self) -> u32 {
+        self.next_pid.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// The sandboxes of one service.
+#[derive(Debug, Default)]
+pub struct Sandboxes {
+    records: Mutex<BTreeMap<String, Arc<Record>>>,
+}
+
+impl Sandboxes {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Record>>> {
+        self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The record of `id`, if this service made it and it is not gone.
+    pub fn get(&self, id: &str) -> Option<Arc<Record>> {
+        self.lock().get(id).cloned()
+    }
+
+    /// Every record, in creation order.
+    pub fn all(&self) -> Vec<Arc<Record>> {
+        let mut all: Vec<_> = self.lock().values().cloned().collect();
+        all.sort_by_key(|r| r.seq);
+        all
+    }
+
+    /// Adds a record and starts its reaper, which destroys the sandbox at
+    /// its end time (however often that moves) and forgets it.
+    pub fn insert(self: &Arc<Self>, record: Arc<Record>, backend: Arc<dyn Backend>) {
+        let mut end = record.end_at.subscribe();
+        let id = record.id.clone();
+        self.lock().insert(id.clone(), record);
+        let sandboxes = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let at = *end.borrow_and_update();
+                let wait = std::time::Duration::from_millis(at.saturating_sub(now_ms()));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {
+                        if *end.borrow() > now_ms() {
+                            continue;
+                        }
+                        break;
+                    }
+                    changed = end.changed() => {
+                        if changed.is_err() {
+                            // The record is gone: the sandbox was killed.
+                            return;
+                        }
+                    }
+                }
+            }
+            if let Some(sandboxes) = sandboxes.upgrade() {
+                let _ = sandboxes.remove(&id, backend.as_ref()).await;
+            }
+        });
+    }
+
+    /// Forgets `id`, kills its live processes and destroys it. Whether this
+    /// service knew it.
+    pub async fn remove(
+        &self,
+        id: &str,
+        backend: &dyn Backend,
+    ) -> Result<bool, corral_backend::BackendError> {
+        let Some(record) = self.lock().remove(id) else {
+            return Ok(false);
+        };
+        let live: Vec<_> = record.processes().values().cloned().collect();
+        for entry in live {
+            let _ = entry.control.kill().await;
+        }
+        backend.destroy(id).await?;
+        Ok(true)
+    }
+}
+
+/// `n` random bytes as lower-case hex, from the kernel's generator.
+pub fn random_hex(n: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

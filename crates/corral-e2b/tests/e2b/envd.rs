@@ -1,0 +1,112 @@
+//! envd's services: a Start stream frame by frame, files up and down.
+
+use serde_json::json;
+
+use crate::harness::{enveloped, frames, serve};
+
+#[tokio::test]
+async fn start_streams_start_data_end_and_the_end_of_stream() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let req = enveloped(
+        &json!({"process": {"cmd": "/bin/bash", "args": ["-l", "-c", "echo hi; echo oops >&2; exit 3"]}}),
+    );
+    let a = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/process.Process/Start",
+            "application/connect+json",
+            req,
+        )
+        .await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.headers["content-type"], "application/connect+json");
+    let frames = frames(&a.body);
+    assert!(
+        frames[0].1["event"]["start"]["pid"].as_u64().is_some(),
+        "{frames:?}"
+    );
+    let data: Vec<_> = frames
+        .iter()
+        .filter_map(|(_, f)| f["event"].get("data"))
+        .collect();
+    assert!(data.contains(&&json!({"stdout": "aGkK"})), "{data:?}");
+    assert!(data.contains(&&json!({"stderr": "b29wcwo="})), "{data:?}");
+    let (flags, last) = frames.last().unwrap();
+    assert_eq!((*flags, last), (2, &json!({})));
+    let end = &frames[frames.len() - 2].1["event"]["end"];
+    assert_eq!(end["exitCode"], 3);
+    assert_eq!(end["status"], "exit status 3");
+}
+
+#[tokio::test]
+async fn files_go_up_raw_and_multipart_and_come_down() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let up = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/files?path=notes/a.txt",
+            "application/octet-stream",
+            b"raw".to_vec(),
+        )
+        .await;
+    assert_eq!(up.status, 200, "{}", String::from_utf8_lossy(&up.body));
+    assert_eq!(
+        up.json(),
+        json!([{"name": "a.txt", "type": "file", "path": "/home/user/notes/a.txt"}])
+    );
+    let body = b"--xx\r\nContent-Disposition: form-data; name=\"file\"; filename=\"/tmp/b.txt\"\r\n\r\nmulti\r\n--xx--\r\n".to_vec();
+    let up = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/files",
+            "multipart/form-data; boundary=xx",
+            body,
+        )
+        .await;
+    assert_eq!(up.status, 200, "{}", String::from_utf8_lossy(&up.body));
+    let down = s
+        .envd(
+            &id,
+            &token,
+            "GET",
+            "/files?path=%2Ftmp%2Fb.txt",
+            "",
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(
+        (down.status, down.body.as_slice()),
+        (200, b"multi".as_slice())
+    );
+    let down = s
+        .envd(
+            &id,
+            &token,
+            "GET",
+            "/files?path=notes/a.txt",
+            "",
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(down.body, b"raw");
+    let stat = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/filesystem.Filesystem/Stat",
+            "application/json",
+            br#"{"path":"/tmp/nope"}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(stat.status, 404);
+    assert_eq!(stat.json()["code"], "not_found");
+}

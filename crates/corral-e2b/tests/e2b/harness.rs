@@ -1,0 +1,164 @@
+//! A served E2bService on loopback and a small HTTP/1 client.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use corral_backend_memory::MemoryBackend;
+use corral_e2b::{E2bConfig, E2bService};
+use corral_wire::Token;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+
+pub const KEY: &str = "e2b_0123456789abcdef0123456789abcdef";
+
+pub struct Served {
+    pub addr: std::net::SocketAddr,
+}
+
+pub async fn serve() -> Served {
+    let backend = Arc::new(MemoryBackend::new());
+    let service = E2bService::new(backend, Token::new(KEY).unwrap(), E2bConfig::default());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let service = service.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |req| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    Served { addr }
+}
+
+pub struct Answer {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+impl Served {
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Answer {
+        let stream = TcpStream::connect(self.addr).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "localhost");
+        for (k, v) in headers {
+            req = req.header(*k, v.as_str());
+        }
+        let res = sender
+            .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
+            .await
+            .unwrap();
+        let status = res.status().as_u16();
+        let headers = res.headers().clone();
+        let body = res.into_body().collect().await.unwrap().to_bytes().to_vec();
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// A control-plane call with the API key.
+    pub async fn api(&self, method: &str, path: &str, body: Value) -> Answer {
+        let body = if body.is_null() {
+            Vec::new()
+        } else {
+            serde_json::to_vec(&body).unwrap()
+        };
+        self.send(
+            method,
+            path,
+            &[
+                ("X-API-KEY", KEY.to_string()),
+                ("content-type", "application/json".into()),
+            ],
+            body,
+        )
+        .await
+    }
+
+    /// A sandbox: its id and access token.
+    pub async fn create(&self, body: Value) -> (String, String) {
+        let a = self.api("POST", "/v2/sandboxes", body).await;
+        assert_eq!(a.status, 201, "{}", String::from_utf8_lossy(&a.body));
+        let v = a.json();
+        (
+            v["sandboxID"].as_str().unwrap().into(),
+            v["envdAccessToken"].as_str().unwrap().into(),
+        )
+    }
+
+    /// An envd call on sandbox `id`.
+    pub async fn envd(
+        &self,
+        id: &str,
+        token: &str,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Answer {
+        self.send(
+            method,
+            path,
+            &[
+                ("E2b-Sandbox-Id", id.to_string()),
+                ("X-Access-Token", token.to_string()),
+                ("content-type", content_type.to_string()),
+            ],
+            body,
+        )
+        .await
+    }
+}
+
+/// The frames of a Connect stream: (flags, JSON).
+pub fn frames(mut body: &[u8]) -> Vec<(u8, Value)> {
+    let mut out = Vec::new();
+    while body.len() >= 5 {
+        let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        out.push((body[0], serde_json::from_slice(&body[5..5 + len]).unwrap()));
+        body = &body[5 + len..];
+    }
+    assert!(body.is_empty(), "a partial frame is left");
+    out
+}
+
+/// One enveloped request message.
+pub fn enveloped(value: &Value) -> Vec<u8> {
+    let payload = serde_json::to_vec(value).unwrap();
+    let mut v = vec![0u8];
+    v.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    v.extend_from_slice(&payload);
+    v
+}

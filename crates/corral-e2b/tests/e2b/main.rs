@@ -1,0 +1,6 @@
+//! corral-e2b over the memory backend, spoken to with a hyper client.
+
+mod control;
+mod envd;
+mod harness;
+mod tables;

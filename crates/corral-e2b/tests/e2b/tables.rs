@@ -1,0 +1,162 @@
+//! The error tables and hostile inputs, as tables.
+
+use corral_backend::ErrorCode;
+use corral_e2b::{ConnectCode, connect_code_of, http_status_of};
+use serde_json::json;
+
+use crate::harness::{KEY, serve};
+
+/// method, path, headers, body, status, what the message says.
+type Case<'a> = (
+    &'a str,
+    &'a str,
+    Vec<(&'a str, String)>,
+    Vec<u8>,
+    u16,
+    &'a str,
+);
+
+#[test]
+fn every_backend_code_has_one_status_and_one_connect_code() {
+    let table = [
+        (ErrorCode::Auth, 502, ConnectCode::PermissionDenied),
+        (ErrorCode::NotFound, 404, ConnectCode::NotFound),
+        (ErrorCode::Quota, 429, ConnectCode::ResourceExhausted),
+        (ErrorCode::Unavailable, 503, ConnectCode::Unavailable),
+        (ErrorCode::Unsupported, 400, ConnectCode::Unimplemented),
+        (ErrorCode::Provider, 500, ConnectCode::Internal),
+        (ErrorCode::Timeout, 504, ConnectCode::DeadlineExceeded),
+        (ErrorCode::Aborted, 500, ConnectCode::Aborted),
+        (ErrorCode::InvalidInput, 400, ConnectCode::InvalidArgument),
+        (ErrorCode::Conflict, 409, ConnectCode::FailedPrecondition),
+        (ErrorCode::Io, 500, ConnectCode::Internal),
+    ];
+    for (code, status, connect) in table {
+        assert_eq!(http_status_of(code).as_u16(), status, "{code}");
+        assert_eq!(connect_code_of(code), connect, "{code}");
+    }
+    assert_eq!(ConnectCode::NotFound.http_status().as_u16(), 404);
+    assert_eq!(ConnectCode::NotFound.as_str(), "not_found");
+}
+
+#[tokio::test]
+async fn hostile_inputs_get_one_clear_line() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let key = ("X-API-KEY", KEY.to_string());
+    let cases: Vec<Case> = vec![
+        (
+            "POST",
+            "/v2/sandboxes",
+            vec![key.clone()],
+            b"{not json".to_vec(),
+            400,
+            "the body of POST /sandboxes is not valid",
+        ),
+        (
+            "POST",
+            "/v2/sandboxes",
+            vec![key.clone()],
+            vec![b' '; 2 * 1024 * 1024],
+            413,
+            "the body is larger than",
+        ),
+        (
+            "POST",
+            "/v2/sandboxes",
+            vec![key.clone()],
+            br#"{"templateID":"nope"}"#.to_vec(),
+            404,
+            "template \"nope\" not found",
+        ),
+        (
+            "POST",
+            "/v2/sandboxes",
+            vec![key.clone()],
+            br#"{"templateID":"base","metadata":{"a b":"x"}}"#.to_vec(),
+            400,
+            "metadata.a b",
+        ),
+        (
+            "POST",
+            "/v2/sandboxes",
+            vec![key.clone()],
+            br#"{"templateID":"base","envVars":{"1A":"x"}}"#.to_vec(),
+            400,
+            "envVars",
+        ),
+        (
+            "GET",
+            "/templates",
+            vec![key.clone()],
+            Vec::new(),
+            501,
+            "is not served by corral",
+        ),
+        (
+            "GET",
+            "/files?path=/tmp/x",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", "wrong-token-0123456789".into()),
+            ],
+            Vec::new(),
+            401,
+            "X-Access-Token is missing or wrong",
+        ),
+        (
+            "GET",
+            "/files?path=/tmp/x",
+            vec![],
+            Vec::new(),
+            400,
+            "no sandbox named",
+        ),
+        (
+            "POST",
+            "/process.Process/SendInput",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", token.clone()),
+            ],
+            br#"{"process":{"pid":1},"input":{"stdin":"%%%"}}"#.to_vec(),
+            404,
+            "process pid 1 not found",
+        ),
+        (
+            "GET",
+            "/files?path=a%00b",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", token.clone()),
+            ],
+            Vec::new(),
+            400,
+            "path",
+        ),
+    ];
+    for (method, path, headers, body, status, says) in cases {
+        let a = s.send(method, path, &headers, body).await;
+        let message = a.json()["message"].as_str().unwrap_or_default().to_string();
+        assert_eq!(a.status, status, "{method} {path}: {message}");
+        assert!(
+            message.contains(says),
+            "{method} {path}: {message:?} does not say {says:?}"
+        );
+        assert!(!message.contains('\n'), "{message:?}");
+    }
+    // A path climbing out resolves inside the sandbox, never on the host.
+    let up = s
+        .send(
+            "POST",
+            "/files?path=../../../../tmp/escape-e2b",
+            &[
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", token.clone()),
+            ],
+            b"x".to_vec(),
+        )
+        .await;
+    assert_eq!(up.json()[0]["path"], "/tmp/escape-e2b");
+    assert!(!std::path::Path::new("/tmp/escape-e2b").exists());
+}
