@@ -8,10 +8,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use corral_wire::server::FallbackReply;
-use http_body_util::{BodyExt, Full, Limited};
+use corral_wire::server::{BodyRefusal, FallbackReply, read_bounded};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::mpsc;
 
@@ -71,26 +71,15 @@ pub fn connect_error(error: &E2bError) -> Reply {
     )
 }
 
-/// The request's body, held to `limit` bytes (by its declared length,
-/// then as it is read) and to [`BODY_DEADLINE`].
+/// The request's body, held to `limit` bytes and to [`BODY_DEADLINE`] by
+/// the wire's one bounded reader.
 pub async fn read_body(req: Request<Incoming>, limit: u64) -> Result<Bytes, E2bError> {
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(E2bError::BodyTooLarge { limit });
-    }
-    let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-    let collecting = Limited::new(req.into_body(), cap).collect();
-    match tokio::time::timeout(BODY_DEADLINE, collecting).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(E2bError::BodyTooLarge { limit })
-        }
-        Ok(Err(_)) | Err(_) => Err(E2bError::BodyUnread),
-    }
+    read_bounded(req, limit, BODY_DEADLINE)
+        .await
+        .map_err(|refusal| match refusal {
+            BodyRefusal::TooLarge { limit } => E2bError::BodyTooLarge { limit },
+            BodyRefusal::Unread => E2bError::BodyUnread,
+        })
 }
 
 /// A streamed body: every chunk sent on the channel, ending when every

@@ -1,15 +1,16 @@
 //! One HTTP request: authenticate, check the revision, bound the body,
 //! route.
 
+use super::body::{BodyRefusal, read_bounded};
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use corral_contract::{SandboxError, SandboxProvider};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::{Shared, backend, process, unary};
@@ -134,27 +135,18 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
     Ok(boxed(unary::call(&shared, route, &body).await))
 }
 
-/// The request's body, held to `limit` bytes (by its declared length
-/// first, then as it is read) and to `deadline` (a body that has not
-/// arrived by then is refused as malformed: it is not the route's request).
+/// The request's body within the route's bounds (see [`read_bounded`]); a
+/// body that has not arrived by the deadline is refused as malformed: it is
+/// not the route's request.
 async fn bounded_body(
     req: Request<Incoming>,
     limit: u64,
     deadline: std::time::Duration,
 ) -> Result<Bytes, Refusal> {
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(Refusal::BodyTooLarge);
-    }
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let collecting = Limited::new(req.into_body(), limit).collect();
-    match tokio::time::timeout(deadline, collecting).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Refusal::BodyTooLarge),
-        Ok(Err(_)) | Err(_) => Err(Refusal::MalformedBody),
-    }
+    read_bounded(req, limit, deadline)
+        .await
+        .map_err(|refusal| match refusal {
+            BodyRefusal::TooLarge { .. } => Refusal::BodyTooLarge,
+            BodyRefusal::Unread => Refusal::MalformedBody,
+        })
 }

@@ -4,6 +4,7 @@
 //! shutdown.
 
 mod backend;
+mod body;
 mod fallback;
 mod http;
 mod limits;
@@ -11,6 +12,7 @@ mod process;
 mod registry;
 mod unary;
 
+pub use body::{BodyRefusal, read_bounded};
 pub use fallback::{Fallback, FallbackFuture, FallbackReply};
 pub use limits::{ConnectionLimits, raise_descriptor_limit};
 pub(crate) use process::socket_config;
