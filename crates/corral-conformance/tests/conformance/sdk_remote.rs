@@ -5,7 +5,6 @@
 //! ones the served target declares, and nothing is left behind.
 
 use crate::common;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use common::{assert_passes_with_only_declared_skips, linux_target_or_skip};
@@ -15,12 +14,7 @@ use corral_conformance::targets::MemoryTarget;
 use corral_conformance::targets::Relayed;
 use corral_contract::SandboxProviderCapabilities;
 use corral_registry::envelopes;
-use corral_runtime::adapter::ContractAdapter;
-use corral_wire::{RemoteBackend, RunningServer, Token, WireServer};
-
-fn token() -> Token {
-    Token::new("corral-conformance-remote-token-0123456789").unwrap()
-}
+use corral_wire::RunningServer;
 
 /// Serves `backend` (contract and primitives) and relays its checks
 /// through a remote backend connected to it.
@@ -28,17 +22,7 @@ async fn relayed<B: Backend + 'static>(
     backend: Arc<B>,
     envelope: SandboxProviderCapabilities,
 ) -> (Relayed, RunningServer) {
-    let adapter = ContractAdapter::new(Arc::clone(&backend), envelope).unwrap();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let server = WireServer::bind(addr, adapter, token())
-        .await
-        .unwrap()
-        .serving_backend(backend)
-        .spawn()
-        .unwrap();
-    let remote = RemoteBackend::connect(&server.endpoint(), token())
-        .await
-        .unwrap();
+    let (remote, server) = crate::wire::common::remote_over(backend, envelope).await;
     let served = remote.served().to_owned();
     let target = Relayed::new(Arc::new(remote), served);
     (target, server)

@@ -3,9 +3,10 @@
 //! one the envelope predicts, and nothing is left behind.
 
 use super::common;
+use crate::common::{assert_fails_nothing_and_names_every_skip, planned_skips};
 use common::WireTarget;
+use corral_conformance::Outcome;
 use corral_conformance::targets::{LinuxTarget, LinuxTargetError, backend_inventory};
-use corral_conformance::{Outcome, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nine_cases_over_the_wire_on_linux_fail_nothing() {
@@ -18,32 +19,14 @@ async fn the_nine_cases_over_the_wire_on_linux_fail_nothing() {
         Err(e) => panic!("{e}"),
     };
     let target = WireTarget::over(inner).await;
-    let report = run(&target).await.unwrap();
-    print!("{}", report.table());
-    for c in &report.cases {
-        assert_ne!(
-            c.outcome,
-            Outcome::Failed,
-            "{}: {}",
-            c.name,
-            c.reason.as_deref().unwrap_or("")
-        );
-    }
-    let planned: Vec<_> = report
-        .run
-        .envelope
-        .conformance_plan()
-        .into_iter()
-        .filter(|(_, missing)| !missing.is_empty())
-        .map(|(case, _)| case)
-        .collect();
+    let report = assert_fails_nothing_and_names_every_skip(&target).await;
     let skipped: Vec<_> = report
         .cases
         .iter()
         .filter(|c| c.outcome == Outcome::Skipped)
         .map(|c| c.name)
         .collect();
-    assert_eq!(skipped, planned);
+    assert_eq!(skipped, planned_skips(&report));
     assert!(report.count(Outcome::Passed) > 0);
     let left = backend_inventory(&**target.inner.backend()).await.unwrap();
     assert!(left.is_empty(), "the suite left {left}");

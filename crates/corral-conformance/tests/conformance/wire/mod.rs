@@ -8,7 +8,7 @@
 //! The shared fixtures are `common` (a conformance target over the wire,
 //! and the servers the other tests start) and `fault_proxy`.
 
-mod common;
+pub(crate) mod common;
 mod fault_proxy;
 
 mod auth_and_bounds;
