@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_sandbox_is_live_while_its_init_or_creator_runs_and_it_has_not_expired() {
-        use crate::host::teardown_tests::{Fixture, ID};
+        use crate::host::fixture::{Fixture, ID};
         use crate::host::{HostCall, InitModel, RecordingHost};
         // (init, expired, record kept, creator file, live)
         let cases = [

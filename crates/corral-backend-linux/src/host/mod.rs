@@ -110,4 +110,6 @@ impl Process {
 }
 
 #[cfg(test)]
-pub(crate) mod teardown_tests;
+pub(crate) mod fixture;
+#[cfg(test)]
+mod teardown_tests;

@@ -1,0 +1,137 @@
+//! The fixture of the seam's tests: a temporary state directory whose host
+//! effects a [`RecordingHost`] records, and the call sequences a teardown
+//! of its sandbox makes. Teardown, create's rollback and gc's liveness
+//! tests all build on it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::recording::{INIT_PID, INIT_START, OUTER_PID};
+use super::{HostCall, RecordingHost};
+use crate::destroy::{GRACE, KILLED, OUTER};
+use crate::state::{Meta, State};
+
+/// The sandbox the fixture is about.
+pub(crate) const ID: &str = "lnx-00112233445566ff";
+/// The get-or-create key it claims.
+pub(crate) const KEY: &str = "the-key";
+
+/// A state directory, its host effects recorded by `host`.
+pub(crate) struct Fixture {
+    _dir: tempfile::TempDir,
+    pub(crate) state: State,
+    pub(crate) host: Arc<RecordingHost>,
+}
+
+impl Fixture {
+    /// An empty state directory.
+    pub(crate) fn empty(host: RecordingHost, rootless: bool) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let host = Arc::new(host);
+        let mut state = State::open(dir.path(), None)
+            .expect("the state directory opens")
+            .with_host(host.clone());
+        state.rootless = rootless;
+        Fixture {
+            _dir: dir,
+            state,
+            host,
+        }
+    }
+
+    /// A state directory holding sandbox [`ID`] (claiming [`KEY`]): its
+    /// directory and its record.
+    pub(crate) fn new(host: RecordingHost, rootless: bool) -> Self {
+        let f = Self::empty(host, rootless);
+        f.make_dir();
+        f.write_record();
+        f
+    }
+
+    /// Makes the sandbox's directory.
+    pub(crate) fn make_dir(&self) {
+        std::fs::create_dir(self.dir()).expect("the sandbox directory");
+    }
+
+    /// Writes the sandbox's record.
+    pub(crate) fn write_record(&self) {
+        let meta = Meta {
+            id: ID.to_string(),
+            key: Some(KEY.to_string()),
+            labels: Default::default(),
+            created_at_ms: 1,
+            env: Default::default(),
+            network_none: false,
+            init_pid: INIT_PID,
+            init_start: INIT_START,
+            disk_bytes: 1 << 20,
+            disk_layer: crate::disk::DiskLayer::Tmpfs,
+            disk_fallback: None,
+            image: "host".to_string(),
+            expires_at_ms: None,
+        };
+        let bytes = serde_json::to_vec(&meta).expect("the record encodes");
+        std::fs::write(self.state.meta_path(ID), bytes).expect("the record is written");
+    }
+
+    /// The sandbox's directory.
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.state.sandbox_dir(ID)
+    }
+
+    /// The calls before PID 1 is stopped; `record` when there is a record
+    /// naming a PID 1 to look for.
+    pub(crate) fn before_init(&self, record: bool) -> Vec<HostCall> {
+        let mut calls = vec![
+            HostCall::ThawCgroup(ID.into()),
+            HostCall::RemoveRecord(self.state.meta_path(ID)),
+            HostCall::ClosePreviews(self.dir()),
+            HostCall::SendShutdown(ID.into()),
+        ];
+        if record {
+            calls.push(HostCall::OpenProcess(INIT_PID));
+        }
+        calls
+    }
+
+    /// The calls stopping a PID 1 that is alive; `killed` when it needs
+    /// `SIGKILL`.
+    pub(crate) fn stopping_live_init(&self, killed: bool) -> Vec<HostCall> {
+        let mut calls = vec![
+            HostCall::OuterInit(INIT_PID),
+            HostCall::OpenProcess(OUTER_PID),
+            HostCall::WaitExit(INIT_PID, GRACE),
+        ];
+        if killed {
+            calls.push(HostCall::Kill(INIT_PID));
+            calls.push(HostCall::WaitExit(INIT_PID, KILLED));
+        }
+        calls.push(HostCall::WaitExit(OUTER_PID, OUTER));
+        calls
+    }
+
+    /// The calls after PID 1 is gone, up to the unmount (none rootless).
+    pub(crate) fn releasing(&self, rootless: bool) -> Vec<HostCall> {
+        let mut calls = vec![
+            HostCall::TeardownNetwork(self.dir()),
+            HostCall::RemoveCgroup(ID.into()),
+        ];
+        if !rootless {
+            calls.push(HostCall::UnmountAll(self.state.fs_dir(ID)));
+        }
+        calls
+    }
+
+    /// The calls once everything before succeeded.
+    pub(crate) fn removing(&self) -> Vec<HostCall> {
+        vec![
+            HostCall::ReleaseIdRange(ID.into()),
+            HostCall::RemoveSandboxDir(self.dir()),
+        ]
+    }
+
+    /// The call releasing the key claim.
+    pub(crate) fn key_release(&self) -> HostCall {
+        HostCall::ReleaseKey(KEY.into(), ID.into())
+    }
+}
