@@ -197,12 +197,6 @@ impl BackendError {
         })
     }
 
-    /// Transitional: an error made from a code and free text. Each use is
-    /// being replaced by a typed variant; new code must not add one.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self::relayed(code, message)
-    }
-
     /// `not_found` for a sandbox id.
     pub fn sandbox_not_found(id: &str) -> Self {
         SandboxError::NotFound { id: id.into() }.into()
@@ -215,12 +209,6 @@ impl BackendError {
             what: what.to_string(),
         }
         .into()
-    }
-
-    /// Transitional: `invalid_input` with free text. Each use is being
-    /// replaced by a [`RequestError`] variant.
-    pub fn invalid(what: impl fmt::Display) -> Self {
-        Self::relayed(ErrorCode::InvalidInput, what.to_string())
     }
 
     /// A host I/O error while `context` (a step, never a host path the

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use corral_backend::{
     Backend, BackendError, BatchFile, BatchWriteOps, Capabilities, ContainedReadOps, CreateRequest,
-    DirEntry, ErrorCode, ExecOutcome, ExecRequest, FileOps, FileStat, KeyMode, Labels, OutputSink,
-    PauseOps, PreviewUrl, ProcessOps, Result, SandboxInfo, SnapshotCloneOps, SnapshotOps,
+    DirEntry, ExecOutcome, ExecRequest, FileOps, FileStat, KeyMode, Labels, OutputSink, PauseOps,
+    PlatformError, PreviewUrl, ProcessOps, Result, SandboxInfo, SnapshotCloneOps, SnapshotOps,
     TreeListOps,
 };
 
@@ -92,10 +92,10 @@ impl Control {
 
     fn alive(&self) -> Result<()> {
         if self.state().dead {
-            return Err(BackendError::new(
-                ErrorCode::Unavailable,
-                "the backend died",
-            ));
+            return Err(BackendError::from(PlatformError::Unavailable {
+                what: "the backend".into(),
+                detail: "it died".into(),
+            }));
         }
         Ok(())
     }
@@ -106,19 +106,19 @@ impl Control {
         }
         let mut st = self.state();
         if st.dead {
-            return Err(BackendError::new(
-                ErrorCode::Unavailable,
-                "the backend died",
-            ));
+            return Err(BackendError::from(PlatformError::Unavailable {
+                what: "the backend".into(),
+                detail: "it died".into(),
+            }));
         }
         if let Some(budget) = st.budget.as_mut() {
             if *budget == 0 {
                 st.budget = None;
                 st.dead = !st.once;
-                return Err(BackendError::new(
-                    ErrorCode::Unavailable,
-                    "the backend failed",
-                ));
+                return Err(BackendError::from(PlatformError::Unavailable {
+                    what: "the backend".into(),
+                    detail: "it failed".into(),
+                }));
             }
             *budget -= 1;
         }
