@@ -14,9 +14,15 @@ use crate::error::{BackendError, PlatformError, Result};
 /// 16 random hex digits (8 bytes from `/dev/urandom`), for ids and
 /// temporary names.
 pub fn random_hex() -> std::io::Result<String> {
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(hex::encode(bytes))
+    random_hex_of(8)
+}
+
+/// `bytes` random bytes from `/dev/urandom` as lower-case hex (twice as
+/// many digits), for ids and secrets.
+pub fn random_hex_of(bytes: usize) -> std::io::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(hex::encode(buf))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it (mode

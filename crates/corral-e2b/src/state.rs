@@ -132,11 +132,3 @@ impl Sandboxes {
         Ok(true)
     }
 }
-
-/// `n` random bytes as lower-case hex, from the kernel's generator.
-pub fn random_hex(n: usize) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::{MAX_BODY_BYTES, parse, sandbox_json};
 use crate::body::{Reply, json_reply, read_body};
 use crate::error::{E2bError, E2bResult};
-use crate::state::{Record, random_hex};
+use crate::state::Record;
 use crate::{BASE_TEMPLATE, Inner, USER_HOME};
 
 /// The label every sandbox made through E2B's protocol carries.
@@ -143,12 +143,8 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
     request
         .validate()
         .map_err(|e| E2bError::invalid("envVars", e.message()))?;
-    let access_token = random_hex(16).map_err(|e| {
-        E2bError::Backend(BackendError::relayed(
-            corral_backend::ErrorCode::Io,
-            format!("reading /dev/urandom: {e}"),
-        ))
-    })?;
+    let access_token = corral_backend::statefile::random_hex_of(16)
+        .map_err(|e| E2bError::Backend(BackendError::from_io("reading /dev/urandom", &e)))?;
     let access_check = corral_wire::Token::new(access_token.clone())
         .map_err(|e| E2bError::invalid("envdAccessToken", e.to_string()))?;
     let info = inner.backend.create(request).await?;

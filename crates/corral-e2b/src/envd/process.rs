@@ -165,10 +165,13 @@ async fn stream(
             }
             () = &mut until => {
                 let _ = control.kill().await;
-                let error = E2bError::Backend(corral_backend::BackendError::relayed(
-                    corral_backend::ErrorCode::Timeout,
-                    "the process ran past the call's deadline and was killed",
-                ));
+                let error = E2bError::Backend(
+                    corral_backend::ExecError::TimedOut {
+                        after: deadline.unwrap_or_default(),
+                        limit: corral_backend::TimeoutLimit::Requested,
+                    }
+                    .into(),
+                );
                 let _ = tx.send(end_of_stream(Some(&error))).await;
                 return;
             }
