@@ -130,6 +130,10 @@ async fn run_row(row: &Row) -> (Settled<i32>, Scripted, String, u64) {
     (settled, run, stdout, took)
 }
 
+/// SDK specification, "Write a provider": "**Exec** … kills the entire
+/// remote process group before settling on timeout or abort." The rows
+/// with a timeout or an abort show the kill asked for, and the run settled
+/// only once it was confirmed or its bound passed.
 #[tokio::test(start_paused = true)]
 async fn each_script_settles_as_its_row_says() {
     use RunEvent::{Closed, Exhausted, Exited, Lost};

@@ -1,5 +1,11 @@
 //! The code table: one row per error variant, the value built and the SDK's
 //! closed code it must report. A changed code fails its row.
+//!
+//! SDK specification, "Write a provider": "**Translate errors.** Map the
+//! service's failures to `SandboxError` codes such as `auth`, `not_found`,
+//! `quota`, and `unavailable`. Don't attach the native error object, since
+//! it can hold credentials." Each row checks the code, and that the message
+//! is the variant's one line (nothing but the values it names).
 
 use std::io::ErrorKind;
 use std::time::Duration;
