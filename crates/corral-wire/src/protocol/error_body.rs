@@ -105,4 +105,49 @@ mod tests {
         assert!(matches!(e, BackendError::Relayed(_)));
         assert_eq!(e.to_string(), "[quota] full");
     }
+
+    /// What a hostile or broken server may send as an error body, and what
+    /// the client makes of it: never a typed absence the code does not
+    /// back, never a second line, never an unknown code.
+    #[test]
+    fn hostile_error_bodies_decode_to_what_they_can_back() {
+        // (what is sent, Some((code, one line, typed absence)) or None: refused)
+        type Expected = Option<(ErrorCode, &'static str, bool)>;
+        let rows: [(&str, Expected); 6] = [
+            (
+                r#"{"code":"quota","message":"full","missing_sandbox":"sb-1"}"#,
+                Some((ErrorCode::Quota, "full", false)),
+            ),
+            (
+                r#"{"code":"not_found","message":"gone","missing_sandbox":"sb-1"}"#,
+                Some((ErrorCode::NotFound, "no sandbox with id \"sb-1\"", true)),
+            ),
+            (
+                r#"{"code":"not_found","message":"x","missing_sandbox":"a\nb"}"#,
+                Some((ErrorCode::NotFound, "no sandbox with id \"a\\nb\"", true)),
+            ),
+            (
+                r#"{"code":"io","message":"line one\nline two\r\nthree"}"#,
+                Some((ErrorCode::Io, "line one line two  three", false)),
+            ),
+            (r#"{"code":"root","message":"x"}"#, None),
+            (r#"{"message":"no code"}"#, None),
+        ];
+        for (sent, expected) in rows {
+            let decoded = serde_json::from_str::<ErrorBody>(sent).map(BackendError::from);
+            match (decoded, expected) {
+                (Ok(e), Some((code, line, typed))) => {
+                    assert_eq!(e.code(), code, "{sent}");
+                    assert_eq!(e.message(), line, "{sent}");
+                    assert_eq!(
+                        matches!(e, BackendError::Sandbox(SandboxError::NotFound { .. })),
+                        typed,
+                        "{sent}"
+                    );
+                }
+                (Err(_), None) => {}
+                (got, want) => panic!("{sent}: got {got:?}, wanted {want:?}"),
+            }
+        }
+    }
 }
