@@ -544,3 +544,45 @@ fn open_at_stays_beneath_the_root_by_both_strategies() {
         );
     }
 }
+
+/// A write whose last component is a symlink the path itself passes
+/// through (`/a/b/back` → `/a`, written as `/a/b/back/b/back`) replaces
+/// that link with the file, beneath the root: the bytes are at `/a/b/back`,
+/// and the same path no longer resolves (`/a/b/back` is a file now), which
+/// is `invalid_input`, not a write that went elsewhere. The contained
+/// writer's fuzz target found this sequence; it is a row here so the
+/// behaviour stays decided.
+#[test]
+fn a_write_over_a_link_its_own_path_passes_through_replaces_the_link() {
+    for resolution in [Resolution::Beneath, Resolution::InRoot] {
+        for strategy in strategies() {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let root = tmp.path().join("root");
+            std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+            symlink("../../a", root.join("a/b/back")).expect("back");
+            let label = format!("[{}/{}]", resolution.as_str(), strategy.as_str());
+            let fs = ContainedFs::open(&root, "t", resolution, Ownership::Process)
+                .expect("open")
+                .with_strategy(strategy);
+            let path = SandboxPath::parse("path", "/a/b/back/b/back").expect("path");
+            fs.write(&path, b"../../a", Some(0o754))
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            let landed = SandboxPath::parse("path", "/a/b/back").expect("path");
+            assert_eq!(fs.read(&landed).expect("landed"), b"../../a", "{label}");
+            assert!(
+                !std::fs::symlink_metadata(root.join("a/b/back"))
+                    .expect("entry")
+                    .file_type()
+                    .is_symlink(),
+                "{label}: the link was replaced"
+            );
+            let again = fs.read(&path).expect_err("the path now crosses a file");
+            assert_eq!(again.code(), InvalidInput, "{label}: {again}");
+            let outside: Vec<_> = std::fs::read_dir(tmp.path())
+                .expect("read_dir")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            assert_eq!(outside, ["root"], "{label}: nothing beside the root");
+        }
+    }
+}
