@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use corral_backend::host_process::{parent_pid, process_start};
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
 use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
@@ -382,31 +383,6 @@ pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|a| a >= age)
-}
-
-/// `read` applied to the fields of `/proc/<pid>/stat` after the command
-/// name, from field 3 (the state) on; `None` when the process is gone.
-fn with_stat_fields<T>(pid: u32, read: impl FnOnce(&[&str]) -> Option<T>) -> Option<T> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: split after the last ')'.
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    read(&rest.split(' ').collect::<Vec<_>>())
-}
-
-/// The start time (field 22 of `/proc/<pid>/stat`) of a live, non-zombie
-/// process; `None` when it is gone or a zombie.
-pub fn process_start(pid: u32) -> Option<u64> {
-    with_stat_fields(pid, |fields| {
-        if fields.first() == Some(&"Z") {
-            return None;
-        }
-        fields.get(19)?.parse().ok()
-    })
-}
-
-/// The parent pid (field 4 of `/proc/<pid>/stat`); `None` when it is gone.
-pub(crate) fn parent_pid(pid: u32) -> Option<u32> {
-    with_stat_fields(pid, |fields| fields.get(1)?.parse().ok())
 }
 
 /// The pid of every process on this host (the numeric names in `/proc`);

@@ -18,6 +18,7 @@ pub mod error;
 mod exec;
 mod files;
 pub mod host_exec;
+pub mod host_process;
 pub mod leaves;
 pub mod path;
 mod process;

@@ -6,22 +6,12 @@
 
 use std::sync::Arc;
 
+use corral_backend::host_process::process_start as start_time;
 use corral_backend::{Backend, Labels};
 use serde::Serialize;
 
 /// The label naming a sandbox's creating process.
 pub const CREATOR_LABEL: &str = "corral.creator";
-
-/// The start time (clock ticks since boot) of host process `pid`; `None`
-/// when it is gone or a zombie.
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
-    if fields.first() == Some(&"Z") {
-        return None;
-    }
-    fields.get(19)?.parse().ok()
-}
 
 /// This process as a [`CREATOR_LABEL`] value; `None` without `/proc`.
 pub fn me() -> Option<String> {
