@@ -198,6 +198,62 @@ pub enum E2bError {
         /// The path.
         path: String,
     },
+    /// A `Move` whose destination lies inside its source.
+    #[error("cannot move {source_path} into itself ({destination})")]
+    MoveIntoItself {
+        /// The source.
+        source_path: String,
+        /// The destination, at or under the source.
+        destination: String,
+    },
+    /// A directory holding more entries than an operation walks.
+    #[error("{path} holds more than {limit} entries")]
+    TreeTooLarge {
+        /// The directory.
+        path: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// A path that should be a directory and is not.
+    #[error("{path} is not a directory")]
+    NotADirectory {
+        /// The path.
+        path: String,
+    },
+    /// No watcher of the sandbox has this id.
+    #[error("watcher {id:?} not found")]
+    NoWatcher {
+        /// The id asked for.
+        id: String,
+    },
+    /// The sandbox has as many watchers as it may.
+    #[error("the sandbox has {limit} watchers already; remove one first")]
+    TooManyWatchers {
+        /// The bound.
+        limit: usize,
+    },
+    /// A watcher dropped events: more were queued than it holds.
+    #[error(
+        "watcher {id:?} lost events: more than {limit} were queued since the last GetWatcherEvents; it is removed, create a new one"
+    )]
+    WatchOverflow {
+        /// The watcher.
+        id: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// A `Content-Encoding: gzip` body that is not gzip.
+    #[error("the body is not valid gzip: {detail}")]
+    BadGzip {
+        /// What the decoder said.
+        detail: String,
+    },
+    /// A gzip body that inflates past the bound of a plain body.
+    #[error("the gzip body inflates to more than {limit} bytes")]
+    InflatedTooLarge {
+        /// The bound, in bytes.
+        limit: u64,
+    },
     /// The backend failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
@@ -219,12 +275,21 @@ impl E2bError {
             E2bError::NoSandbox { .. }
             | E2bError::UnknownTemplate { .. }
             | E2bError::NoRoute { .. }
-            | E2bError::NoProcess { .. } => StatusCode::NOT_FOUND,
+            | E2bError::NoProcess { .. }
+            | E2bError::NoWatcher { .. } => StatusCode::NOT_FOUND,
             E2bError::Unrouted
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
-            | E2bError::Invalid { .. } => StatusCode::BAD_REQUEST,
-            E2bError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            | E2bError::Invalid { .. }
+            | E2bError::MoveIntoItself { .. }
+            | E2bError::NotADirectory { .. }
+            | E2bError::BadGzip { .. } => StatusCode::BAD_REQUEST,
+            E2bError::BodyTooLarge { .. } | E2bError::InflatedTooLarge { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            E2bError::TreeTooLarge { .. }
+            | E2bError::TooManyWatchers { .. }
+            | E2bError::WatchOverflow { .. } => StatusCode::TOO_MANY_REQUESTS,
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
             E2bError::Backend(e) => http_status_of(e.code()),
@@ -237,12 +302,20 @@ impl E2bError {
             E2bError::Unauthenticated { .. } => ConnectCode::Unauthenticated,
             E2bError::NoSandbox { .. }
             | E2bError::UnknownTemplate { .. }
-            | E2bError::NoProcess { .. } => ConnectCode::NotFound,
+            | E2bError::NoProcess { .. }
+            | E2bError::NoWatcher { .. } => ConnectCode::NotFound,
             E2bError::Unrouted
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
-            | E2bError::Invalid { .. } => ConnectCode::InvalidArgument,
-            E2bError::BodyTooLarge { .. } => ConnectCode::ResourceExhausted,
+            | E2bError::Invalid { .. }
+            | E2bError::MoveIntoItself { .. }
+            | E2bError::NotADirectory { .. }
+            | E2bError::BadGzip { .. } => ConnectCode::InvalidArgument,
+            E2bError::BodyTooLarge { .. }
+            | E2bError::InflatedTooLarge { .. }
+            | E2bError::TreeTooLarge { .. }
+            | E2bError::TooManyWatchers { .. }
+            | E2bError::WatchOverflow { .. } => ConnectCode::ResourceExhausted,
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,
             E2bError::Backend(e) => connect_code_of(e.code()),

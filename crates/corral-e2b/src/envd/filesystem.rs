@@ -1,9 +1,9 @@
 //! `filesystem.Filesystem`: `Stat`, `ListDir` (with depth), `MakeDir`,
-//! `Move` (files only) and `Remove`.
+//! `Move` (see [`super::fs_move`]) and `Remove`.
 
 use std::sync::Arc;
 
-use corral_backend::{ErrorCode, FileType};
+use corral_backend::FileType;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -76,22 +76,7 @@ pub async fn call(
         Rpc::Move => {
             let source = resolve("source", &req.source)?;
             let destination = resolve("destination", &req.destination)?;
-            let stat = files.stat(id, &source).await?;
-            if stat.file_type != FileType::File {
-                return Err(E2bError::NotServed {
-                    what: "Move of anything but a regular file".to_string(),
-                });
-            }
-            let bytes = files.read(id, &source).await?;
-            files
-                .write(id, &destination, &bytes, Some(stat.mode))
-                .await?;
-            match files.remove(id, &source, false).await {
-                Ok(()) => {}
-                Err(e) if e.code() == ErrorCode::NotFound => {}
-                Err(e) => return Err(e.into()),
-            }
-            Ok(json!({ "entry": stat_json(&files.stat(id, &destination).await?) }))
+            super::fs_move::move_entry(files, id, &source, &destination).await
         }
         Rpc::Start | Rpc::List | Rpc::SendSignal | Rpc::SendInput | Rpc::CloseStdin => {
             Err(E2bError::invalid("method", "not a filesystem call"))

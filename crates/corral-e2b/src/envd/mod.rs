@@ -6,6 +6,7 @@ pub mod connect;
 pub mod entry;
 pub mod files;
 pub mod filesystem;
+pub mod fs_move;
 pub mod live;
 pub mod multipart;
 pub mod process;

@@ -162,3 +162,33 @@ pub fn enveloped(value: &Value) -> Vec<u8> {
     v.extend_from_slice(&payload);
     v
 }
+
+impl Served {
+    /// A unary Connect call on sandbox `id` (JSON in, JSON out).
+    pub async fn rpc(&self, id: &str, token: &str, procedure: &str, body: Value) -> Answer {
+        self.envd(
+            id,
+            token,
+            "POST",
+            &format!("/{procedure}"),
+            "application/json",
+            serde_json::to_vec(&body).unwrap(),
+        )
+        .await
+    }
+
+    /// Writes `bytes` to `path` with a raw upload.
+    pub async fn put(&self, id: &str, token: &str, path: &str, bytes: &[u8]) {
+        let a = self
+            .envd(
+                id,
+                token,
+                "POST",
+                &format!("/files?path={path}"),
+                "application/octet-stream",
+                bytes.to_vec(),
+            )
+            .await;
+        assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    }
+}

@@ -2,5 +2,6 @@
 
 mod control;
 mod envd;
+mod fsmove;
 mod harness;
 mod tables;

@@ -44,6 +44,11 @@ async fn hostile_inputs_get_one_clear_line() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     let key = ("X-API-KEY", KEY.to_string());
+    let envd = vec![
+        ("E2b-Sandbox-Id", id.clone()),
+        ("X-Access-Token", token.clone()),
+        ("content-type", "application/json".to_string()),
+    ];
     let cases: Vec<Case> = vec![
         (
             "POST",
@@ -133,6 +138,30 @@ async fn hostile_inputs_get_one_clear_line() {
             Vec::new(),
             400,
             "path",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/Move",
+            envd.clone(),
+            br#"{"source":"/tmp/m","destination":"/tmp/m/inside"}"#.to_vec(),
+            400,
+            "cannot move /tmp/m into itself (/tmp/m/inside)",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/Move",
+            envd.clone(),
+            br#"{"source":"/","destination":"/tmp/root"}"#.to_vec(),
+            400,
+            "cannot move / into itself",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/Stat",
+            envd.clone(),
+            br#"{"path":"no/such/relative"}"#.to_vec(),
+            404,
+            "/home/user/no/such/relative",
         ),
     ];
     for (method, path, headers, body, status, says) in cases {

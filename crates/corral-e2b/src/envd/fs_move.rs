@@ -1,0 +1,154 @@
+//! `filesystem.Filesystem/Move` of a file or a directory tree.
+//!
+//! The backends' file primitives have no rename, so a move is a copy then
+//! a remove: a file is read and written with its mode; a directory tree is
+//! walked (at most [`MAX_MOVE_ENTRIES`] entries, every one a directory or
+//! a regular file, checked before anything is written), made anew under
+//! the destination and then removed at the source. It is not atomic: a
+//! reader may see both trees while it runs. A copy that fails part way
+//! removes what it made and leaves the source as it was.
+
+use corral_backend::{ErrorCode, FileOps, FileType};
+use serde_json::{Value, json};
+
+use super::entry::stat_json;
+use crate::error::{E2bError, E2bResult};
+
+/// The most entries a directory move copies.
+pub const MAX_MOVE_ENTRIES: usize = 10_000;
+
+/// Whether `inner` is `outer` or lies under it (both normalized, absolute).
+pub fn is_within(inner: &str, outer: &str) -> bool {
+    outer == "/"
+        || inner == outer
+        || inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// One entry to make at the destination, relative to the moved root.
+struct Planned {
+    relative: String,
+    file_type: FileType,
+    mode: u32,
+}
+
+/// Every entry under `root`, parents before children, refused when the tree
+/// holds more than [`MAX_MOVE_ENTRIES`] or anything but directories and
+/// regular files (the primitives cannot make the rest).
+async fn plan(files: &dyn FileOps, id: &str, root: &str) -> E2bResult<Vec<Planned>> {
+    let mut planned = Vec::new();
+    let mut frontier = vec![(root.to_string(), String::new())];
+    while let Some((dir, prefix)) = frontier.pop() {
+        for e in files.list(id, &dir).await? {
+            if planned.len() >= MAX_MOVE_ENTRIES {
+                return Err(E2bError::TreeTooLarge {
+                    path: root.to_string(),
+                    limit: MAX_MOVE_ENTRIES,
+                });
+            }
+            let relative = format!("{prefix}/{}", e.name);
+            match e.file_type {
+                FileType::Directory => frontier.push((e.path.clone(), relative.clone())),
+                FileType::File => {}
+                _ => {
+                    return Err(E2bError::NotServed {
+                        what: format!(
+                            "Move of a directory holding a symlink or a special file ({})",
+                            e.path
+                        ),
+                    });
+                }
+            }
+            planned.push(Planned {
+                relative,
+                file_type: e.file_type,
+                mode: e.mode,
+            });
+        }
+    }
+    Ok(planned)
+}
+
+async fn copy_tree(
+    files: &dyn FileOps,
+    id: &str,
+    source: &str,
+    destination: &str,
+    planned: &[Planned],
+) -> E2bResult<()> {
+    files.mkdir(id, destination, false).await?;
+    for p in planned {
+        let to = format!("{destination}{}", p.relative);
+        match p.file_type {
+            FileType::Directory => files.mkdir(id, &to, false).await?,
+            _ => {
+                let bytes = files.read(id, &format!("{source}{}", p.relative)).await?;
+                files.write(id, &to, &bytes, Some(p.mode)).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Moves `source` to `destination` (both resolved), answering the moved
+/// entry's `EntryInfo`.
+pub async fn move_entry(
+    files: &dyn FileOps,
+    id: &str,
+    source: &str,
+    destination: &str,
+) -> E2bResult<Value> {
+    if is_within(destination, source) {
+        return Err(E2bError::MoveIntoItself {
+            source_path: source.to_string(),
+            destination: destination.to_string(),
+        });
+    }
+    let stat = files.stat(id, source).await?;
+    match stat.file_type {
+        FileType::File => {
+            let bytes = files.read(id, source).await?;
+            files
+                .write(id, destination, &bytes, Some(stat.mode))
+                .await?;
+        }
+        FileType::Directory => {
+            if files.stat(id, destination).await.is_ok() {
+                return Err(E2bError::Exists {
+                    path: destination.to_string(),
+                });
+            }
+            let planned = plan(files, id, source).await?;
+            if let Err(e) = copy_tree(files, id, source, destination, &planned).await {
+                let _ = files.remove(id, destination, true).await;
+                return Err(e);
+            }
+        }
+        _ => {
+            return Err(E2bError::NotServed {
+                what: "Move of a symlink or a special file".to_string(),
+            });
+        }
+    }
+    match files.remove(id, source, true).await {
+        Ok(()) => {}
+        Err(e) if e.code() == ErrorCode::NotFound => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(json!({ "entry": stat_json(&files.stat(id, destination).await?) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_within;
+
+    #[test]
+    fn within_is_by_whole_components() {
+        assert!(is_within("/a/b", "/a"));
+        assert!(is_within("/a", "/a"));
+        assert!(is_within("/x", "/"));
+        assert!(!is_within("/ab", "/a"));
+        assert!(!is_within("/a", "/a/b"));
+    }
+}
