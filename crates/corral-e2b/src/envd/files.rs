@@ -1,13 +1,14 @@
 //! envd's HTTP: `GET /files` (a file's bytes), `POST /files` (raw or
-//! multipart uploads) and `GET /health`.
+//! multipart uploads, either gzip-encoded) and `GET /health`.
 
 use std::sync::Arc;
 
 use hyper::body::Incoming;
-use hyper::header::CONTENT_TYPE;
+use hyper::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue, VARY};
 use hyper::{Request, StatusCode};
 use serde_json::json;
 
+use super::gzip::{self, BodyEncoding};
 use super::multipart::{boundary, parts};
 use super::query_param;
 use super::{EnvdUser, authorized, resolve, sandbox_id};
@@ -30,8 +31,10 @@ fn user_of<B>(req: &Request<B>) -> E2bResult<EnvdUser> {
     }
 }
 
-/// `GET /files?path=`: the file's bytes.
+/// `GET /files?path=`: the file's bytes, gzip-compressed when the
+/// request's `Accept-Encoding` takes gzip.
 pub async fn download(inner: &Arc<Inner>, req: Request<Incoming>) -> Reply {
+    let squeeze = gzip::accepts_gzip(&req);
     let answer = async {
         let record = authorized(inner, &req)?;
         user_of(&req)?;
@@ -41,6 +44,17 @@ pub async fn download(inner: &Arc<Inner>, req: Request<Incoming>) -> Reply {
         Ok::<_, E2bError>(inner.backend.files().read(&record.id, &path).await?)
     };
     match answer.await {
+        Ok(bytes) if squeeze => {
+            let mut reply = bytes_reply(
+                StatusCode::OK,
+                "application/octet-stream",
+                gzip::compress(bytes).await,
+            );
+            let headers = reply.headers_mut();
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+            reply
+        }
         Ok(bytes) => bytes_reply(StatusCode::OK, "application/octet-stream", bytes),
         Err(e) => api_error(&e),
     }
@@ -64,12 +78,9 @@ async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serd
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/octet-stream")
         .to_string();
-    if req.headers().contains_key(hyper::header::CONTENT_ENCODING) {
-        return Err(E2bError::NotServed {
-            what: "a Content-Encoding on uploads".to_string(),
-        });
-    }
-    let body = read_body(req, inner.config.max_file_bytes).await?;
+    let encoding = BodyEncoding::of(&req)?;
+    let limit = inner.config.max_file_bytes;
+    let body = gzip::decode(read_body(req, limit).await?, encoding, limit).await?;
     let files: Vec<(String, Vec<u8>)> = match boundary(&content_type) {
         Some(b) => parts(&body, &b)?
             .into_iter()

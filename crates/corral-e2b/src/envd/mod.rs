@@ -7,6 +7,7 @@ pub mod entry;
 pub mod files;
 pub mod filesystem;
 pub mod fs_move;
+pub mod gzip;
 pub mod live;
 pub mod multipart;
 pub mod process;

@@ -3,5 +3,6 @@
 mod control;
 mod envd;
 mod fsmove;
+mod gzip;
 mod harness;
 mod tables;

@@ -49,6 +49,8 @@ async fn hostile_inputs_get_one_clear_line() {
         ("X-Access-Token", token.clone()),
         ("content-type", "application/json".to_string()),
     ];
+    let mut gzipped = envd.clone();
+    gzipped.push(("content-encoding", "gzip".to_string()));
     let cases: Vec<Case> = vec![
         (
             "POST",
@@ -162,6 +164,34 @@ async fn hostile_inputs_get_one_clear_line() {
             br#"{"path":"no/such/relative"}"#.to_vec(),
             404,
             "/home/user/no/such/relative",
+        ),
+        (
+            "POST",
+            "/files?path=/tmp/bomb",
+            gzipped.clone(),
+            crate::gzip::bomb(65),
+            413,
+            "the gzip body inflates to more than 67108864 bytes",
+        ),
+        (
+            "POST",
+            "/files?path=/tmp/notgz",
+            gzipped.clone(),
+            b"plain bytes, not gzip".to_vec(),
+            400,
+            "the body is not valid gzip",
+        ),
+        (
+            "POST",
+            "/files?path=/tmp/br",
+            {
+                let mut h = envd.clone();
+                h.push(("content-encoding", "br".to_string()));
+                h
+            },
+            b"x".to_vec(),
+            501,
+            "Content-Encoding \"br\" on uploads (gzip is) is not served",
         ),
     ];
     for (method, path, headers, body, status, says) in cases {
