@@ -70,6 +70,7 @@ pub(crate) struct Inner {
     pub(crate) config: E2bConfig,
     pub(crate) sandboxes: Arc<state::Sandboxes>,
     pub(crate) seq: AtomicU64,
+    pub(crate) watchers: Arc<envd::watch::Watchers>,
 }
 
 /// E2B's protocol over one backend.
@@ -97,6 +98,7 @@ impl E2bService {
                 config,
                 sandboxes: Arc::default(),
                 seq: AtomicU64::new(0),
+                watchers: Arc::default(),
             }),
         }
     }

@@ -78,8 +78,14 @@ pub async fn call(
             let destination = resolve("destination", &req.destination)?;
             super::fs_move::move_entry(files, id, &source, &destination).await
         }
-        Rpc::Start | Rpc::List | Rpc::SendSignal | Rpc::SendInput | Rpc::CloseStdin => {
-            Err(E2bError::invalid("method", "not a filesystem call"))
-        }
+        Rpc::Start
+        | Rpc::List
+        | Rpc::SendSignal
+        | Rpc::SendInput
+        | Rpc::CloseStdin
+        | Rpc::WatchDir
+        | Rpc::CreateWatcher
+        | Rpc::GetWatcherEvents
+        | Rpc::RemoveWatcher => Err(E2bError::invalid("method", "not a filesystem call")),
     }
 }

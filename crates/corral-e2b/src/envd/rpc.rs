@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{authorized, connect, filesystem, process};
+use super::{authorized, connect, filesystem, process, watch};
 use crate::Inner;
 use crate::body::{ChannelBody, Reply, connect_error, json_reply, read_body};
 use crate::error::{E2bError, E2bResult};
@@ -40,6 +40,14 @@ pub enum Rpc {
     Move,
     /// `filesystem.Filesystem/Remove`.
     Remove,
+    /// `filesystem.Filesystem/WatchDir` (server-streaming).
+    WatchDir,
+    /// `filesystem.Filesystem/CreateWatcher`.
+    CreateWatcher,
+    /// `filesystem.Filesystem/GetWatcherEvents`.
+    GetWatcherEvents,
+    /// `filesystem.Filesystem/RemoveWatcher`.
+    RemoveWatcher,
 }
 
 impl Rpc {
@@ -56,13 +64,17 @@ impl Rpc {
             "filesystem.Filesystem/MakeDir" => Rpc::MakeDir,
             "filesystem.Filesystem/Move" => Rpc::Move,
             "filesystem.Filesystem/Remove" => Rpc::Remove,
+            "filesystem.Filesystem/WatchDir" => Rpc::WatchDir,
+            "filesystem.Filesystem/CreateWatcher" => Rpc::CreateWatcher,
+            "filesystem.Filesystem/GetWatcherEvents" => Rpc::GetWatcherEvents,
+            "filesystem.Filesystem/RemoveWatcher" => Rpc::RemoveWatcher,
             _ => return None,
         })
     }
 
     /// Whether the procedure streams its answer.
     pub fn streams(self) -> bool {
-        self == Rpc::Start
+        matches!(self, Rpc::Start | Rpc::WatchDir)
     }
 }
 
@@ -77,11 +89,12 @@ pub fn decode<T: DeserializeOwned>(rpc: Rpc, body: &[u8]) -> E2bResult<T> {
 pub async fn call(inner: Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> Reply {
     if rpc.streams() {
         let (tx, body) = ChannelBody::new(16);
-        match process::start(&inner, req, tx.clone()).await {
-            Ok(()) => {}
-            Err(e) => {
-                let _ = tx.send(connect::end_of_stream(Some(&e))).await;
-            }
+        let started = match rpc {
+            Rpc::WatchDir => watch::stream::watch_dir(&inner, req, tx.clone()).await,
+            _ => process::start(&inner, req, tx.clone()).await,
+        };
+        if let Err(e) = started {
+            let _ = tx.send(connect::end_of_stream(Some(&e))).await;
         }
         return body.reply(connect::STREAM_CONTENT_TYPE);
     }
@@ -99,7 +112,7 @@ async fn unary(inner: &Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> E2bResul
     let user = super::EnvdUser::of(&req)?;
     let body = read_body(req, MAX_RPC_BYTES).await?;
     match rpc {
-        Rpc::Start => Err(E2bError::invalid("method", "Start streams")),
+        Rpc::Start | Rpc::WatchDir => Err(E2bError::invalid("method", "the call streams")),
         Rpc::List => Ok(process::list(&record)),
         Rpc::SendSignal => process::send_signal(&record, &decode(rpc, &body)?).await,
         Rpc::SendInput => process::send_input(&record, &decode(rpc, &body)?).await,
@@ -107,5 +120,8 @@ async fn unary(inner: &Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> E2bResul
         Rpc::Stat | Rpc::ListDir | Rpc::MakeDir | Rpc::Move | Rpc::Remove => {
             filesystem::call(inner, &record, user, rpc, &decode(rpc, &body)?).await
         }
+        Rpc::CreateWatcher => watch::polled::create(inner, &record, &decode(rpc, &body)?).await,
+        Rpc::GetWatcherEvents => watch::polled::events(inner, &record, &decode(rpc, &body)?).await,
+        Rpc::RemoveWatcher => watch::polled::remove(inner, &record, &decode(rpc, &body)?),
     }
 }

@@ -6,3 +6,4 @@ mod fsmove;
 mod gzip;
 mod harness;
 mod tables;
+mod watch;

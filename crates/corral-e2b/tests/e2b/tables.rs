@@ -49,6 +49,19 @@ async fn hostile_inputs_get_one_clear_line() {
         ("X-Access-Token", token.clone()),
         ("content-type", "application/json".to_string()),
     ];
+    // A directory too large to watch.
+    let big = crate::watch::many_files((0..5001).map(|i| format!("/tmp/big/f{i}")));
+    let up = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/files",
+            "multipart/form-data; boundary=b",
+            big,
+        )
+        .await;
+    assert_eq!(up.status, 200);
     let mut gzipped = envd.clone();
     gzipped.push(("content-encoding", "gzip".to_string()));
     let cases: Vec<Case> = vec![
@@ -192,6 +205,54 @@ async fn hostile_inputs_get_one_clear_line() {
             b"x".to_vec(),
             501,
             "Content-Encoding \"br\" on uploads (gzip is) is not served",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/GetWatcherEvents",
+            envd.clone(),
+            br#"{"watcherId":"w-none"}"#.to_vec(),
+            404,
+            "watcher \"w-none\" not found",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/RemoveWatcher",
+            envd.clone(),
+            br#"{"watcherId":""}"#.to_vec(),
+            404,
+            "watcher \"\" not found",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/CreateWatcher",
+            envd.clone(),
+            br#"{"path":"/tmp/big/f0"}"#.to_vec(),
+            400,
+            "/tmp/big/f0 is not a directory",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/CreateWatcher",
+            envd.clone(),
+            br#"{"path":"never-made"}"#.to_vec(),
+            404,
+            "/home/user/never-made",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/CreateWatcher",
+            envd.clone(),
+            br#"{"path":"/tmp/big"}"#.to_vec(),
+            429,
+            "/tmp/big holds more than 5000 entries",
+        ),
+        (
+            "POST",
+            "/filesystem.Filesystem/CreateWatcher",
+            envd.clone(),
+            br#"{"path":"/tmp/a\u0000b"}"#.to_vec(),
+            400,
+            "path",
         ),
     ];
     for (method, path, headers, body, status, says) in cases {
