@@ -335,12 +335,12 @@ async fn watch_dir_streams_start_changes_and_ends_at_its_deadline() {
     .await;
     let mut body = open_watch(&s, &id, &token, "/tmp/s", Some(1500)).await;
     let start = read_frames(&mut body, |f| !f.is_empty()).await;
-    assert_eq!(start[0].1, json!({"event": {"start": {}}}));
+    assert_eq!(start[0].1, json!({"start": {}}));
     s.put(&id, &token, "/tmp/s/new.txt", b"n").await;
     let all = read_frames(&mut body, |_| false).await;
     let changes: Vec<&Value> = all
         .iter()
-        .filter_map(|(_, f)| f["event"].get("filesystem"))
+        .filter_map(|(_, f)| f.get("filesystem"))
         .collect();
     assert_eq!(
         changes,

@@ -64,8 +64,10 @@ struct Watch {
     _lease: Lease,
 }
 
+/// One `WatchDirResponse`: its oneof `event` is a field of the message
+/// itself (`{"start": {}}`, `{"filesystem": …}`, `{"keepalive": {}}`).
 fn frame(event: Value) -> Bytes {
-    message(&json!({ "event": event }))
+    message(&event)
 }
 
 /// Sends each change since the last poll; `Err` ends the stream with it,
