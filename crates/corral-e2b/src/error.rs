@@ -254,6 +254,12 @@ pub enum E2bError {
         /// The bound, in bytes.
         limit: u64,
     },
+    /// A stream's `Connect-Timeout-Ms` deadline passed.
+    #[error("the call's deadline of {after_ms} ms passed")]
+    Deadline {
+        /// The deadline, in milliseconds.
+        after_ms: u64,
+    },
     /// The backend failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
@@ -292,6 +298,7 @@ impl E2bError {
             | E2bError::WatchOverflow { .. } => StatusCode::TOO_MANY_REQUESTS,
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
+            E2bError::Deadline { .. } => StatusCode::GATEWAY_TIMEOUT,
             E2bError::Backend(e) => http_status_of(e.code()),
         }
     }
@@ -318,6 +325,7 @@ impl E2bError {
             | E2bError::WatchOverflow { .. } => ConnectCode::ResourceExhausted,
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,
+            E2bError::Deadline { .. } => ConnectCode::DeadlineExceeded,
             E2bError::Backend(e) => connect_code_of(e.code()),
         }
     }

@@ -49,8 +49,9 @@ pub struct Polled {
 }
 
 impl Polled {
-    /// Takes a snapshot and queues the changes since the last one; a
-    /// failure or an overflow stops the watcher.
+    /// Takes a snapshot and queues the changes since the last one. After a
+    /// failure or an overflow it takes no more (the poller still watches
+    /// for the end of the sandbox, so the watcher never outlives it).
     async fn poll(&self, inner: &Inner) {
         let mut polls = self.polls.lock().await;
         if polls.overflowed || polls.failure.is_some() {
@@ -62,17 +63,13 @@ impl Polled {
                     if polls.queue.len() >= MAX_QUEUED_EVENTS {
                         polls.overflowed = true;
                         polls.queue = VecDeque::new();
-                        self.stop.cancel();
                         break;
                     }
                     polls.queue.push_back(change.to_json(&self.scope));
                 }
                 polls.last = now;
             }
-            Err(e) => {
-                polls.failure = Some(e);
-                self.stop.cancel();
-            }
+            Err(e) => polls.failure = Some(e),
         }
     }
 }
@@ -84,18 +81,22 @@ pub struct WatcherRequest {
     watcher_id: String,
 }
 
-/// Polls until the watcher is removed or its sandbox is gone.
+/// Polls until the watcher is removed or its sandbox is gone (then it
+/// removes the watcher itself).
 async fn poller(inner: Weak<Inner>, record: Weak<Record>, watcher: Arc<Polled>) {
     loop {
         tokio::select! {
             () = watcher.stop.cancelled() => return,
             () = tokio::time::sleep(POLL_INTERVAL) => {}
         }
-        let (Some(inner), Some(record)) = (inner.upgrade(), record.upgrade()) else {
+        let Some(inner) = inner.upgrade() else {
             return;
         };
-        if !alive(&inner, &record) {
-            let _ = inner.watchers.remove_polled(&record.id, &watcher.id);
+        let live = record.upgrade().is_some_and(|r| alive(&inner, &r));
+        if !live {
+            let _ = inner
+                .watchers
+                .remove_polled(&watcher.scope.sandbox, &watcher.id);
             return;
         }
         watcher.poll(&inner).await;

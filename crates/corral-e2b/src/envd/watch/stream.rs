@@ -128,13 +128,10 @@ async fn stream(
                 }
             }
             () = &mut until => {
-                let error = E2bError::Backend(
-                    corral_backend::ExecError::TimedOut {
-                        after: deadline.unwrap_or_default(),
-                        limit: corral_backend::TimeoutLimit::Requested,
-                    }
-                    .into(),
-                );
+                let error = E2bError::Deadline {
+                    after_ms: deadline
+                        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                };
                 let _ = tx.send(end_of_stream(Some(&error))).await;
                 return;
             }
