@@ -4,7 +4,7 @@ use corral_backend::ErrorCode;
 use corral_e2b::{ConnectCode, connect_code_of, http_status_of};
 use serde_json::json;
 
-use crate::harness::{KEY, serve};
+use crate::harness::{KEY, enveloped, frames, serve};
 
 /// method, path, headers, body, status, what the message says.
 type Case<'a> = (
@@ -279,4 +279,66 @@ async fn hostile_inputs_get_one_clear_line() {
         .await;
     assert_eq!(up.json()[0]["path"], "/tmp/escape-e2b");
     assert!(!std::path::Path::new("/tmp/escape-e2b").exists());
+}
+
+/// A `WatchDir` request body, and what its end-of-stream says.
+type StreamCase<'a> = (Vec<u8>, &'a str, &'a str);
+
+#[tokio::test]
+async fn hostile_watch_streams_end_with_one_clear_error() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    s.put(&id, &token, "/tmp/plain", b"x").await;
+    let cases: Vec<StreamCase> = vec![
+        (
+            b"{}".to_vec(),
+            "invalid_argument",
+            "the body is shorter than one 5-byte envelope",
+        ),
+        (
+            vec![0, 0, 0, 0, 9, b'{', b'}'],
+            "invalid_argument",
+            "the envelope says 9 bytes and 2 follow",
+        ),
+        (
+            vec![1, 0, 0, 0, 2, b'{', b'}'],
+            "invalid_argument",
+            "compressed messages are not accepted",
+        ),
+        (
+            enveloped(&json!({"path": "/tmp/plain"})),
+            "invalid_argument",
+            "/tmp/plain is not a directory",
+        ),
+        (
+            enveloped(&json!({"path": "missing/dir"})),
+            "not_found",
+            "/home/user/missing/dir",
+        ),
+        (
+            enveloped(&json!({"path": 7})),
+            "invalid_argument",
+            "WatchDir request",
+        ),
+    ];
+    for (body, code, says) in cases {
+        let a = s
+            .envd(
+                &id,
+                &token,
+                "POST",
+                "/filesystem.Filesystem/WatchDir",
+                "application/connect+json",
+                body.clone(),
+            )
+            .await;
+        let all = frames(&a.body);
+        assert_eq!(all.len(), 1, "{all:?}");
+        let (flags, end) = &all[0];
+        assert_eq!(*flags, 2);
+        let message = end["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(end["error"]["code"], code, "{message}");
+        assert!(message.contains(says), "{message:?} does not say {says:?}");
+        assert!(!message.contains('\n'), "{message:?}");
+    }
 }

@@ -379,3 +379,54 @@ async fn watch_dir_ends_with_its_sandbox_and_frees_its_place_when_the_client_lea
     assert_eq!(*flags, 2);
     assert_eq!(end["error"]["code"], "not_found", "{end}");
 }
+
+#[tokio::test]
+async fn a_watched_directory_that_goes_away_ends_the_watch_with_one_error() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    s.put(&id, &token, "/tmp/g/f.txt", b"f").await;
+    let w = create_watcher(&s, &id, &token, json!({"path": "/tmp/g"})).await;
+    let mut body = open_watch(&s, &id, &token, "/tmp/g", None).await;
+    read_frames(&mut body, |f| !f.is_empty()).await;
+    s.rpc(
+        &id,
+        &token,
+        "filesystem.Filesystem/Remove",
+        json!({"path": "/tmp/g"}),
+    )
+    .await;
+    let all = read_frames(&mut body, |_| false).await;
+    let (flags, end) = all.last().unwrap();
+    assert_eq!(
+        (*flags, &end["error"]["code"]),
+        (2, &json!("not_found")),
+        "{end}"
+    );
+    let a = s
+        .rpc(
+            &id,
+            &token,
+            "filesystem.Filesystem/GetWatcherEvents",
+            json!({"watcherId": w}),
+        )
+        .await;
+    assert_eq!(a.json()["code"], "not_found");
+    assert!(
+        a.json()["message"].as_str().unwrap().contains("/tmp/g"),
+        "{}",
+        a.json()
+    );
+    let b = s
+        .rpc(
+            &id,
+            &token,
+            "filesystem.Filesystem/GetWatcherEvents",
+            json!({"watcherId": w}),
+        )
+        .await;
+    assert!(
+        b.json()["message"].as_str().unwrap().contains("watcher"),
+        "{}",
+        b.json()
+    );
+}
