@@ -49,6 +49,18 @@ async fn hostile_inputs_get_one_clear_line() {
         ("X-Access-Token", token.clone()),
         ("content-type", "application/json".to_string()),
     ];
+    // A directory holding a symlink, which the file primitives cannot make.
+    let ln = s
+        .envd(
+            &id,
+            &token,
+            "POST",
+            "/process.Process/Start",
+            "application/connect+json",
+            enveloped(&json!({"process": {"cmd": "/bin/bash", "args": ["-c", "mkdir -p /tmp/ln && ln -s /tmp /tmp/ln/link"]}})),
+        )
+        .await;
+    assert!(frames(&ln.body).len() >= 2, "{:?}", frames(&ln.body));
     // A directory too large to watch.
     let big = crate::watch::many_files((0..5001).map(|i| format!("/tmp/big/f{i}")));
     let up = s
@@ -254,6 +266,14 @@ async fn hostile_inputs_get_one_clear_line() {
             400,
             "path",
         ),
+        (
+            "POST",
+            "/filesystem.Filesystem/Move",
+            envd.clone(),
+            br#"{"source":"/tmp/ln","destination":"/tmp/ln-moved"}"#.to_vec(),
+            501,
+            "Move of a directory holding a symlink or a special file (/tmp/ln/link)",
+        ),
     ];
     for (method, path, headers, body, status, says) in cases {
         let a = s.send(method, path, &headers, body).await;
@@ -265,6 +285,16 @@ async fn hostile_inputs_get_one_clear_line() {
         );
         assert!(!message.contains('\n'), "{message:?}");
     }
+    // The refused move wrote nothing.
+    let moved = s
+        .send(
+            "POST",
+            "/filesystem.Filesystem/Stat",
+            &envd,
+            br#"{"path":"/tmp/ln-moved"}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(moved.status, 404);
     // A path climbing out resolves inside the sandbox, never on the host.
     let up = s
         .send(
