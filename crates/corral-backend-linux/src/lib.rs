@@ -38,6 +38,7 @@ mod files;
 pub mod gc;
 mod hooks;
 mod host;
+mod hostproc;
 pub mod images;
 pub mod init;
 mod keys;

@@ -204,12 +204,6 @@ impl Meta {
         self.expires_at_ms.is_some_and(|t| now_ms >= t)
     }
 
-    /// Whether its PID 1 still runs (the pid with the recorded start time:
-    /// a reused pid is another process).
-    pub fn init_alive(&self) -> bool {
-        process_start(self.init_pid) == Some(self.init_start)
-    }
-
     /// The refusal of an operation on this sandbox once its PID 1 is gone.
     pub fn dead_error(&self) -> BackendError {
         SandboxError::Dead {
@@ -330,11 +324,17 @@ impl Condition {
     }
 }
 
+/// Whether the PID 1 of `meta` still runs, as the host of `state` tells:
+/// the pid with the recorded start time (a reused pid is another process).
+pub fn init_alive(state: &State, meta: &Meta) -> bool {
+    state.host.process_start(meta.init_pid) == Some(meta.init_start)
+}
+
 /// The condition of the sandbox of `meta`, now.
 pub fn condition(state: &State, meta: &Meta) -> Condition {
     if meta.expired_at(corral_backend::now_ms()) {
         Condition::Expired
-    } else if state.host.process_start(meta.init_pid) != Some(meta.init_start) {
+    } else if !init_alive(state, meta) {
         Condition::Dead
     } else if is_paused(state, &meta.id) {
         Condition::Paused
@@ -383,45 +383,6 @@ pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|a| a >= age)
-}
-
-/// The pid of every process on this host (the numeric names in `/proc`);
-/// empty when `/proc` cannot be listed.
-pub(crate) fn host_pids() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-}
-
-/// `SIGKILL`s each `(pid, start)` while its start time still matches (so a
-/// reused pid is never hit) and waits up to `wait` for them to go; returns
-/// how many were signalled.
-pub(crate) fn kill_all(procs: &[(u32, u64)], wait: std::time::Duration) -> usize {
-    use std::time::{Duration, Instant};
-    let mut n = 0;
-    for (pid, start) in procs {
-        if process_start(*pid) == Some(*start)
-            && let Some(p) = i32::try_from(*pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            && rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok()
-        {
-            n += 1;
-        }
-    }
-    let deadline = Instant::now() + wait;
-    let mut pause = Duration::from_micros(100);
-    while Instant::now() < deadline
-        && procs
-            .iter()
-            .any(|(pid, start)| process_start(*pid) == Some(*start))
-    {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
-    }
-    n
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The fixture of the seam's tests: a temporary state directory whose host
 //! effects a [`RecordingHost`] records, and the call sequences a teardown
-//! of its sandbox makes. Teardown, create's rollback and gc's liveness
+//! of its sandbox makes. Teardown, create's rollback and gc's rules
 //! tests all build on it.
 
 use std::path::PathBuf;

@@ -1,12 +1,14 @@
-//! The host effects of a sandbox's teardown, behind one trait: stopping its
-//! init, closing its preview ports and network, removing its cgroup,
-//! unmounting its writable layer, releasing its id range and key claim and
-//! removing its directory.
+//! The host effects of a sandbox's teardown and of a reclaim pass, behind
+//! one trait: stopping its init, closing its preview ports and network,
+//! removing its cgroup, unmounting its writable layer, releasing its id
+//! range and key claim and removing its directory; and, for [`crate::gc`],
+//! finding the inits, forwarders, mounts and cgroups on the host, killing
+//! orphans and sweeping firewall tables.
 //!
 //! [`RealHost`] performs them; [`RecordingHost`] records each call (a
 //! [`HostCall`]) instead and can be told to fail one, so that the order of
-//! [`crate::destroy::teardown`] and what it still does after a failure are
-//! tested without root. Which one a [`State`] uses is chosen where it is
+//! [`crate::destroy::teardown`], what it still does after a failure, and
+//! what a gc pass spares and reclaims are tested without root. Which one a [`State`] uses is chosen where it is
 //! made ([`State::open`] takes the real one; [`State::with_host`] another),
 //! never by the build.
 
@@ -15,13 +17,14 @@ mod real;
 pub(crate) mod recording;
 
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use corral_backend::Result;
 
 use crate::state::State;
 
+pub use crate::hostproc::{Forwarder, InitProcess};
 pub use real::RealHost;
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
@@ -82,6 +85,33 @@ pub trait Host: Send + Sync + std::fmt::Debug {
 
     /// Releases `key`'s claim when sandbox `id` holds it.
     fn release_key(&self, state: &State, key: &str, id: &str);
+
+    /// Every `corral-init` process on this host, with its cgroups.
+    fn init_processes(&self) -> Vec<InitProcess>;
+
+    /// Every preview forwarder on this host, with the directory it serves.
+    fn preview_forwarders(&self) -> Vec<Forwarder>;
+
+    /// Sends `SIGKILL` to each `(pid, start)` that still started at `start`
+    /// and waits up to `wait` for them to go; how many were signalled.
+    fn kill_all(&self, procs: &[(u32, u64)], wait: Duration) -> usize;
+
+    /// Every mount point of this process's mount namespace (empty when the
+    /// table cannot be read).
+    fn mount_points(&self) -> Vec<PathBuf>;
+
+    /// The names of the cgroups beside this backend's sandboxes' (every
+    /// state directory's); empty without cgroups.
+    fn cgroup_names(&self, state: &State) -> Vec<String>;
+
+    /// How long ago cgroup `name` last changed, when it exists and holds no
+    /// process; `None` otherwise (or when that cannot be told).
+    fn empty_cgroup_age(&self, state: &State, name: &str) -> Option<Duration>;
+
+    /// Removes the firewall tables and `FORWARD` rules this backend made
+    /// for links that are gone; the links whose leftovers went (none
+    /// without `nft`).
+    fn sweep_tables(&self) -> Vec<String>;
 }
 
 /// A host process named by pid and, when opened for real, by a pidfd (which

@@ -1,12 +1,12 @@
 //! The host as it is: each effect of [`Host`] done by the code the crate
 //! has for it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use corral_backend::Result;
 
-use super::{Host, Process};
+use super::{Forwarder, Host, InitProcess, Process};
 use crate::protocol::{self, Request};
 use crate::state::{State, parent_pid, process_start};
 
@@ -104,6 +104,48 @@ impl Host for RealHost {
 
     fn release_key(&self, state: &State, key: &str, id: &str) {
         crate::keys::release(state, key, id);
+    }
+
+    fn init_processes(&self) -> Vec<InitProcess> {
+        crate::hostproc::corral_inits()
+    }
+
+    fn preview_forwarders(&self) -> Vec<Forwarder> {
+        crate::preview::forwarders()
+    }
+
+    fn kill_all(&self, procs: &[(u32, u64)], wait: Duration) -> usize {
+        crate::hostproc::kill_all(procs, wait)
+    }
+
+    fn mount_points(&self) -> Vec<PathBuf> {
+        crate::rootfs::mount_points().unwrap_or_default()
+    }
+
+    fn cgroup_names(&self, state: &State) -> Vec<String> {
+        state
+            .cgroups
+            .as_ref()
+            .and_then(|cgroups| cgroups.list().ok())
+            .unwrap_or_default()
+    }
+
+    fn empty_cgroup_age(&self, state: &State, name: &str) -> Option<Duration> {
+        let cg = state.cgroups.as_ref()?.open(name).ok()??;
+        if !cg.pids().is_ok_and(|p| p.is_empty()) {
+            return None;
+        }
+        std::fs::symlink_metadata(cg.dir())
+            .ok()?
+            .modified()
+            .ok()?
+            .elapsed()
+            .ok()
+    }
+
+    fn sweep_tables(&self) -> Vec<String> {
+        // Without `nft` no table was ever made: nothing to sweep.
+        crate::network::sweep_tables().unwrap_or_default()
     }
 }
 
