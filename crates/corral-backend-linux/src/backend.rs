@@ -12,6 +12,7 @@ use corral_backend::{
     RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, labels_match,
 };
 
+use crate::blocking::blocking;
 use crate::files::LinuxFiles;
 use crate::pause::LinuxPause;
 use crate::process::LinuxProcesses;
@@ -266,17 +267,6 @@ impl LinuxBackend {
     pub fn state_dir(&self) -> &Path {
         self.state.dir()
     }
-}
-
-/// Runs blocking host work off the async threads.
-pub(crate) async fn blocking<T, E>(
-    f: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, E>
-where
-    T: Send + 'static,
-    E: From<BackendError> + Send + 'static,
-{
-    corral_backend::task::blocking("linux backend task", f).await
 }
 
 #[async_trait]

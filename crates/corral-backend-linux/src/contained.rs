@@ -75,7 +75,7 @@ impl ContainedReadOps for LinuxBackend {
             allowed_root.to_owned(),
             path.to_owned(),
         );
-        crate::backend::blocking(move || {
+        crate::blocking::blocking(move || {
             read_contained(&state, &id, &allowed_root, &path, max_bytes)
         })
         .await

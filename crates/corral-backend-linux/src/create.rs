@@ -35,8 +35,7 @@ use crate::state::{Meta, NAME, State, state_error};
 /// The upper tmpfs size when the request sets none: 1 GiB.
 pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
 
-/// The image a sandbox runs when the request names none.
-pub const HOST_IMAGE: &str = "host";
+pub use crate::record::HOST_IMAGE;
 
 /// Creates a sandbox (blocking), with an init from `pool`.
 pub fn create(

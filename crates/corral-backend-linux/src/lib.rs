@@ -24,6 +24,7 @@
 
 mod backend;
 mod batch;
+mod blocking;
 pub mod cgroup;
 mod contained;
 mod create;
@@ -48,8 +49,10 @@ mod meta_cache;
 pub mod network;
 mod pause;
 pub mod preview;
+mod privilege;
 mod process;
 pub mod protocol;
+mod record;
 mod rollback;
 pub mod rootfs;
 pub mod seccomp;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::file_version::FileVersion;
-use crate::state::Meta;
+use crate::record::Meta;
 
 /// How many records are kept before the cache starts afresh.
 const MAX_KEPT: usize = 4096;

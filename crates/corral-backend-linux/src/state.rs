@@ -23,26 +23,19 @@
 //! the operations that reclaim, all in [`crate::gc`] and
 //! [`crate::destroy`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use corral_backend::host_process::{parent_pid, process_start};
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
-use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
-use corral_backend::{
-    BackendError, Labels, PlatformError, Result, SandboxError, SandboxInfo, SandboxStatus,
-};
-use serde::{Deserialize, Serialize};
+pub use crate::record::{Meta, NAME, SANDBOX_PREFIX, is_sandbox_id};
+
+use corral_backend::statefile::SandboxRecords;
+use corral_backend::{BackendError, PlatformError, Result, SandboxInfo, SandboxStatus};
 use sha2::Digest;
 
 use crate::host::{Host, RealHost};
-
-/// The backend's name.
-pub const NAME: &str = "linux";
-/// What every sandbox id starts with.
-pub const SANDBOX_PREFIX: &str = "lnx-";
 
 /// The layout of the backend's state directory.
 #[derive(Debug, Clone)]
@@ -54,7 +47,7 @@ pub struct State {
     pub images: Option<crate::images::ImageStore>,
     /// The isolation layers applied (all of them, unless opened for measuring).
     pub layers: crate::layers::Layers,
-    /// Whether the backend runs as an ordinary user ([`crate::userns::rootless`]).
+    /// Whether the backend runs as an ordinary user ([`crate::privilege`]).
     pub rootless: bool,
     /// What a teardown's effects on the host go through: the real host,
     /// unless another was chosen ([`State::with_host`]).
@@ -74,7 +67,7 @@ impl State {
             cgroups,
             images: None,
             layers: crate::layers::Layers::all(),
-            rootless: crate::userns::rootless::active(),
+            rootless: crate::privilege::rootless(),
             host: Arc::new(RealHost),
             metas: crate::meta_cache::MetaCache::default(),
         };
@@ -153,80 +146,6 @@ impl State {
     }
 }
 
-/// The on-disk record of one sandbox.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Meta {
-    /// Its id.
-    pub id: String,
-    /// Its get-or-create key.
-    pub key: Option<String>,
-    /// Its labels.
-    pub labels: Labels,
-    /// Creation time, epoch milliseconds.
-    pub created_at_ms: u64,
-    /// The environment every command starts with.
-    pub env: BTreeMap<String, String>,
-    /// Whether `network: none` was asked for (it is what every sandbox gets).
-    pub network_none: bool,
-    /// Host pid of the sandbox's PID 1.
-    pub init_pid: u32,
-    /// Its start time (clock ticks since boot), to never signal a reused pid.
-    pub init_start: u64,
-    /// Size of the sandbox's writable layer in bytes.
-    pub disk_bytes: u64,
-    /// The file system of its writable layer.
-    #[serde(default)]
-    pub disk_layer: crate::disk::DiskLayer,
-    /// Why that layer is not ext4, when it is not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk_fallback: Option<String>,
-    /// The digest of the image it runs.
-    #[serde(default)]
-    pub image: String,
-    /// When its `timeout` ends it, epoch milliseconds.
-    #[serde(default)]
-    pub expires_at_ms: Option<u64>,
-}
-
-impl SandboxRecord for Meta {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created_at_ms(&self) -> u64 {
-        self.created_at_ms
-    }
-}
-
-impl Meta {
-    /// Whether its lifetime (`timeout`) is over at `now_ms`.
-    pub fn expired_at(&self, now_ms: u64) -> bool {
-        self.expires_at_ms.is_some_and(|t| now_ms >= t)
-    }
-
-    /// The refusal of an operation on this sandbox once its PID 1 is gone.
-    pub fn dead_error(&self) -> BackendError {
-        SandboxError::Dead {
-            id: self.id.clone(),
-            init_pid: self.init_pid,
-        }
-        .into()
-    }
-
-    /// The record as the `Backend` trait reports it.
-    pub fn info(&self) -> SandboxInfo {
-        SandboxInfo {
-            id: self.id.clone(),
-            backend: NAME.to_string(),
-            key: self.key.clone(),
-            labels: self.labels.clone(),
-            status: SandboxStatus::Running,
-            created_at_ms: self.created_at_ms,
-            expires_at_ms: self.expires_at_ms,
-        }
-    }
-}
-
 /// The longest socket path used as is (`sun_path` holds 108 bytes).
 const MAX_SOCKET_PATH: usize = 100;
 
@@ -251,11 +170,6 @@ fn with_short_path<T>(
         "/proc/self/fd/{}/control.sock",
         fd.as_raw_fd()
     )))
-}
-
-/// Whether `s` is a well-formed sandbox id; nothing else is joined into a path.
-pub fn is_sandbox_id(s: &str) -> bool {
-    is_prefixed_id(s, SANDBOX_PREFIX)
 }
 
 /// An error of the state directory, naming what was being done.
@@ -388,7 +302,8 @@ pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use corral_backend::ErrorCode;
+    use corral_backend::{ErrorCode, Labels};
+    use std::collections::BTreeMap;
 
     #[test]
     fn ids_are_strict() {
@@ -446,7 +361,7 @@ mod tests {
                 init_pid,
                 init_start,
                 disk_bytes: 1,
-                disk_layer: crate::disk::DiskLayer::default(),
+                disk_layer: crate::record::DiskLayer::default(),
                 disk_fallback: None,
                 image: String::new(),
                 expires_at_ms,

@@ -42,9 +42,7 @@ const SUBORDINATE_IDS: u64 = 65535;
 
 /// Whether this process runs the backend rootless (its effective uid is
 /// not 0).
-pub fn active() -> bool {
-    !rustix::process::geteuid().is_root()
-}
+pub use crate::privilege::rootless as active;
 
 /// Whether an ordinary user may make a user namespace here: tried once in
 /// a forked child. The error is one line.
