@@ -138,8 +138,10 @@ impl LinuxBackend {
             false => crate::cgroup::Cgroups::detect().ok(),
         };
         let pool = Arc::new(Pool::new(cgroups.clone()));
+        // The real host: the one place it is chosen (tests choose another).
+        let host = Arc::new(crate::real_host::RealHost);
         let mut state =
-            State::open(state_dir, cgroups).map_err(|e| PlatformError::Unavailable {
+            State::open(state_dir, cgroups, host).map_err(|e| PlatformError::Unavailable {
                 what: "the linux backend cannot use its state directory".into(),
                 detail: e.to_string(),
             })?;

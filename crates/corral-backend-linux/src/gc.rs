@@ -244,7 +244,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         .collect();
     // A frozen process does not die of SIGKILL until thawed.
     for p in &orphans {
-        host.thaw_cgroup(state, &p.sandbox);
+        host.thaw_cgroup(state.cgroups.as_ref(), &p.sandbox);
     }
     let orphans: Vec<(u32, u64)> = orphans.iter().map(|p| (p.pid, p.start)).collect();
     if !orphans.is_empty() {
@@ -277,14 +277,15 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
             reclaim(state, &id, &mut report);
         }
     }
-    for name in host.cgroup_names(state) {
+    let cgroups = state.cgroups.as_ref();
+    for name in host.cgroup_names(cgroups) {
         if is_sandbox_id(&name)
             && !live.contains(&name)
             && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
             && host
-                .empty_cgroup_age(state, &name)
+                .empty_cgroup_age(cgroups, &name)
                 .is_some_and(|age| age >= CGROUP_GRACE)
-            && host.remove_cgroup(state, &name).is_ok()
+            && host.remove_cgroup(cgroups, &name).is_ok()
         {
             report.host.cgroups.push(name);
         }

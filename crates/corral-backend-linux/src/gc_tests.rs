@@ -449,7 +449,12 @@ fn a_sandbox_is_live_while_its_init_or_creator_runs_and_it_has_not_expired() {
 #[test]
 fn a_half_made_sandbox_lives_exactly_as_long_as_its_creator() {
     let dir = tempfile::tempdir().unwrap();
-    let state = State::open(dir.path(), None).unwrap();
+    let state = State::open(
+        dir.path(),
+        None,
+        std::sync::Arc::new(crate::real_host::RealHost),
+    )
+    .unwrap();
     let id = "lnx-00000000000000aa";
     std::fs::create_dir(state.sandbox_dir(id)).unwrap();
     assert_eq!(creator_alive(&state, id), None);

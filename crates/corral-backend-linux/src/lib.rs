@@ -52,6 +52,7 @@ pub mod preview;
 mod privilege;
 mod process;
 pub mod protocol;
+mod real_host;
 mod record;
 mod rollback;
 pub mod rootfs;

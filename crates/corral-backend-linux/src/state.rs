@@ -35,7 +35,7 @@ use corral_backend::statefile::SandboxRecords;
 use corral_backend::{BackendError, PlatformError, Result, SandboxInfo, SandboxStatus};
 use sha2::Digest;
 
-use crate::host::{Host, RealHost};
+use crate::host::Host;
 
 /// The layout of the backend's state directory.
 #[derive(Debug, Clone)]
@@ -49,18 +49,20 @@ pub struct State {
     pub layers: crate::layers::Layers,
     /// Whether the backend runs as an ordinary user ([`crate::privilege`]).
     pub rootless: bool,
-    /// What a teardown's effects on the host go through: the real host,
-    /// unless another was chosen ([`State::with_host`]).
+    /// What every effect on the host (and every look at its processes)
+    /// goes through: the one [`State::open`] was given.
     pub host: Arc<dyn Host>,
     /// The records as last read.
     metas: crate::meta_cache::MetaCache,
 }
 
 impl State {
-    /// Opens (creating) `<state_dir>/linux` and its subdirectories.
+    /// Opens (creating) `<state_dir>/linux` and its subdirectories; its
+    /// effects on the host go through `host`.
     pub fn open(
         state_dir: &Path,
         cgroups: Option<crate::cgroup::Cgroups>,
+        host: Arc<dyn Host>,
     ) -> std::io::Result<Self> {
         let mut state = State {
             dir: state_dir.join("linux"),
@@ -68,20 +70,13 @@ impl State {
             images: None,
             layers: crate::layers::Layers::all(),
             rootless: crate::privilege::rootless(),
-            host: Arc::new(RealHost),
+            host,
             metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
         state.images = crate::images::ImageStore::open(crate::images::store_dir(state_dir)).ok();
         Ok(state)
-    }
-
-    /// The same state, its host effects going through `host` instead.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn with_host(mut self, host: Arc<dyn Host>) -> Self {
-        self.host = host;
-        self
     }
 
     /// `<state>/linux`.
@@ -123,9 +118,7 @@ impl State {
 
     /// Connects to PID 1's control socket of sandbox `id`.
     pub fn connect_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
-        with_short_path(&self.sandbox_dir(id), |p| {
-            std::os::unix::net::UnixStream::connect(p)
-        })
+        connect_control_in(&self.sandbox_dir(id))
     }
 
     /// The record of sandbox `id`.
@@ -170,6 +163,11 @@ fn with_short_path<T>(
         "/proc/self/fd/{}/control.sock",
         fd.as_raw_fd()
     )))
+}
+
+/// Connects to PID 1's control socket of the sandbox in `dir`.
+pub fn connect_control_in(dir: &Path) -> std::io::Result<std::os::unix::net::UnixStream> {
+    with_short_path(dir, |p| std::os::unix::net::UnixStream::connect(p))
 }
 
 /// An error of the state directory, naming what was being done.
@@ -330,7 +328,7 @@ mod tests {
     #[test]
     fn a_record_reads_as_its_condition_and_reading_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let state = State::open(dir.path(), None).unwrap();
+        let state = State::open(dir.path(), None, Arc::new(crate::real_host::RealHost)).unwrap();
         let me = std::process::id();
         let alive = (me, process_start(me).unwrap());
         let gone = (me, alive.1 + 1);

@@ -28,9 +28,8 @@ impl Fixture {
     pub(crate) fn empty(host: RecordingHost, rootless: bool) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Arc::new(host);
-        let mut state = State::open(dir.path(), None)
-            .expect("the state directory opens")
-            .with_host(host.clone());
+        let mut state =
+            State::open(dir.path(), None, host.clone()).expect("the state directory opens");
         state.rootless = rootless;
         Fixture {
             _dir: dir,
@@ -86,7 +85,7 @@ impl Fixture {
             HostCall::ThawCgroup(ID.into()),
             HostCall::RemoveRecord(self.state.meta_path(ID)),
             HostCall::ClosePreviews(self.dir()),
-            HostCall::SendShutdown(ID.into()),
+            HostCall::SendShutdown(self.dir()),
         ];
         if record {
             calls.push(HostCall::OpenProcess(INIT_PID));
@@ -132,6 +131,6 @@ impl Fixture {
 
     /// The call releasing the key claim.
     pub(crate) fn key_release(&self) -> HostCall {
-        HostCall::ReleaseKey(KEY.into(), ID.into())
+        HostCall::ReleaseKey(self.state.key_path(KEY), ID.into())
     }
 }

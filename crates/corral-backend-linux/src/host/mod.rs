@@ -5,14 +5,19 @@
 //! finding the inits, forwarders, mounts and cgroups on the host, killing
 //! orphans and sweeping firewall tables.
 //!
-//! [`RealHost`] performs them; [`RecordingHost`] records each call (a
-//! [`HostCall`]) instead and can be told to fail one, so that the order of
-//! [`crate::destroy::teardown`], what it still does after a failure, and
-//! what a gc pass spares and reclaims are tested without root. Which one a [`State`] uses is chosen where it is
-//! made ([`State::open`] takes the real one; [`State::with_host`] another),
-//! never by the build.
+//! `RealHost` ([`crate::real_host`]) performs them; [`RecordingHost`]
+//! records each call (a [`HostCall`]) instead and can be told to fail one,
+//! so that the order of [`crate::destroy::teardown`], what it still does
+//! after a failure, and what a gc pass spares and reclaims are tested
+//! without root. Which one a [`crate::state::State`] uses is chosen where
+//! it is made (`State::open` takes it: the backend passes the real one, a
+//! test a recording one), never by the build.
+//!
+//! Low-level: the trait names only ids, paths, pids and the cgroup
+//! hierarchy, so that the state directory holds a host without the host
+//! depending on it. `RealHost` sits at the top, beside the backend: it
+//! calls the modules that own each effect.
 
-mod real;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod recording;
 
@@ -22,10 +27,9 @@ use std::time::Duration;
 
 use corral_backend::Result;
 
-use crate::state::State;
+use crate::cgroup::Cgroups;
 
 pub use crate::hostproc::{Forwarder, InitProcess};
-pub use real::RealHost;
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 
@@ -33,7 +37,7 @@ pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 pub trait Host: Send + Sync + std::fmt::Debug {
     /// Thaws the cgroup of sandbox `id` (frozen processes can neither act
     /// on `Shutdown` nor die); quiet when it has none.
-    fn thaw_cgroup(&self, state: &State, id: &str);
+    fn thaw_cgroup(&self, cgroups: Option<&Cgroups>, id: &str);
 
     /// Removes the record at `path` (from then on the sandbox is not
     /// listed); quiet when it is gone.
@@ -42,9 +46,9 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// Closes the preview ports published for the sandbox in `dir`.
     fn close_previews(&self, dir: &Path) -> Result<()>;
 
-    /// Asks PID 1 of sandbox `id` to shut down over its control socket;
-    /// whether the socket answered.
-    fn send_shutdown(&self, state: &State, id: &str) -> bool;
+    /// Asks PID 1 of the sandbox in `dir` to shut down over its control
+    /// socket; whether the socket answered.
+    fn send_shutdown(&self, dir: &Path) -> bool;
 
     /// When host process `pid` started (boot ticks), while it runs: with
     /// its pid, what names one process for good (the liveness of a
@@ -70,7 +74,7 @@ pub trait Host: Send + Sync + std::fmt::Debug {
 
     /// Removes the cgroup of sandbox `id` and whatever is left in it;
     /// nothing when it has none.
-    fn remove_cgroup(&self, state: &State, id: &str) -> Result<()>;
+    fn remove_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()>;
 
     /// Detaches everything mounted on `fs` (the writable layer and what is
     /// mounted on it).
@@ -83,8 +87,8 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// mounted below it.
     fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()>;
 
-    /// Releases `key`'s claim when sandbox `id` holds it.
-    fn release_key(&self, state: &State, key: &str, id: &str);
+    /// Releases the key claim in file `claim` when sandbox `id` holds it.
+    fn release_key(&self, claim: &Path, id: &str);
 
     /// Every `corral-init` process on this host, with its cgroups.
     fn init_processes(&self) -> Vec<InitProcess>;
@@ -102,11 +106,11 @@ pub trait Host: Send + Sync + std::fmt::Debug {
 
     /// The names of the cgroups beside this backend's sandboxes' (every
     /// state directory's); empty without cgroups.
-    fn cgroup_names(&self, state: &State) -> Vec<String>;
+    fn cgroup_names(&self, cgroups: Option<&Cgroups>) -> Vec<String>;
 
     /// How long ago cgroup `name` last changed, when it exists and holds no
     /// process; `None` otherwise (or when that cannot be told).
-    fn empty_cgroup_age(&self, state: &State, name: &str) -> Option<Duration>;
+    fn empty_cgroup_age(&self, cgroups: Option<&Cgroups>, name: &str) -> Option<Duration>;
 
     /// Removes the firewall tables and `FORWARD` rules this backend made
     /// for links that are gone; the links whose leftovers went (none

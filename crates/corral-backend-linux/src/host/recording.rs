@@ -10,7 +10,7 @@ use std::time::Duration;
 use corral_backend::{PlatformError, Result};
 
 use super::{Forwarder, Host, InitProcess, Process};
-use crate::state::State;
+use crate::cgroup::Cgroups;
 
 /// The host pid of the recorded sandbox's PID 1.
 pub const INIT_PID: u32 = 4242;
@@ -28,8 +28,8 @@ pub enum HostCall {
     RemoveRecord(PathBuf),
     /// [`Host::close_previews`] of this sandbox directory.
     ClosePreviews(PathBuf),
-    /// [`Host::send_shutdown`] to this sandbox id.
-    SendShutdown(String),
+    /// [`Host::send_shutdown`] to the sandbox in this directory.
+    SendShutdown(PathBuf),
     /// [`Host::process_start`] of this pid.
     ProcessStart(u32),
     /// [`Host::open_process`] of this pid.
@@ -50,8 +50,8 @@ pub enum HostCall {
     ReleaseIdRange(String),
     /// [`Host::remove_sandbox_dir`] of this directory.
     RemoveSandboxDir(PathBuf),
-    /// [`Host::release_key`] of this key, held by this sandbox id.
-    ReleaseKey(String, String),
+    /// [`Host::release_key`] of this claim file, held by this sandbox id.
+    ReleaseKey(PathBuf, String),
     /// [`Host::init_processes`].
     InitProcesses,
     /// [`Host::preview_forwarders`].
@@ -252,7 +252,7 @@ impl RecordingHost {
 }
 
 impl Host for RecordingHost {
-    fn thaw_cgroup(&self, _state: &State, id: &str) {
+    fn thaw_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) {
         let mut recorded = self.lock();
         recorded.calls.push(HostCall::ThawCgroup(id.to_string()));
         if recorded.init == InitModel::Paused {
@@ -273,9 +273,11 @@ impl Host for RecordingHost {
         Ok(())
     }
 
-    fn send_shutdown(&self, _state: &State, id: &str) -> bool {
+    fn send_shutdown(&self, dir: &Path) -> bool {
         let mut recorded = self.lock();
-        recorded.calls.push(HostCall::SendShutdown(id.to_string()));
+        recorded
+            .calls
+            .push(HostCall::SendShutdown(dir.to_path_buf()));
         match recorded.init {
             InitModel::Running => recorded.shut_down = true,
             InitModel::Paused | InitModel::Hung => {}
@@ -320,7 +322,7 @@ impl Host for RecordingHost {
         )
     }
 
-    fn remove_cgroup(&self, _state: &State, id: &str) -> Result<()> {
+    fn remove_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
         self.step(
             HostCall::RemoveCgroup(id.to_string()),
             HostStep::RemoveCgroup,
@@ -346,8 +348,8 @@ impl Host for RecordingHost {
         )
     }
 
-    fn release_key(&self, _state: &State, key: &str, id: &str) {
-        self.record(HostCall::ReleaseKey(key.to_string(), id.to_string()));
+    fn release_key(&self, claim: &Path, id: &str) {
+        self.record(HostCall::ReleaseKey(claim.to_path_buf(), id.to_string()));
     }
 
     fn init_processes(&self) -> Vec<InitProcess> {
@@ -404,7 +406,7 @@ impl Host for RecordingHost {
         recorded.mounts.clone()
     }
 
-    fn cgroup_names(&self, _state: &State) -> Vec<String> {
+    fn cgroup_names(&self, _cgroups: Option<&Cgroups>) -> Vec<String> {
         let mut recorded = self.lock();
         recorded.calls.push(HostCall::CgroupNames);
         recorded
@@ -414,7 +416,7 @@ impl Host for RecordingHost {
             .collect()
     }
 
-    fn empty_cgroup_age(&self, _state: &State, name: &str) -> Option<Duration> {
+    fn empty_cgroup_age(&self, _cgroups: Option<&Cgroups>, name: &str) -> Option<Duration> {
         let mut recorded = self.lock();
         recorded
             .calls
