@@ -21,9 +21,39 @@
 //! a request's own `timeout` always wins. An out-of-memory kill is reported
 //! as `ExitStatus::OomKilled`. Ports declared at create are reachable from
 //! the host through [`preview`] URLs.
+//!
+//! # Layering
+//!
+//! Modules depend downwards only; a lower one never names a higher one.
+//! Bottom to top:
+//!
+//! 1. **Leaves**, which name no other module of the crate: the raw system
+//!    calls (`sys`), what host and init say ([`protocol`]), the record of
+//!    a sandbox and its names (`record`), whether the backend runs
+//!    rootless (`privilege`), the host's processes (`hostproc`), path
+//!    resolution beneath a root (`beneath`), the blocking-task helper
+//!    (`blocking`), [`cgroup`], [`layers`].
+//! 2. **The host seam** (`host`: the `Host` trait, over ids, paths and the
+//!    cgroup hierarchy), the image store ([`images`]), the mounts
+//!    ([`rootfs`]), the record cache.
+//! 3. **The state directory** (`state`, which holds its `Host`), and the
+//!    curated `/etc` ([`etc`]).
+//! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],
+//!    key claims, [`network`], pause, snapshots, usage, exec; and the
+//!    init with what starts it ([`init`], [`seccomp`], `spawn`,
+//!    [`userns`] — the one knot left between modules: these four reach
+//!    into each other's leaf files (the init's raw calls, the OOM score,
+//!    the user-namespace helpers of each side); between their files there
+//!    is no cycle).
+//! 5. **Teardown** (`destroy`), [`preview`], the file primitives.
+//! 6. **Reclaim** ([`gc`]), create's rollback, and `real_host` (the real
+//!    `Host`, which calls the modules owning each effect).
+//! 7. **Create**, then **the backend** (`backend`, [`LinuxBackend`]), the
+//!    only place the real host is chosen.
 
 mod backend;
 mod batch;
+mod beneath;
 mod blocking;
 pub mod cgroup;
 mod contained;
