@@ -325,7 +325,7 @@ fn bind_image(
             ImageRoot::Layers(layers) => layers.as_slice(),
             ImageRoot::Host(_) => &[],
         };
-        crate::userns::sandbox::prepare(id, started, &root, layers, &bound)?;
+        crate::sandbox_userns::prepare(id, started, &root, layers, &bound)?;
         return Ok(());
     }
     rootfs::bind_host_dirs(&root, &bound).map_err(|e| {

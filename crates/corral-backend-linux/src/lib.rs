@@ -24,7 +24,8 @@
 //!
 //! # Layering
 //!
-//! Modules depend downwards only; a lower one never names a higher one.
+//! Modules depend downwards only: a lower one never names a higher one
+//! (within a module, its `mod.rs` and its files may name each other).
 //! Bottom to top:
 //!
 //! 1. **Leaves**, which name no other module of the crate: the raw system
@@ -39,16 +40,18 @@
 //! 3. **The state directory** (`state`, which holds its `Host`), and the
 //!    curated `/etc` ([`etc`]).
 //! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],
-//!    key claims, [`network`], pause, snapshots, usage, exec; and the
-//!    init with what starts it ([`init`], [`seccomp`], `spawn`,
-//!    [`userns`] — the one knot left between modules: these four reach
-//!    into each other's leaf files (the init's raw calls, the OOM score,
-//!    the user-namespace helpers of each side); between their files there
-//!    is no cycle).
-//! 5. **Teardown** (`destroy`), [`preview`], the file primitives.
-//! 6. **Reclaim** ([`gc`]), create's rollback, and `real_host` (the real
-//!    `Host`, which calls the modules owning each effect).
-//! 7. **Create**, then **the backend** (`backend`, [`LinuxBackend`]), the
+//!    key claims, [`network`], pause, snapshots, usage, exec, [`userns`]
+//!    (ranges, maps, ownership, the host's side of rootless).
+//! 5. **Teardown** (`destroy`), starting an init (`spawn`), the file
+//!    primitives.
+//! 6. **The init** ([`init`]: PID 1, its raw calls, the init's side of
+//!    rootless, the seccomp install), [`preview`], a sandbox's user
+//!    namespace set up around its init (`sandbox_userns`), create's
+//!    rollback.
+//! 7. **Reclaim** ([`gc`]), `real_host` (the real `Host`, which calls the
+//!    modules owning each effect), the filter ([`seccomp`]) and the hooks
+//!    that apply it.
+//! 8. **Create**, then **the backend** (`backend`, [`LinuxBackend`]), the
 //!    only place the real host is chosen.
 
 mod backend;
@@ -86,6 +89,7 @@ mod real_host;
 mod record;
 mod rollback;
 pub mod rootfs;
+mod sandbox_userns;
 pub mod seccomp;
 mod snapshot;
 mod spawn;
