@@ -1,7 +1,7 @@
 //! The fixture of the seam's tests: a temporary state directory whose host
 //! effects a [`RecordingHost`] records, and the call sequences a teardown
-//! of its sandbox makes. Teardown, create's rollback and gc's rules
-//! tests all build on it.
+//! of its sandbox makes. The tests of teardown, of create's rollback and
+//! of gc all build on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;

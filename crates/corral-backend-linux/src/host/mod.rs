@@ -11,7 +11,7 @@
 //! after a failure, and what a gc pass spares and reclaims are tested
 //! without root. Which one a [`crate::state::State`] uses is chosen where
 //! it is made (`State::open` takes it: the backend passes the real one, a
-//! test a recording one), never by the build.
+//! test the one it needs), never by the build.
 //!
 //! Low-level: the trait names only ids, paths, pids and the cgroup
 //! hierarchy, so that the state directory holds a host without the host
