@@ -12,6 +12,7 @@ use corral_backend::{
     RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, labels_match,
 };
 
+use crate::blocking::blocking;
 use crate::files::LinuxFiles;
 use crate::pause::LinuxPause;
 use crate::process::LinuxProcesses;
@@ -137,8 +138,10 @@ impl LinuxBackend {
             false => crate::cgroup::Cgroups::detect().ok(),
         };
         let pool = Arc::new(Pool::new(cgroups.clone()));
+        // The real host: the one place it is chosen (tests choose another).
+        let host = Arc::new(crate::real_host::RealHost);
         let mut state =
-            State::open(state_dir, cgroups).map_err(|e| PlatformError::Unavailable {
+            State::open(state_dir, cgroups, host).map_err(|e| PlatformError::Unavailable {
                 what: "the linux backend cannot use its state directory".into(),
                 detail: e.to_string(),
             })?;
@@ -266,17 +269,6 @@ impl LinuxBackend {
     pub fn state_dir(&self) -> &Path {
         self.state.dir()
     }
-}
-
-/// Runs blocking host work off the async threads.
-pub(crate) async fn blocking<T, E>(
-    f: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, E>
-where
-    T: Send + 'static,
-    E: From<BackendError> + Send + 'static,
-{
-    corral_backend::task::blocking("linux backend task", f).await
 }
 
 #[async_trait]

@@ -239,6 +239,6 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
 impl BatchWriteOps for LinuxBackend {
     async fn write_batch(&self, id: &str, files: Vec<BatchFile>) -> Result<()> {
         let (state, id) = (self.state().clone(), id.to_owned());
-        crate::backend::blocking(move || write_batch(&state, &id, &files)).await
+        crate::blocking::blocking(move || write_batch(&state, &id, &files)).await
     }
 }

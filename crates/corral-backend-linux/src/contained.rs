@@ -7,17 +7,12 @@
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained::{ContainedRoot, Resolution};
+use corral_backend::contained::ContainedRoot;
 use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result};
-use rustix::fs::{Mode, OFlags, ResolveFlags};
-use rustix::io::Errno;
+use rustix::fs::{Mode, OFlags};
 
 use crate::LinuxBackend;
 use crate::state::{State, require_meta};
-
-/// How every sandbox path is resolved from the host: inside the root, never
-/// through a `/proc` magic link.
-pub(crate) const RESOLVE: ResolveFlags = Resolution::InRoot.flags();
 
 /// The sandbox root of live sandbox `id`, as an `O_PATH` descriptor.
 pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {
@@ -28,26 +23,6 @@ pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {
         Mode::empty(),
     )
     .map_err(|_| BackendError::sandbox_not_found(id))
-}
-
-/// Opens `comps` (sandbox path components) beneath `root` with `flags`.
-pub(crate) fn open_beneath(
-    root: &OwnedFd,
-    comps: &[String],
-    flags: OFlags,
-) -> std::result::Result<OwnedFd, Errno> {
-    let rel = if comps.is_empty() {
-        ".".to_string()
-    } else {
-        comps.join("/")
-    };
-    corral_backend::contained::openat2_retrying(
-        root,
-        rel.as_str(),
-        flags | OFlags::CLOEXEC,
-        Mode::empty(),
-        RESOLVE,
-    )
 }
 
 fn read_contained(
@@ -75,7 +50,7 @@ impl ContainedReadOps for LinuxBackend {
             allowed_root.to_owned(),
             path.to_owned(),
         );
-        crate::backend::blocking(move || {
+        crate::blocking::blocking(move || {
             read_contained(&state, &id, &allowed_root, &path, max_bytes)
         })
         .await

@@ -35,8 +35,7 @@ use crate::state::{Meta, NAME, State, state_error};
 /// The upper tmpfs size when the request sets none: 1 GiB.
 pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
 
-/// The image a sandbox runs when the request names none.
-pub const HOST_IMAGE: &str = "host";
+pub use crate::record::HOST_IMAGE;
 
 /// Creates a sandbox (blocking), with an init from `pool`.
 pub fn create(
@@ -326,7 +325,7 @@ fn bind_image(
             ImageRoot::Layers(layers) => layers.as_slice(),
             ImageRoot::Host(_) => &[],
         };
-        crate::userns::sandbox::prepare(id, started, &root, layers, &bound)?;
+        crate::sandbox_userns::prepare(id, started, &root, layers, &bound)?;
         return Ok(());
     }
     rootfs::bind_host_dirs(&root, &bound).map_err(|e| {

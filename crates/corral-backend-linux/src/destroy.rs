@@ -32,7 +32,7 @@ pub fn destroy(state: &State, id: &str) -> Result<()> {
     let key = read_meta(state, id).ok().flatten().and_then(|m| m.key);
     let torn = teardown(state, id);
     if let Some(key) = key {
-        state.host.release_key(state, &key, id);
+        state.host.release_key(&state.key_path(&key), id);
     }
     torn
 }
@@ -51,18 +51,18 @@ pub fn teardown(state: &State, id: &str) -> Result<()> {
     }
     let meta = read_meta(state, id).ok().flatten();
     // Frozen processes cannot act on Shutdown or die: thaw first.
-    host.thaw_cgroup(state, id);
+    host.thaw_cgroup(state.cgroups.as_ref(), id);
     // The record goes first: from here on the sandbox is not listed.
     host.remove_record(&state.meta_path(id));
     // Then its preview ports: closed when `destroy` returns.
     let mut first_error = host.close_previews(&dir).err();
-    host.send_shutdown(state, id);
+    host.send_shutdown(&dir);
     if let Some(meta) = &meta {
         stop_init(host, meta.init_pid, meta.init_start);
     }
     let network = host.teardown_network(&dir);
     // Whatever is left in the cgroup dies with it.
-    let cgroup = host.remove_cgroup(state, id);
+    let cgroup = host.remove_cgroup(state.cgroups.as_ref(), id);
     // Rootless, nothing is mounted on the host (and unmounting needs root).
     let unmounted = match state.rootless {
         true => Ok(()),

@@ -145,7 +145,7 @@ pub fn request_spawn(
         state
             .connect_control(id)
             .map_err(|e| match crate::state::read_meta(state, id) {
-                Ok(Some(meta)) if !meta.init_alive() => meta.dead_error(),
+                Ok(Some(meta)) if !crate::state::init_alive(state, &meta) => meta.dead_error(),
                 _ => SandboxError::InitUnreachable {
                     id: id.into(),
                     detail: e.to_string(),

@@ -62,8 +62,7 @@ use corral_backend::{HostStateReclaim, Result};
 use serde::Serialize;
 
 use crate::state::{
-    Condition, State, condition, host_pids, is_sandbox_id, kill_all, older_than, process_start,
-    read_meta, state_error,
+    Condition, State, condition, is_sandbox_id, older_than, process_start, read_meta, state_error,
 };
 
 /// The file holding `<pid> <start time>` of the process creating a sandbox.
@@ -75,7 +74,7 @@ pub const CGROUP_GRACE: Duration = Duration::from_secs(10);
 /// How old a half-built snapshot (`snapshots/.tmp-*`) must be to be
 /// removed: past any capture's deadline, so never one still being written.
 pub const SNAPSHOT_GRACE: Duration = crate::snapshot::TEMPORARY_GRACE;
-/// How long killed init processes get to disappear.
+/// How long killed processes (inits, forwarders) get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// What one `gc` pass reclaimed and what it spared: the sandboxes, and the
@@ -161,46 +160,32 @@ struct InitProcess {
     sandbox: String,
 }
 
-/// Every `corral-init` process in the cgroup of a sandbox with a directory
-/// under `sandboxes` (its command line names nothing: the sandbox id is the
-/// last component of its cgroup path).
-fn init_processes(sandboxes: &Path) -> Vec<InitProcess> {
-    let mut out = Vec::new();
-    for pid in host_pids() {
-        let is_init = std::fs::read(format!("/proc/{pid}/comm"))
-            .is_ok_and(|comm| comm.trim_ascii_end() == b"corral-init");
-        if !is_init {
-            continue;
-        }
-        let Ok(cgroups) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
-            continue;
-        };
-        let sandbox = cgroups
-            .lines()
-            .filter_map(|line| line.rsplit('/').next())
-            .find(|name| is_sandbox_id(name) && sandboxes.join(name).is_dir())
-            .map(str::to_owned);
-        if let (Some(sandbox), Some(start)) = (sandbox, process_start(pid)) {
-            out.push(InitProcess {
-                pid,
-                start,
+/// The `corral-init` processes among `inits` in the cgroup of a sandbox
+/// with a directory under `sandboxes` (its command line names nothing: the
+/// sandbox id is the last component of its cgroup path). Any other is left
+/// alone: cgroups are shared by every state directory of the same parent.
+fn inits_here(inits: Vec<crate::host::InitProcess>, sandboxes: &Path) -> Vec<InitProcess> {
+    inits
+        .into_iter()
+        .filter_map(|p| {
+            let sandbox = p
+                .cgroups
+                .into_iter()
+                .find(|name| is_sandbox_id(name) && sandboxes.join(name).is_dir())?;
+            Some(InitProcess {
+                pid: p.pid,
+                start: p.start,
                 sandbox,
-            });
-        }
-    }
-    out
+            })
+        })
+        .collect()
 }
 
-/// Mount points under `sandboxes`, deepest first, with the sandbox each
-/// belongs to.
-fn mounts_under(sandboxes: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, PathBuf)> = text
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(|p| PathBuf::from(unescape(p)))
+/// The mount points among `mounts` under `sandboxes`, deepest first, with
+/// the sandbox each belongs to.
+fn mounts_under(mounts: Vec<PathBuf>, sandboxes: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = mounts
+        .into_iter()
         .filter_map(|p| {
             let id = p
                 .strip_prefix(sandboxes)
@@ -218,29 +203,6 @@ fn mounts_under(sandboxes: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space and so on).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = b[i + 1..i + 4]
-                .iter()
-                .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
-            out.push(v as u8);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The sandbox ids with a directory in this state directory.
 fn sandbox_dirs(state: &State) -> Result<Vec<String>> {
     let entries =
@@ -255,8 +217,11 @@ fn sandbox_dirs(state: &State) -> Result<Vec<String>> {
 }
 
 /// One pass of garbage collection over `state` (blocking). Idempotent: a
-/// second pass right after finds nothing.
+/// second pass right after finds nothing. Every effect on the host (and
+/// every look at its processes, mounts and cgroups) goes through the
+/// state's [`crate::host::Host`].
 pub(crate) fn gc(state: &State) -> Result<GcReport> {
+    let host = state.host.as_ref();
     let mut report = GcReport::default();
     let sandboxes = state.sandboxes();
     let mut live = BTreeSet::new();
@@ -271,7 +236,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     // Inits first: a dead sandbox's init may still run (a creator killed
     // after the start, before the record), and so may inits whose
     // directory is already gone.
-    let inits = init_processes(&sandboxes);
+    let inits = inits_here(host.init_processes(), &sandboxes);
     let orphans: Vec<&InitProcess> = inits
         .iter()
         .filter(|p| !live.contains(&p.sandbox))
@@ -279,21 +244,26 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         .collect();
     // A frozen process does not die of SIGKILL until thawed.
     for p in &orphans {
-        crate::pause::thaw_quietly(state, &p.sandbox);
+        host.thaw_cgroup(state.cgroups.as_ref(), &p.sandbox);
     }
     let orphans: Vec<(u32, u64)> = orphans.iter().map(|p| (p.pid, p.start)).collect();
-    report.host.processes_killed = kill_all(&orphans, KILL_WAIT);
+    if !orphans.is_empty() {
+        report.host.processes_killed = host.kill_all(&orphans, KILL_WAIT);
+    }
     for id in &dead {
         reclaim(state, id, &mut report);
     }
     // Preview forwarders whose sandbox is gone (each also exits by itself
     // when its sandbox's PID 1 does).
-    report.host.processes_killed += crate::preview::sweep(&sandboxes, &live);
+    let forwarders = crate::preview::orphans(&host.preview_forwarders(), &sandboxes, &live);
+    if !forwarders.is_empty() {
+        report.host.processes_killed += host.kill_all(&forwarders, KILL_WAIT);
+    }
     // Sandboxes that appeared since the listing are judged afresh: a create
     // running elsewhere is live by its creator.
     let stale = |id: &String| dead.contains(id) || (!live.contains(id) && !is_live(state, id));
-    for (id, path) in mounts_under(&sandboxes) {
-        if stale(&id) && crate::rootfs::unmount_all(&path).is_ok() {
+    for (id, path) in mounts_under(host.mount_points(), &sandboxes) {
+        if stale(&id) && host.unmount_all(&path).is_ok() {
             report.host.mounts_detached += 1;
         }
     }
@@ -307,20 +277,17 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
             reclaim(state, &id, &mut report);
         }
     }
-    if let Some(cgroups) = &state.cgroups
-        && let Ok(names) = cgroups.list()
-    {
-        for name in names {
-            if is_sandbox_id(&name)
-                && !live.contains(&name)
-                && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
-                && let Ok(Some(cg)) = cgroups.open(&name)
-                && cg.pids().is_ok_and(|p| p.is_empty())
-                && older_than(cg.dir(), CGROUP_GRACE)
-                && cg.destroy().is_ok()
-            {
-                report.host.cgroups.push(name);
-            }
+    let cgroups = state.cgroups.as_ref();
+    for name in host.cgroup_names(cgroups) {
+        if is_sandbox_id(&name)
+            && !live.contains(&name)
+            && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
+            && host
+                .empty_cgroup_age(cgroups, &name)
+                .is_some_and(|age| age >= CGROUP_GRACE)
+            && host.remove_cgroup(cgroups, &name).is_ok()
+        {
+            report.host.cgroups.push(name);
         }
     }
     crate::disk::image::sweep(&crate::disk::templates_dir(state));
@@ -328,8 +295,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));
     report.host.snapshot_temporaries = stale_snapshot_temporaries(state);
-    // Without `nft` no table was ever made: nothing to sweep.
-    report.host.tables = crate::network::sweep_tables().unwrap_or_default();
+    report.host.tables = host.sweep_tables();
     report.host.spared = live.into_iter().collect();
     Ok(report)
 }
@@ -365,79 +331,5 @@ fn stale_snapshot_temporaries(state: &State) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/a\040b/c"), "/a b/c");
-        assert_eq!(unescape(r"/tab\011x\134"), "/tab\tx\\");
-        assert_eq!(unescape(r"/plain\04"), r"/plain\04");
-    }
-
-    #[test]
-    fn a_sandbox_is_live_while_its_init_or_creator_runs_and_it_has_not_expired() {
-        use crate::host::fixture::{Fixture, ID};
-        use crate::host::{HostCall, InitModel, RecordingHost};
-        // (init, expired, record kept, creator file, live)
-        let cases = [
-            (InitModel::Running, false, true, None, true),
-            (InitModel::Paused, false, true, None, true),
-            (InitModel::Hung, false, true, None, true),
-            (InitModel::Dead, false, true, None, false),
-            (InitModel::Running, true, true, None, false),
-            (InitModel::Running, false, false, Some("4242 7"), true),
-            (InitModel::Running, false, false, Some("4242 8"), false),
-            (InitModel::Dead, false, false, Some("4242 7"), false),
-            (InitModel::Running, false, false, None, true),
-        ];
-        for (init, expired, record, creator, live) in cases {
-            let f = Fixture::new(RecordingHost::new(init), false);
-            let case = format!("{init:?} expired {expired} record {record} creator {creator:?}");
-            if expired {
-                let mut meta = read_meta(&f.state, ID).unwrap().unwrap();
-                meta.expires_at_ms = Some(1);
-                std::fs::write(f.state.meta_path(ID), serde_json::to_vec(&meta).unwrap()).unwrap();
-            }
-            if !record {
-                std::fs::remove_file(f.state.meta_path(ID)).unwrap();
-            }
-            if let Some(creator) = creator {
-                std::fs::write(f.state.sandbox_dir(ID).join(CREATOR_FILE), creator).unwrap();
-            }
-            assert_eq!(is_live(&f.state, ID), live, "{case}");
-            // Judging liveness only looks: it never acts on the host.
-            assert!(
-                f.host
-                    .calls()
-                    .iter()
-                    .all(|c| matches!(c, HostCall::ProcessStart(_))),
-                "{case}: {:?}",
-                f.host.calls()
-            );
-        }
-    }
-
-    #[test]
-    fn a_half_made_sandbox_lives_exactly_as_long_as_its_creator() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = State::open(dir.path(), None).unwrap();
-        let id = "lnx-00000000000000aa";
-        std::fs::create_dir(state.sandbox_dir(id)).unwrap();
-        assert_eq!(creator_alive(&state, id), None);
-        assert!(is_live(&state, id), "a fresh directory gets its grace");
-        mark_creator(&state, id);
-        assert_eq!(creator_alive(&state, id), Some(true));
-        assert!(is_live(&state, id));
-        std::fs::write(state.sandbox_dir(id).join(CREATOR_FILE), "4294967295 1").unwrap();
-        assert_eq!(creator_alive(&state, id), Some(false), "no such creator");
-        assert!(!is_live(&state, id));
-        let report = gc(&state).unwrap();
-        assert_eq!(report.sandboxes, vec![id.to_string()]);
-        assert!(!state.sandbox_dir(id).exists());
-        assert!(
-            gc(&state).unwrap().is_empty(),
-            "a second pass finds nothing"
-        );
-    }
-}
+#[path = "gc_tests.rs"]
+mod tests;

@@ -95,11 +95,11 @@ fn link(state: &State, key: &str, whole: &Path) -> Result<()> {
     Err(CreateError::KeyBeingClaimed { key: key.into() }.into())
 }
 
-/// Releases the claim of `key` when sandbox `id` holds it.
-pub(crate) fn release(state: &State, key: &str, id: &str) {
-    let path = state.key_path(key);
-    if std::fs::read_to_string(&path).is_ok_and(|owner| owner == id) {
-        let _ = std::fs::remove_file(&path);
+/// Releases the claim in file `claim` (a key's [`State::key_path`]) when
+/// sandbox `id` holds it.
+pub(crate) fn release(claim: &Path, id: &str) {
+    if std::fs::read_to_string(claim).is_ok_and(|owner| owner == id) {
+        let _ = std::fs::remove_file(claim);
     }
 }
 
@@ -127,7 +127,12 @@ mod tests {
 
     fn state() -> (tempfile::TempDir, State) {
         let dir = tempfile::tempdir().unwrap();
-        let state = State::open(dir.path(), None).unwrap();
+        let state = State::open(
+            dir.path(),
+            None,
+            std::sync::Arc::new(crate::real_host::RealHost),
+        )
+        .unwrap();
         (dir, state)
     }
 
@@ -259,9 +264,9 @@ mod tests {
         assert_eq!(sweep(&state), 2);
         assert!(held.exists() && in_flight.exists());
         assert!(!abandoned.exists() && !crashed.exists());
-        release(&state, "held", B);
+        release(&state.key_path("held"), B);
         assert!(held.exists(), "B does not hold it");
-        release(&state, "held", A);
+        release(&state.key_path("held"), A);
         assert!(!held.exists(), "A released its own");
     }
 }

@@ -21,9 +21,43 @@
 //! a request's own `timeout` always wins. An out-of-memory kill is reported
 //! as `ExitStatus::OomKilled`. Ports declared at create are reachable from
 //! the host through [`preview`] URLs.
+//!
+//! # Layering
+//!
+//! Modules depend downwards only: a lower one never names a higher one
+//! (within a module, its `mod.rs` and its files may name each other).
+//! Bottom to top:
+//!
+//! 1. **Leaves**, which name no other module of the crate: the raw system
+//!    calls (`sys`), what host and init say ([`protocol`]), the record of
+//!    a sandbox and its names (`record`), whether the backend runs
+//!    rootless (`privilege`), the host's processes (`hostproc`), path
+//!    resolution beneath a root (`beneath`), the blocking-task helper
+//!    (`blocking`), [`cgroup`], [`layers`].
+//! 2. **The host seam** (`host`: the `Host` trait, over ids, paths and the
+//!    cgroup hierarchy), the image store ([`images`]), the mounts
+//!    ([`rootfs`]), the record cache.
+//! 3. **The state directory** (`state`, which holds its `Host`), and the
+//!    curated `/etc` ([`etc`]).
+//! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],
+//!    key claims, [`network`], pause, snapshots, usage, exec, [`userns`]
+//!    (ranges, maps, ownership, the host's side of rootless).
+//! 5. **Teardown** (`destroy`), starting an init (`spawn`), the file
+//!    primitives.
+//! 6. **The init** ([`init`]: PID 1, its raw calls, the init's side of
+//!    rootless, the seccomp install), [`preview`], a sandbox's user
+//!    namespace set up around its init (`sandbox_userns`), create's
+//!    rollback.
+//! 7. **Reclaim** ([`gc`]), `real_host` (the real `Host`, which calls the
+//!    modules owning each effect), the filter ([`seccomp`]) and the hooks
+//!    that apply it.
+//! 8. **Create**, then **the backend** (`backend`, [`LinuxBackend`]), the
+//!    only place the real host is chosen.
 
 mod backend;
 mod batch;
+mod beneath;
+mod blocking;
 pub mod cgroup;
 mod contained;
 mod create;
@@ -38,6 +72,7 @@ mod files;
 pub mod gc;
 mod hooks;
 mod host;
+mod hostproc;
 pub mod images;
 pub mod init;
 mod keys;
@@ -47,10 +82,14 @@ mod meta_cache;
 pub mod network;
 mod pause;
 pub mod preview;
+mod privilege;
 mod process;
 pub mod protocol;
+mod real_host;
+mod record;
 mod rollback;
 pub mod rootfs;
+mod sandbox_userns;
 pub mod seccomp;
 mod snapshot;
 mod spawn;

@@ -16,7 +16,7 @@ use crate::files::sandbox_fs;
 impl TreeListOps for LinuxBackend {
     async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
         let (state, id, root) = (self.state().clone(), id.to_owned(), root.to_owned());
-        crate::backend::blocking(move || {
+        crate::blocking::blocking(move || {
             let root = SandboxPath::parse("root", &root)?;
             sandbox_fs(&state, &id)?.list_tree(&root, max_entries)
         })

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::file_version::FileVersion;
-use crate::state::Meta;
+use crate::record::Meta;
 
 /// How many records are kept before the cache starts afresh.
 const MAX_KEPT: usize = 4096;
@@ -113,7 +113,12 @@ mod tests {
     #[test]
     fn an_unchanged_record_is_read_once_and_a_changed_or_gone_one_is_seen() {
         let dir = tempfile::tempdir().unwrap();
-        let state = State::open(dir.path(), None).unwrap();
+        let state = State::open(
+            dir.path(),
+            None,
+            std::sync::Arc::new(crate::real_host::RealHost),
+        )
+        .unwrap();
         let id = "lnx-00000000000000c1";
         write(&state, &record(id, "one"));
         let start = read_from_disk();

@@ -59,14 +59,6 @@ fn set(state: &State, id: &str, paused: bool) -> Result<()> {
     Ok(())
 }
 
-/// Thaws sandbox `id`'s cgroup if it has one (before killing: frozen
-/// processes do not die on v1 until thawed).
-pub fn thaw_quietly(state: &State, id: &str) {
-    if let Ok(cg) = cgroup_of(state, id) {
-        let _ = cg.thaw();
-    }
-}
-
 #[async_trait]
 impl PauseOps for LinuxPause {
     async fn pause(&self, id: &str) -> Result<()> {

@@ -32,9 +32,8 @@ use std::time::Duration;
 use corral_backend::{BackendError, PlatformError, PreviewError, PreviewUrl, RequestError, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::state::{
-    Meta, State, host_pids, is_sandbox_id, kill_all, process_start, state_error, write_atomic,
-};
+use crate::hostproc::{Forwarder, kill_all};
+use crate::state::{Meta, State, is_sandbox_id, process_start, state_error, write_atomic};
 
 /// The argument that makes `corral-init` the forwarder of a sandbox.
 pub const FORWARDER_FLAG: &str = "--preview-forwarder";
@@ -274,11 +273,15 @@ pub fn teardown(dir: &Path) -> Result<()> {
     }
 }
 
-/// Kills forwarders of `sandboxes` whose sandbox is not in `live` (for
-/// `gc`); returns how many were killed.
-pub fn sweep(sandboxes: &Path, live: &BTreeSet<String>) -> usize {
-    let orphans: Vec<(u32, u64)> = forwarders()
-        .into_iter()
+/// The forwarders among `forwarders` that serve a sandbox of `sandboxes`
+/// not in `live` (for `gc`, which kills them), as `(pid, start)`.
+pub(crate) fn orphans(
+    forwarders: &[Forwarder],
+    sandboxes: &Path,
+    live: &BTreeSet<String>,
+) -> Vec<(u32, u64)> {
+    forwarders
+        .iter()
         .filter(|f| f.dir.parent() == Some(sandboxes))
         .filter(|f| {
             f.dir
@@ -287,21 +290,13 @@ pub fn sweep(sandboxes: &Path, live: &BTreeSet<String>) -> usize {
                 .is_none_or(|id| !is_sandbox_id(id) || !live.contains(id))
         })
         .map(|f| (f.pid, f.start))
-        .collect();
-    kill_all(&orphans, KILL_WAIT)
+        .collect()
 }
 
-/// One running forwarder.
-struct Forwarder {
-    pid: u32,
-    start: u64,
-    dir: std::path::PathBuf,
-}
-
-/// Every forwarder process on this host.
-fn forwarders() -> Vec<Forwarder> {
+/// Every forwarder process on this host (by its `argv[0]` and flag).
+pub(crate) fn forwarders() -> Vec<Forwarder> {
     let mut out = Vec::new();
-    for pid in host_pids() {
+    for pid in crate::hostproc::pids() {
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
             continue;
         };

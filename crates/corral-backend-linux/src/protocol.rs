@@ -24,6 +24,11 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use serde::{Deserialize, Serialize};
 
+/// Set (to anything) in the environment of an init that keeps the
+/// descriptors it inherits and passes them on to exec children: only the
+/// bench's `linux without fd-hygiene` row starts one so.
+pub const KEEP_INHERITED_ENV: &str = "CORRAL_INIT_KEEP_INHERITED";
+
 /// Largest frame accepted (argv and env are bounded well below this).
 pub const MAX_FRAME: usize = 64 << 20;
 

@@ -98,13 +98,13 @@ pub fn rollback(state: &State, progress: &Progress) {
         let _ = destroy::teardown(state, id);
     }
     if progress.has(Piece::Cgroup) && !dir {
-        let _ = host.remove_cgroup(state, id);
+        let _ = host.remove_cgroup(state.cgroups.as_ref(), id);
     }
     if progress.has(Piece::IdRange) && !dir {
         host.release_id_range(&crate::userns::ranges::dir(state.dir()), id);
     }
     if let Some(key) = &progress.key {
-        host.release_key(state, key, id);
+        host.release_key(&state.key_path(key), id);
     }
 }
 

@@ -492,16 +492,24 @@ pub fn unmount_all(dir: &Path) -> io::Result<()> {
 /// deepest first.
 pub fn mounts_below(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
     let dir = std::fs::canonicalize(dir)?;
-    let table = std::fs::read_to_string("/proc/self/mountinfo")?;
-    let mut below: Vec<std::path::PathBuf> = table
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(|escaped| std::path::PathBuf::from(unescape_mountinfo(escaped)))
+    let mut below: Vec<std::path::PathBuf> = mount_points()?
+        .into_iter()
         .filter(|p| p.starts_with(&dir))
         .collect();
     below.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     below.dedup();
     Ok(below)
+}
+
+/// Every mount point of this process's mount namespace, in the order of
+/// `/proc/self/mountinfo`.
+pub fn mount_points() -> io::Result<Vec<std::path::PathBuf>> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo")?;
+    Ok(table
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|escaped| std::path::PathBuf::from(unescape_mountinfo(escaped)))
+        .collect())
 }
 
 /// A mount point as `/proc/self/mountinfo` writes it, with its octal
@@ -566,6 +574,7 @@ mod tests {
         assert_eq!(unescape_mountinfo(r"/a\040b\134c"), r"/a b\c");
         assert_eq!(unescape_mountinfo(r"/plain\x"), r"/plain\x");
         assert_eq!(unescape_mountinfo(r"/end\04"), r"/end\04");
+        assert_eq!(unescape_mountinfo(r"/tab\011x\134"), "/tab\tx\\");
     }
 
     #[test]

@@ -44,7 +44,6 @@
 //! foreign ABI (i386 `int 0x80`, x32) with `ENOSYS`, which covers them.
 //! Supported architectures: x86_64 and aarch64.
 
-use std::io;
 use std::sync::OnceLock;
 
 use seccompiler::{BpfProgram, sock_filter};
@@ -399,21 +398,8 @@ pub fn program_bytes() -> &'static [u8] {
 }
 
 /// Installs a serialized filter (as from [`program_bytes`]) on the calling
-/// thread: `PR_SET_NO_NEW_PRIVS`, then `SECCOMP_SET_MODE_FILTER`.
-///
-/// Does not allocate, so it may be called in a child between `fork` and
-/// `exec`. Fails with `EINVAL` when `program` is empty, not a whole number of
-/// instructions, or longer than the kernel's 4096-instruction limit.
-pub fn install(program: &[u8]) -> io::Result<()> {
-    const INSN: usize = 8;
-    const MAX_INSNS: usize = 4096;
-    let count = program.len() / INSN;
-    if program.is_empty() || !program.len().is_multiple_of(INSN) || count > MAX_INSNS {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    rustix::thread::set_no_new_privs(true)?;
-    crate::init::sys::set_seccomp_filter(program)
-}
+/// thread; the init does it (see [`crate::init`]).
+pub use crate::init::filter::install;
 
 #[cfg(test)]
 mod tests {

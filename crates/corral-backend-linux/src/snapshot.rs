@@ -180,7 +180,7 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     let (source, kind, skip, image) = if upper.is_dir() {
         (upper, RootKind::Layered, Vec::new(), meta.image.clone())
     } else {
-        let host = crate::create::HOST_IMAGE.to_string();
+        let host = crate::record::HOST_IMAGE.to_string();
         (state.root_dir(id), RootKind::Host, host_names(), host)
     };
     let dir = rustix::fs::open(
@@ -357,17 +357,17 @@ pub fn sweep(state: &State, min_age: std::time::Duration) -> usize {
 impl SnapshotOps for LinuxBackend {
     async fn snapshot(&self, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
         let (state, id, labels) = (self.state().clone(), id.to_owned(), labels.clone());
-        crate::backend::blocking(move || capture(&state, &id, &labels)).await
+        crate::blocking::blocking(move || capture(&state, &id, &labels)).await
     }
 
     async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
         let (state, id) = (self.state().clone(), snapshot_id.to_owned());
-        crate::backend::blocking(move || delete(&state, &id)).await
+        crate::blocking::blocking(move || delete(&state, &id)).await
     }
 
     async fn list_snapshots(&self, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
         let (state, labels) = (self.state().clone(), labels.clone());
-        crate::backend::blocking(move || list(&state, &labels)).await
+        crate::blocking::blocking(move || list(&state, &labels)).await
     }
 }
 
@@ -375,6 +375,6 @@ impl SnapshotOps for LinuxBackend {
 impl SnapshotCloneOps for LinuxBackend {
     async fn clone_snapshot(&self, snapshot_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
         let (state, id, labels) = (self.state().clone(), snapshot_id.to_owned(), labels.clone());
-        crate::backend::blocking(move || clone(&state, &id, &labels)).await
+        crate::blocking::blocking(move || clone(&state, &id, &labels)).await
     }
 }

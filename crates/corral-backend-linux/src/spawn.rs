@@ -94,7 +94,7 @@ impl Started {
 /// With `hygiene` (always, but for the bench's `linux without fd-hygiene`
 /// row) the init runs from the [`sealed`] copy of `binary` and closes every
 /// inherited descriptor above stderr; without it, it runs from `binary`
-/// itself and is told ([`crate::init::KEEP_INHERITED_ENV`]) to close nothing.
+/// itself and is told ([`crate::protocol::KEEP_INHERITED_ENV`]) to close nothing.
 ///
 /// The [`Prepare`] message is sent at once: with a range `claim`, the init
 /// takes the range's first host id and makes its user namespace first
@@ -113,7 +113,7 @@ pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Res
     let mut command = std::process::Command::new(program);
     command.env_clear();
     if !hygiene {
-        command.env(crate::init::KEEP_INHERITED_ENV, "1");
+        command.env(crate::protocol::KEEP_INHERITED_ENV, "1");
     }
     let child = command
         .arg0(INIT_NAME)

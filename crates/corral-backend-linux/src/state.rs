@@ -23,26 +23,19 @@
 //! the operations that reclaim, all in [`crate::gc`] and
 //! [`crate::destroy`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use corral_backend::host_process::{parent_pid, process_start};
 pub use corral_backend::statefile::{random_hex, write_atomic};
 
-use corral_backend::statefile::{SandboxRecord, SandboxRecords, is_prefixed_id};
-use corral_backend::{
-    BackendError, Labels, PlatformError, Result, SandboxError, SandboxInfo, SandboxStatus,
-};
-use serde::{Deserialize, Serialize};
+pub use crate::record::{Meta, NAME, SANDBOX_PREFIX, is_sandbox_id};
+
+use corral_backend::statefile::SandboxRecords;
+use corral_backend::{BackendError, PlatformError, Result, SandboxInfo, SandboxStatus};
 use sha2::Digest;
 
-use crate::host::{Host, RealHost};
-
-/// The backend's name.
-pub const NAME: &str = "linux";
-/// What every sandbox id starts with.
-pub const SANDBOX_PREFIX: &str = "lnx-";
+use crate::host::Host;
 
 /// The layout of the backend's state directory.
 #[derive(Debug, Clone)]
@@ -54,41 +47,36 @@ pub struct State {
     pub images: Option<crate::images::ImageStore>,
     /// The isolation layers applied (all of them, unless opened for measuring).
     pub layers: crate::layers::Layers,
-    /// Whether the backend runs as an ordinary user ([`crate::userns::rootless`]).
+    /// Whether the backend runs as an ordinary user ([`crate::privilege`]).
     pub rootless: bool,
-    /// What a teardown's effects on the host go through: the real host,
-    /// unless another was chosen ([`State::with_host`]).
+    /// What every effect on the host (and every look at its processes)
+    /// goes through: the one [`State::open`] was given.
     pub host: Arc<dyn Host>,
     /// The records as last read.
     metas: crate::meta_cache::MetaCache,
 }
 
 impl State {
-    /// Opens (creating) `<state_dir>/linux` and its subdirectories.
+    /// Opens (creating) `<state_dir>/linux` and its subdirectories; its
+    /// effects on the host go through `host`.
     pub fn open(
         state_dir: &Path,
         cgroups: Option<crate::cgroup::Cgroups>,
+        host: Arc<dyn Host>,
     ) -> std::io::Result<Self> {
         let mut state = State {
             dir: state_dir.join("linux"),
             cgroups,
             images: None,
             layers: crate::layers::Layers::all(),
-            rootless: crate::userns::rootless::active(),
-            host: Arc::new(RealHost),
+            rootless: crate::privilege::rootless(),
+            host,
             metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
         std::fs::create_dir_all(state.keys())?;
         state.images = crate::images::ImageStore::open(crate::images::store_dir(state_dir)).ok();
         Ok(state)
-    }
-
-    /// The same state, its host effects going through `host` instead.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub fn with_host(mut self, host: Arc<dyn Host>) -> Self {
-        self.host = host;
-        self
     }
 
     /// `<state>/linux`.
@@ -130,9 +118,7 @@ impl State {
 
     /// Connects to PID 1's control socket of sandbox `id`.
     pub fn connect_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
-        with_short_path(&self.sandbox_dir(id), |p| {
-            std::os::unix::net::UnixStream::connect(p)
-        })
+        connect_control_in(&self.sandbox_dir(id))
     }
 
     /// The record of sandbox `id`.
@@ -150,86 +136,6 @@ impl State {
     pub fn key_path(&self, key: &str) -> PathBuf {
         self.keys()
             .join(hex::encode(sha2::Sha256::digest(key.as_bytes())))
-    }
-}
-
-/// The on-disk record of one sandbox.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Meta {
-    /// Its id.
-    pub id: String,
-    /// Its get-or-create key.
-    pub key: Option<String>,
-    /// Its labels.
-    pub labels: Labels,
-    /// Creation time, epoch milliseconds.
-    pub created_at_ms: u64,
-    /// The environment every command starts with.
-    pub env: BTreeMap<String, String>,
-    /// Whether `network: none` was asked for (it is what every sandbox gets).
-    pub network_none: bool,
-    /// Host pid of the sandbox's PID 1.
-    pub init_pid: u32,
-    /// Its start time (clock ticks since boot), to never signal a reused pid.
-    pub init_start: u64,
-    /// Size of the sandbox's writable layer in bytes.
-    pub disk_bytes: u64,
-    /// The file system of its writable layer.
-    #[serde(default)]
-    pub disk_layer: crate::disk::DiskLayer,
-    /// Why that layer is not ext4, when it is not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk_fallback: Option<String>,
-    /// The digest of the image it runs.
-    #[serde(default)]
-    pub image: String,
-    /// When its `timeout` ends it, epoch milliseconds.
-    #[serde(default)]
-    pub expires_at_ms: Option<u64>,
-}
-
-impl SandboxRecord for Meta {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn created_at_ms(&self) -> u64 {
-        self.created_at_ms
-    }
-}
-
-impl Meta {
-    /// Whether its lifetime (`timeout`) is over at `now_ms`.
-    pub fn expired_at(&self, now_ms: u64) -> bool {
-        self.expires_at_ms.is_some_and(|t| now_ms >= t)
-    }
-
-    /// Whether its PID 1 still runs (the pid with the recorded start time:
-    /// a reused pid is another process).
-    pub fn init_alive(&self) -> bool {
-        process_start(self.init_pid) == Some(self.init_start)
-    }
-
-    /// The refusal of an operation on this sandbox once its PID 1 is gone.
-    pub fn dead_error(&self) -> BackendError {
-        SandboxError::Dead {
-            id: self.id.clone(),
-            init_pid: self.init_pid,
-        }
-        .into()
-    }
-
-    /// The record as the `Backend` trait reports it.
-    pub fn info(&self) -> SandboxInfo {
-        SandboxInfo {
-            id: self.id.clone(),
-            backend: NAME.to_string(),
-            key: self.key.clone(),
-            labels: self.labels.clone(),
-            status: SandboxStatus::Running,
-            created_at_ms: self.created_at_ms,
-            expires_at_ms: self.expires_at_ms,
-        }
     }
 }
 
@@ -259,9 +165,9 @@ fn with_short_path<T>(
     )))
 }
 
-/// Whether `s` is a well-formed sandbox id; nothing else is joined into a path.
-pub fn is_sandbox_id(s: &str) -> bool {
-    is_prefixed_id(s, SANDBOX_PREFIX)
+/// Connects to PID 1's control socket of the sandbox in `dir`.
+pub fn connect_control_in(dir: &Path) -> std::io::Result<std::os::unix::net::UnixStream> {
+    with_short_path(dir, |p| std::os::unix::net::UnixStream::connect(p))
 }
 
 /// An error of the state directory, naming what was being done.
@@ -330,11 +236,17 @@ impl Condition {
     }
 }
 
+/// Whether the PID 1 of `meta` still runs, as the host of `state` tells:
+/// the pid with the recorded start time (a reused pid is another process).
+pub fn init_alive(state: &State, meta: &Meta) -> bool {
+    state.host.process_start(meta.init_pid) == Some(meta.init_start)
+}
+
 /// The condition of the sandbox of `meta`, now.
 pub fn condition(state: &State, meta: &Meta) -> Condition {
     if meta.expired_at(corral_backend::now_ms()) {
         Condition::Expired
-    } else if state.host.process_start(meta.init_pid) != Some(meta.init_start) {
+    } else if !init_alive(state, meta) {
         Condition::Dead
     } else if is_paused(state, &meta.id) {
         Condition::Paused
@@ -385,49 +297,11 @@ pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
         .is_some_and(|a| a >= age)
 }
 
-/// The pid of every process on this host (the numeric names in `/proc`);
-/// empty when `/proc` cannot be listed.
-pub(crate) fn host_pids() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-}
-
-/// `SIGKILL`s each `(pid, start)` while its start time still matches (so a
-/// reused pid is never hit) and waits up to `wait` for them to go; returns
-/// how many were signalled.
-pub(crate) fn kill_all(procs: &[(u32, u64)], wait: std::time::Duration) -> usize {
-    use std::time::{Duration, Instant};
-    let mut n = 0;
-    for (pid, start) in procs {
-        if process_start(*pid) == Some(*start)
-            && let Some(p) = i32::try_from(*pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            && rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok()
-        {
-            n += 1;
-        }
-    }
-    let deadline = Instant::now() + wait;
-    let mut pause = Duration::from_micros(100);
-    while Instant::now() < deadline
-        && procs
-            .iter()
-            .any(|(pid, start)| process_start(*pid) == Some(*start))
-    {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
-    }
-    n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use corral_backend::ErrorCode;
+    use corral_backend::{ErrorCode, Labels};
+    use std::collections::BTreeMap;
 
     #[test]
     fn ids_are_strict() {
@@ -454,7 +328,7 @@ mod tests {
     #[test]
     fn a_record_reads_as_its_condition_and_reading_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let state = State::open(dir.path(), None).unwrap();
+        let state = State::open(dir.path(), None, Arc::new(crate::real_host::RealHost)).unwrap();
         let me = std::process::id();
         let alive = (me, process_start(me).unwrap());
         let gone = (me, alive.1 + 1);
@@ -485,7 +359,7 @@ mod tests {
                 init_pid,
                 init_start,
                 disk_bytes: 1,
-                disk_layer: crate::disk::DiskLayer::default(),
+                disk_layer: crate::record::DiskLayer::default(),
                 disk_fallback: None,
                 image: String::new(),
                 expires_at_ms,

@@ -137,6 +137,6 @@ impl TerminalOps for LinuxTerminals {
             corral_backend::validate_env(k, v)?;
         }
         let (state, id) = (self.state.clone(), id.to_string());
-        crate::backend::blocking(move || open(&state, &id, spec)).await
+        crate::blocking::blocking(move || open(&state, &id, spec)).await
     }
 }

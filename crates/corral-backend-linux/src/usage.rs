@@ -40,6 +40,6 @@ fn usage(state: &State, id: &str) -> Result<Usage> {
 impl UsageOps for LinuxUsage {
     async fn usage(&self, id: &str) -> Result<Usage> {
         let (state, id) = (self.state.clone(), id.to_string());
-        crate::backend::blocking(move || usage(&state, &id)).await
+        crate::blocking::blocking(move || usage(&state, &id)).await
     }
 }

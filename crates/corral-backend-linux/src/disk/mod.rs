@@ -29,21 +29,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, mount};
-use serde::{Deserialize, Serialize};
 
 use crate::state::State;
 
-/// The file system a sandbox's writable layer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DiskLayer {
-    /// ext4 in a loop-mounted image file on the host's disk.
-    Ext4,
-    /// A tmpfs: every byte written is memory. What records written before
-    /// the ext4 layer existed had.
-    #[default]
-    Tmpfs,
-}
+pub use crate::record::DiskLayer;
 
 /// A step of making the ext4 layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

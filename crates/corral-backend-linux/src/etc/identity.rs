@@ -63,7 +63,7 @@ fn make_home(root: &Path) -> std::io::Result<()> {
     // What a restored workload made of `/home` or `/home/user` (a dangling
     // link, a file) is its own business: kept as it is, no home made.
     let kept = |e: Errno| matches!(e, Errno::NOENT | Errno::NOTDIR | Errno::LOOP);
-    let home = match crate::contained::open_beneath(
+    let home = match crate::beneath::open_beneath(
         &root,
         &[parent.to_string()],
         OFlags::PATH | OFlags::DIRECTORY,

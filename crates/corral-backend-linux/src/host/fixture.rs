@@ -1,7 +1,7 @@
 //! The fixture of the seam's tests: a temporary state directory whose host
 //! effects a [`RecordingHost`] records, and the call sequences a teardown
-//! of its sandbox makes. Teardown, create's rollback and gc's liveness
-//! tests all build on it.
+//! of its sandbox makes. The tests of teardown, of create's rollback and
+//! of gc all build on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,9 +28,8 @@ impl Fixture {
     pub(crate) fn empty(host: RecordingHost, rootless: bool) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Arc::new(host);
-        let mut state = State::open(dir.path(), None)
-            .expect("the state directory opens")
-            .with_host(host.clone());
+        let mut state =
+            State::open(dir.path(), None, host.clone()).expect("the state directory opens");
         state.rootless = rootless;
         Fixture {
             _dir: dir,
@@ -86,7 +85,7 @@ impl Fixture {
             HostCall::ThawCgroup(ID.into()),
             HostCall::RemoveRecord(self.state.meta_path(ID)),
             HostCall::ClosePreviews(self.dir()),
-            HostCall::SendShutdown(ID.into()),
+            HostCall::SendShutdown(self.dir()),
         ];
         if record {
             calls.push(HostCall::OpenProcess(INIT_PID));
@@ -132,6 +131,6 @@ impl Fixture {
 
     /// The call releasing the key claim.
     pub(crate) fn key_release(&self) -> HostCall {
-        HostCall::ReleaseKey(KEY.into(), ID.into())
+        HostCall::ReleaseKey(self.state.key_path(KEY), ID.into())
     }
 }

@@ -1,28 +1,35 @@
-//! The host effects of a sandbox's teardown, behind one trait: stopping its
-//! init, closing its preview ports and network, removing its cgroup,
-//! unmounting its writable layer, releasing its id range and key claim and
-//! removing its directory.
+//! The host effects of a sandbox's teardown and of a reclaim pass, behind
+//! one trait: stopping its init, closing its preview ports and network,
+//! removing its cgroup, unmounting its writable layer, releasing its id
+//! range and key claim and removing its directory; and, for [`crate::gc`],
+//! finding the inits, forwarders, mounts and cgroups on the host, killing
+//! orphans and sweeping firewall tables.
 //!
-//! [`RealHost`] performs them; [`RecordingHost`] records each call (a
-//! [`HostCall`]) instead and can be told to fail one, so that the order of
-//! [`crate::destroy::teardown`] and what it still does after a failure are
-//! tested without root. Which one a [`State`] uses is chosen where it is
-//! made ([`State::open`] takes the real one; [`State::with_host`] another),
-//! never by the build.
+//! `RealHost` ([`crate::real_host`]) performs them; [`RecordingHost`]
+//! records each call (a [`HostCall`]) instead and can be told to fail one,
+//! so that the order of [`crate::destroy::teardown`], what it still does
+//! after a failure, and what a gc pass spares and reclaims are tested
+//! without root. Which one a [`crate::state::State`] uses is chosen where
+//! it is made (`State::open` takes it: the backend passes the real one, a
+//! test the one it needs), never by the build.
+//!
+//! Low-level: the trait names only ids, paths, pids and the cgroup
+//! hierarchy, so that the state directory holds a host without the host
+//! depending on it. `RealHost` sits at the top, beside the backend: it
+//! calls the modules that own each effect.
 
-mod real;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod recording;
 
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use corral_backend::Result;
 
-use crate::state::State;
+use crate::cgroup::Cgroups;
 
-pub use real::RealHost;
+pub use crate::hostproc::{Forwarder, InitProcess};
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 
@@ -30,7 +37,7 @@ pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 pub trait Host: Send + Sync + std::fmt::Debug {
     /// Thaws the cgroup of sandbox `id` (frozen processes can neither act
     /// on `Shutdown` nor die); quiet when it has none.
-    fn thaw_cgroup(&self, state: &State, id: &str);
+    fn thaw_cgroup(&self, cgroups: Option<&Cgroups>, id: &str);
 
     /// Removes the record at `path` (from then on the sandbox is not
     /// listed); quiet when it is gone.
@@ -39,9 +46,9 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// Closes the preview ports published for the sandbox in `dir`.
     fn close_previews(&self, dir: &Path) -> Result<()>;
 
-    /// Asks PID 1 of sandbox `id` to shut down over its control socket;
-    /// whether the socket answered.
-    fn send_shutdown(&self, state: &State, id: &str) -> bool;
+    /// Asks PID 1 of the sandbox in `dir` to shut down over its control
+    /// socket; whether the socket answered.
+    fn send_shutdown(&self, dir: &Path) -> bool;
 
     /// When host process `pid` started (boot ticks), while it runs: with
     /// its pid, what names one process for good (the liveness of a
@@ -67,7 +74,7 @@ pub trait Host: Send + Sync + std::fmt::Debug {
 
     /// Removes the cgroup of sandbox `id` and whatever is left in it;
     /// nothing when it has none.
-    fn remove_cgroup(&self, state: &State, id: &str) -> Result<()>;
+    fn remove_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()>;
 
     /// Detaches everything mounted on `fs` (the writable layer and what is
     /// mounted on it).
@@ -80,8 +87,35 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// mounted below it.
     fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()>;
 
-    /// Releases `key`'s claim when sandbox `id` holds it.
-    fn release_key(&self, state: &State, key: &str, id: &str);
+    /// Releases the key claim in file `claim` when sandbox `id` holds it.
+    fn release_key(&self, claim: &Path, id: &str);
+
+    /// Every `corral-init` process on this host, with its cgroups.
+    fn init_processes(&self) -> Vec<InitProcess>;
+
+    /// Every preview forwarder on this host, with the directory it serves.
+    fn preview_forwarders(&self) -> Vec<Forwarder>;
+
+    /// Sends `SIGKILL` to each `(pid, start)` that still started at `start`
+    /// and waits up to `wait` for them to go; how many were signalled.
+    fn kill_all(&self, procs: &[(u32, u64)], wait: Duration) -> usize;
+
+    /// Every mount point of this process's mount namespace (empty when the
+    /// table cannot be read).
+    fn mount_points(&self) -> Vec<PathBuf>;
+
+    /// The names of the cgroups beside this backend's sandboxes' (every
+    /// state directory's); empty without cgroups.
+    fn cgroup_names(&self, cgroups: Option<&Cgroups>) -> Vec<String>;
+
+    /// How long ago cgroup `name` last changed, when it exists and holds no
+    /// process; `None` otherwise (or when that cannot be told).
+    fn empty_cgroup_age(&self, cgroups: Option<&Cgroups>, name: &str) -> Option<Duration>;
+
+    /// Removes the firewall tables and `FORWARD` rules this backend made
+    /// for links that are gone; the links whose leftovers went (none
+    /// without `nft`).
+    fn sweep_tables(&self) -> Vec<String>;
 }
 
 /// A host process named by pid and, when opened for real, by a pidfd (which

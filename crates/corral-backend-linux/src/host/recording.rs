@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use corral_backend::{PlatformError, Result};
 
-use super::{Host, Process};
-use crate::state::State;
+use super::{Forwarder, Host, InitProcess, Process};
+use crate::cgroup::Cgroups;
 
 /// The host pid of the recorded sandbox's PID 1.
 pub const INIT_PID: u32 = 4242;
@@ -28,8 +28,8 @@ pub enum HostCall {
     RemoveRecord(PathBuf),
     /// [`Host::close_previews`] of this sandbox directory.
     ClosePreviews(PathBuf),
-    /// [`Host::send_shutdown`] to this sandbox id.
-    SendShutdown(String),
+    /// [`Host::send_shutdown`] to the sandbox in this directory.
+    SendShutdown(PathBuf),
     /// [`Host::process_start`] of this pid.
     ProcessStart(u32),
     /// [`Host::open_process`] of this pid.
@@ -50,8 +50,41 @@ pub enum HostCall {
     ReleaseIdRange(String),
     /// [`Host::remove_sandbox_dir`] of this directory.
     RemoveSandboxDir(PathBuf),
-    /// [`Host::release_key`] of this key, held by this sandbox id.
-    ReleaseKey(String, String),
+    /// [`Host::release_key`] of this claim file, held by this sandbox id.
+    ReleaseKey(PathBuf, String),
+    /// [`Host::init_processes`].
+    InitProcesses,
+    /// [`Host::preview_forwarders`].
+    PreviewForwarders,
+    /// [`Host::kill_all`] of these `(pid, start)`.
+    KillAll(Vec<(u32, u64)>),
+    /// [`Host::mount_points`].
+    MountPoints,
+    /// [`Host::cgroup_names`].
+    CgroupNames,
+    /// [`Host::empty_cgroup_age`] of this cgroup.
+    EmptyCgroupAge(String),
+    /// [`Host::sweep_tables`].
+    SweepTables,
+}
+
+impl HostCall {
+    /// Whether the call changes the host (or would): everything but a
+    /// look at it or a wait.
+    pub fn is_effect(&self) -> bool {
+        !matches!(
+            self,
+            HostCall::ProcessStart(_)
+                | HostCall::OpenProcess(_)
+                | HostCall::OuterInit(_)
+                | HostCall::WaitExit(..)
+                | HostCall::InitProcesses
+                | HostCall::PreviewForwarders
+                | HostCall::MountPoints
+                | HostCall::CgroupNames
+                | HostCall::EmptyCgroupAge(_)
+        )
+    }
 }
 
 /// The steps of [`Host`] that can fail, hence be made to.
@@ -98,13 +131,19 @@ pub enum InitModel {
     Dead,
 }
 
-/// What the recorded init has been through.
+/// What the recorded init has been through, and what else is on the
+/// recorded host (each removed by the call that would remove it).
 #[derive(Debug)]
 struct Recorded {
     calls: Vec<HostCall>,
     init: InitModel,
     shut_down: bool,
     killed: bool,
+    inits: Vec<InitProcess>,
+    forwarders: Vec<Forwarder>,
+    mounts: Vec<PathBuf>,
+    cgroups: Vec<(String, Option<Duration>)>,
+    tables: Vec<String>,
 }
 
 /// A [`Host`] that records every call and touches nothing.
@@ -123,6 +162,11 @@ impl RecordingHost {
                 init,
                 shut_down: false,
                 killed: false,
+                inits: Vec::new(),
+                forwarders: Vec::new(),
+                mounts: Vec::new(),
+                cgroups: Vec::new(),
+                tables: Vec::new(),
             }),
             fail: Vec::new(),
         }
@@ -134,9 +178,43 @@ impl RecordingHost {
         self
     }
 
+    /// From now on, these `corral-init` processes run on the host.
+    pub fn set_inits(&self, inits: Vec<InitProcess>) {
+        self.lock().inits = inits;
+    }
+
+    /// From now on, these preview forwarders run on the host.
+    pub fn set_forwarders(&self, forwarders: Vec<Forwarder>) {
+        self.lock().forwarders = forwarders;
+    }
+
+    /// From now on, these are the host's mount points.
+    pub fn set_mounts(&self, mounts: Vec<PathBuf>) {
+        self.lock().mounts = mounts;
+    }
+
+    /// From now on, these are the host's cgroups: each name with how long
+    /// ago it last changed while empty (`None`: it holds a process).
+    pub fn set_cgroups(&self, cgroups: Vec<(String, Option<Duration>)>) {
+        self.lock().cgroups = cgroups;
+    }
+
+    /// From now on, the host keeps leftover firewall tables of these links.
+    pub fn set_tables(&self, links: Vec<String>) {
+        self.lock().tables = links;
+    }
+
     /// The calls made so far, in order.
     pub fn calls(&self) -> Vec<HostCall> {
         self.lock().calls.clone()
+    }
+
+    /// The calls made so far that change the host ([`HostCall::is_effect`]).
+    pub fn effects(&self) -> Vec<HostCall> {
+        self.calls()
+            .into_iter()
+            .filter(HostCall::is_effect)
+            .collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Recorded> {
@@ -174,7 +252,7 @@ impl RecordingHost {
 }
 
 impl Host for RecordingHost {
-    fn thaw_cgroup(&self, _state: &State, id: &str) {
+    fn thaw_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) {
         let mut recorded = self.lock();
         recorded.calls.push(HostCall::ThawCgroup(id.to_string()));
         if recorded.init == InitModel::Paused {
@@ -190,12 +268,16 @@ impl Host for RecordingHost {
         self.step(
             HostCall::ClosePreviews(dir.to_path_buf()),
             HostStep::ClosePreviews,
-        )
+        )?;
+        self.lock().forwarders.retain(|f| f.dir != dir);
+        Ok(())
     }
 
-    fn send_shutdown(&self, _state: &State, id: &str) -> bool {
+    fn send_shutdown(&self, dir: &Path) -> bool {
         let mut recorded = self.lock();
-        recorded.calls.push(HostCall::SendShutdown(id.to_string()));
+        recorded
+            .calls
+            .push(HostCall::SendShutdown(dir.to_path_buf()));
         match recorded.init {
             InitModel::Running => recorded.shut_down = true,
             InitModel::Paused | InitModel::Hung => {}
@@ -240,15 +322,19 @@ impl Host for RecordingHost {
         )
     }
 
-    fn remove_cgroup(&self, _state: &State, id: &str) -> Result<()> {
+    fn remove_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
         self.step(
             HostCall::RemoveCgroup(id.to_string()),
             HostStep::RemoveCgroup,
-        )
+        )?;
+        self.lock().cgroups.retain(|(name, _)| name != id);
+        Ok(())
     }
 
     fn unmount_all(&self, fs: &Path) -> std::io::Result<()> {
-        self.io_step(HostCall::UnmountAll(fs.to_path_buf()), HostStep::UnmountAll)
+        self.io_step(HostCall::UnmountAll(fs.to_path_buf()), HostStep::UnmountAll)?;
+        self.lock().mounts.retain(|m| !m.starts_with(fs));
+        Ok(())
     }
 
     fn release_id_range(&self, _ranges: &Path, id: &str) {
@@ -262,7 +348,89 @@ impl Host for RecordingHost {
         )
     }
 
-    fn release_key(&self, _state: &State, key: &str, id: &str) {
-        self.record(HostCall::ReleaseKey(key.to_string(), id.to_string()));
+    fn release_key(&self, claim: &Path, id: &str) {
+        self.record(HostCall::ReleaseKey(claim.to_path_buf(), id.to_string()));
+    }
+
+    fn init_processes(&self) -> Vec<InitProcess> {
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::InitProcesses);
+        recorded.inits.clone()
+    }
+
+    fn preview_forwarders(&self) -> Vec<Forwarder> {
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::PreviewForwarders);
+        recorded.forwarders.clone()
+    }
+
+    /// Kills what runs with that pid and start time: a listed init or
+    /// forwarder, or the sandbox's PID 1 — which, frozen, survives (as a
+    /// frozen process does until thawed).
+    fn kill_all(&self, procs: &[(u32, u64)], _wait: Duration) -> usize {
+        let init_alive = self.known(INIT_PID);
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::KillAll(procs.to_vec()));
+        let mut signalled = 0;
+        for &(pid, start) in procs {
+            let listed = recorded
+                .inits
+                .iter()
+                .any(|p| (p.pid, p.start) == (pid, start))
+                || recorded
+                    .forwarders
+                    .iter()
+                    .any(|f| (f.pid, f.start) == (pid, start));
+            let init = (pid, start) == (INIT_PID, INIT_START) && init_alive;
+            if !(listed || init) {
+                continue;
+            }
+            signalled += 1;
+            if pid == INIT_PID && recorded.init == InitModel::Paused {
+                continue;
+            }
+            recorded.inits.retain(|p| (p.pid, p.start) != (pid, start));
+            recorded
+                .forwarders
+                .retain(|f| (f.pid, f.start) != (pid, start));
+            if pid == INIT_PID {
+                recorded.init = InitModel::Dead;
+            }
+        }
+        signalled
+    }
+
+    fn mount_points(&self) -> Vec<PathBuf> {
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::MountPoints);
+        recorded.mounts.clone()
+    }
+
+    fn cgroup_names(&self, _cgroups: Option<&Cgroups>) -> Vec<String> {
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::CgroupNames);
+        recorded
+            .cgroups
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    fn empty_cgroup_age(&self, _cgroups: Option<&Cgroups>, name: &str) -> Option<Duration> {
+        let mut recorded = self.lock();
+        recorded
+            .calls
+            .push(HostCall::EmptyCgroupAge(name.to_string()));
+        recorded
+            .cgroups
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, age)| *age)
+    }
+
+    fn sweep_tables(&self) -> Vec<String> {
+        let mut recorded = self.lock();
+        recorded.calls.push(HostCall::SweepTables);
+        std::mem::take(&mut recorded.tables)
     }
 }

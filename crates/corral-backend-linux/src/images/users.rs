@@ -9,7 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::state::{Meta, process_start};
+use corral_backend::host_process::process_start;
+
+use crate::record::Meta;
 
 /// The image store of state directory `state_dir`: `<state_dir>/linux/images`,
 /// the one path both the backend and `corral image` use.

@@ -267,7 +267,7 @@ fn install_filter(bytes: &[u8]) -> std::io::Result<()> {
     if bytes.is_empty() {
         return Ok(());
     }
-    crate::seccomp::install(bytes)
+    super::filter::install(bytes)
 }
 
 fn cstrings(items: &[String]) -> Result<Vec<CString>, Failure> {

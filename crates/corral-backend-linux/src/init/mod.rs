@@ -26,7 +26,9 @@
 
 mod child;
 mod creator;
+pub(crate) mod filter;
 mod limits;
+mod rootless;
 mod serve;
 // One of the crate's only two modules allowed `unsafe` (the other is the
 // host side's `crate::sys`): the init's raw system calls.
@@ -47,10 +49,7 @@ use sys::Forked;
 /// stdin, so the host needs no code between fork and exec to place it.
 pub const STARTUP_FD: i32 = 0;
 
-/// Set (to anything) in the environment of an init that keeps the
-/// descriptors it inherits and passes them on to exec children: only the
-/// bench's `linux without fd-hygiene` row starts one so.
-pub const KEEP_INHERITED_ENV: &str = "CORRAL_INIT_KEEP_INHERITED";
+pub use crate::protocol::KEEP_INHERITED_ENV;
 
 /// Whether this init sweeps descriptors (see [`main`]); PID 1 inherits it
 /// across the fork and its exec children honour it (`child`).
@@ -230,7 +229,7 @@ fn outer(startup: OwnedFd) -> i32 {
         Err(e) => return fail(&startup, "fork", e),
         Ok(Forked::Child) => {
             if cfg.rootless.is_some()
-                && let Err(e) = crate::userns::rootless::seal_pid1()
+                && let Err(e) = rootless::seal_pid1()
             {
                 std::process::exit(fail(&startup, "making PID 1 undumpable", e));
             }
@@ -283,7 +282,7 @@ fn outer(startup: OwnedFd) -> i32 {
 /// the state directory.
 fn enter_root(cfg: &InitConfig, root_dir: Option<OwnedFd>) -> Result<(), crate::rootfs::StepError> {
     if let Some(layer) = &cfg.rootless {
-        return crate::userns::rootless::enter_root(cfg, layer);
+        return rootless::enter_root(cfg, layer);
     }
     let step = |step: &str| {
         let step = step.to_string();

@@ -26,7 +26,6 @@ pub mod map;
 pub mod ownership;
 pub mod ranges;
 pub mod rootless;
-pub mod sandbox;
 
 pub use ranges::{IdRange, RangeClaim};
 

@@ -13,12 +13,13 @@
 //! - **The root**: nothing is mounted on the host. The init mounts the
 //!   sandbox's tmpfs (of the disk limit's size) on `fs/` inside its own
 //!   mount namespace, builds the skeleton and the curated `/etc` in it, and
-//!   binds the `host` image's directories read-only there ([`enter_root`]).
+//!   binds the `host` image's directories read-only there
+//!   (`crate::init`'s `rootless::enter_root`).
 //! - **Host-side files**: the host reaches that tmpfs through the outer
 //!   init's root, `/proc/<outer init>/root` ([`files_root`]; the outer init
 //!   is PID 1's parent, pivoted into the same root): the process is the
 //!   user's own, dumpable for it, outside the sandbox's pid namespace;
-//!   PID 1 is made undumpable ([`seal_pid1`]). Every path is still
+//!   PID 1 is made undumpable (`seal_pid1`, beside it). Every path is still
 //!   resolved inside that root.
 //! - **Refused**: what needs privileges a user cannot get is refused with
 //!   `unsupported` ([`refuse`]): cgroup limits, an allowlist network (a
@@ -27,14 +28,12 @@
 //!   overlay is mounted by the host) and snapshots.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use corral_backend::{BackendError, CreateRequest, Result};
 
 use crate::images::{Image, ImageRoot};
-use crate::protocol::{InitConfig, RootlessLayer};
-use crate::rootfs::StepError;
 use crate::state::State;
 
 /// How many ids a subordinate range gives the sandbox (ids `1..=65535`).
@@ -42,9 +41,7 @@ const SUBORDINATE_IDS: u64 = 65535;
 
 /// Whether this process runs the backend rootless (its effective uid is
 /// not 0).
-pub fn active() -> bool {
-    !rustix::process::geteuid().is_root()
-}
+pub use crate::privilege::rootless as active;
 
 /// Whether an ordinary user may make a user namespace here: tried once in
 /// a forked child. The error is one line.
@@ -193,59 +190,6 @@ pub fn files_root(state: &State, id: &str) -> PathBuf {
         Some(pid) => PathBuf::from(format!("/proc/{pid}/root")),
         None => state.root_dir(id),
     }
-}
-
-/// Init side, rootless, in PID 1 right after the fork: PID 1 is made
-/// undumpable again, so no process of the sandbox (root of the same
-/// namespace, with the same host uid) may open its memory through `/proc`;
-/// only the outer stage, outside the sandbox's pid namespace, stays
-/// dumpable for the host's file primitives.
-pub fn seal_pid1() -> io::Result<()> {
-    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
-    Ok(())
-}
-
-/// Init side, rootless: becomes root of the namespace (staying dumpable,
-/// so the user's own host-side file primitives may open its root),
-/// makes new mount and cgroup namespaces, mounts the sandbox's tmpfs,
-/// builds the root in it and enters it.
-pub fn enter_root(cfg: &InitConfig, layer: &RootlessLayer) -> std::result::Result<(), StepError> {
-    let step = |what: &str| {
-        let what = what.to_string();
-        move |error: io::Error| StepError { step: what, error }
-    };
-    become_root().map_err(step("becoming root of the user namespace"))?;
-    let flags = rustix::thread::UnshareFlags::NEWNS | rustix::thread::UnshareFlags::NEWCGROUP;
-    crate::init::sys::unshare_namespaces(flags).map_err(step("unshare"))?;
-    let root = Path::new(&cfg.root);
-    let fs = root.parent().unwrap_or(root);
-    crate::rootfs::mount_sandbox_tmpfs(fs, layer.disk_bytes)
-        .map_err(step("mounting the sandbox's tmpfs"))?;
-    crate::rootfs::make_skeleton(root, &cfg.host_dirs).map_err(step("building the root"))?;
-    let bound: Vec<_> = cfg
-        .host_dirs
-        .iter()
-        .filter(|d| !(layer.curated_etc && d.path == "/etc"))
-        .cloned()
-        .collect();
-    if layer.curated_etc {
-        crate::etc::make(root, &cfg.hostname)
-            .map_err(|e| step("writing the curated /etc")(io::Error::other(e.to_string())))?;
-    }
-    rustix::process::chdir(root).map_err(|e| step("entering the root")(e.into()))?;
-    crate::rootfs::enter_cwd(root, &bound)
-}
-
-/// Root of the user namespace: the caller's ids are mapped to 0 already,
-/// so this only sets them and clears the supplementary groups where
-/// `setgroups` is allowed (it is denied under a single-id map).
-fn become_root() -> io::Result<()> {
-    use rustix::process::{Gid, Uid};
-    rustix::thread::set_thread_res_gid(Gid::ROOT, Gid::ROOT, Gid::ROOT)?;
-    let _ = rustix::thread::set_thread_groups(&[]);
-    rustix::thread::set_thread_res_uid(Uid::ROOT, Uid::ROOT, Uid::ROOT)?;
-    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)?;
-    Ok(())
 }
 
 #[cfg(test)]

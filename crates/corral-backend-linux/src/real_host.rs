@@ -1,14 +1,15 @@
 //! The host as it is: each effect of [`Host`] done by the code the crate
 //! has for it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use corral_backend::Result;
 
-use super::{Host, Process};
+use crate::cgroup::Cgroups;
+use crate::host::{Forwarder, Host, InitProcess, Process};
 use crate::protocol::{self, Request};
-use crate::state::{State, parent_pid, process_start};
+use crate::state::{connect_control_in, parent_pid, process_start};
 
 /// How long a `Shutdown` frame may take to be written.
 const SHUTDOWN_WRITE: Duration = Duration::from_millis(500);
@@ -18,8 +19,12 @@ const SHUTDOWN_WRITE: Duration = Duration::from_millis(500);
 pub struct RealHost;
 
 impl Host for RealHost {
-    fn thaw_cgroup(&self, state: &State, id: &str) {
-        crate::pause::thaw_quietly(state, id);
+    fn thaw_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) {
+        if let Some(cgroups) = cgroups
+            && let Ok(Some(cg)) = cgroups.open(id)
+        {
+            let _ = cg.thaw();
+        }
     }
 
     fn remove_record(&self, path: &Path) {
@@ -30,8 +35,8 @@ impl Host for RealHost {
         crate::preview::teardown(dir)
     }
 
-    fn send_shutdown(&self, state: &State, id: &str) -> bool {
-        let Ok(mut sock) = state.connect_control(id) else {
+    fn send_shutdown(&self, dir: &Path) -> bool {
+        let Ok(mut sock) = connect_control_in(dir) else {
             return false;
         };
         let _ = sock.set_write_timeout(Some(SHUTDOWN_WRITE));
@@ -80,8 +85,8 @@ impl Host for RealHost {
         crate::network::teardown(dir)
     }
 
-    fn remove_cgroup(&self, state: &State, id: &str) -> Result<()> {
-        if let Some(cgroups) = &state.cgroups
+    fn remove_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
+        if let Some(cgroups) = cgroups
             && let Ok(Some(cg)) = cgroups.open(id)
         {
             cg.destroy()
@@ -102,8 +107,48 @@ impl Host for RealHost {
         crate::rootfs::remove_unmounted(dir)
     }
 
-    fn release_key(&self, state: &State, key: &str, id: &str) {
-        crate::keys::release(state, key, id);
+    fn release_key(&self, claim: &Path, id: &str) {
+        crate::keys::release(claim, id);
+    }
+
+    fn init_processes(&self) -> Vec<InitProcess> {
+        crate::hostproc::corral_inits()
+    }
+
+    fn preview_forwarders(&self) -> Vec<Forwarder> {
+        crate::preview::forwarders()
+    }
+
+    fn kill_all(&self, procs: &[(u32, u64)], wait: Duration) -> usize {
+        crate::hostproc::kill_all(procs, wait)
+    }
+
+    fn mount_points(&self) -> Vec<PathBuf> {
+        crate::rootfs::mount_points().unwrap_or_default()
+    }
+
+    fn cgroup_names(&self, cgroups: Option<&Cgroups>) -> Vec<String> {
+        cgroups
+            .and_then(|cgroups| cgroups.list().ok())
+            .unwrap_or_default()
+    }
+
+    fn empty_cgroup_age(&self, cgroups: Option<&Cgroups>, name: &str) -> Option<Duration> {
+        let cg = cgroups?.open(name).ok()??;
+        if !cg.pids().is_ok_and(|p| p.is_empty()) {
+            return None;
+        }
+        std::fs::symlink_metadata(cg.dir())
+            .ok()?
+            .modified()
+            .ok()?
+            .elapsed()
+            .ok()
+    }
+
+    fn sweep_tables(&self) -> Vec<String> {
+        // Without `nft` no table was ever made: nothing to sweep.
+        crate::network::sweep_tables().unwrap_or_default()
     }
 }
 

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use corral_backend::{BackendError, CreateError, Result, SetupStep};
 
-use super::idmap::{self, Bound};
-use super::{ownership, ranges};
 use crate::protocol::HostDir;
 use crate::spawn::Started;
+use crate::userns::idmap::{self, Bound};
+use crate::userns::{ownership, ranges};
 
 /// What [`prepare`] set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
