@@ -87,8 +87,8 @@ pub struct GcReport {
     /// The host state reclaimed beside them, and the live sandboxes spared.
     #[serde(flatten)]
     pub host: HostStateReclaim,
-    /// Sandboxes that could not be reclaimed, one line each (the pass goes
-    /// on with the others; a next pass retries them).
+    /// What could not be reclaimed (sandboxes, the image store), one line
+    /// each (the pass goes on with the others; a next pass retries them).
     pub errors: Vec<String>,
 }
 
@@ -291,6 +291,13 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         }
     }
     crate::disk::image::sweep(&crate::disk::templates_dir(state));
+    // What interrupted image imports left (the store is busy when one runs
+    // now; a later pass takes the rest).
+    if let Some(images) = &state.images
+        && let Err(e) = images.reclaim()
+    {
+        report.errors.push(format!("the image store: {e}"));
+    }
     report.host.key_claims = crate::keys::sweep(state);
     // Id ranges whose sandbox ended (their lock is free).
     crate::userns::ranges::sweep(&crate::userns::ranges::dir(state.dir()));

@@ -34,14 +34,22 @@ pub struct ImageStore {
 }
 
 impl ImageStore {
-    /// Opens (creating) the store in `dir`. When no import or removal is in
-    /// flight, leftovers of interrupted ones are reclaimed.
+    /// Opens (creating) the store in `dir`. Opening changes nothing in it:
+    /// what interrupted imports left is taken back by [`Self::reclaim`],
+    /// which the backend's `gc` runs.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, ImageError> {
         let layout = Layout::create(dir.into())?;
-        if let Some(lock) = layout.lock(false)? {
-            layout.sweep(&lock)?;
-        }
         Ok(ImageStore { layout })
+    }
+
+    /// Removes what interrupted imports and removals left behind (staging
+    /// directories, layers and blobs no record names), when none is in
+    /// flight; returns whether the store was free to sweep.
+    pub fn reclaim(&self) -> Result<bool, ImageError> {
+        match self.layout.lock(false)? {
+            Some(lock) => self.layout.sweep(&lock).map(|()| true),
+            None => Ok(false),
+        }
     }
 
     /// The store directory.

@@ -506,7 +506,7 @@ fn corrupted_blobs_are_refused() {
 }
 
 #[test]
-fn leftovers_of_an_interrupted_import_are_reclaimed_on_open() {
+fn leftovers_of_an_interrupted_import_are_left_by_open_and_reclaimed_by_reclaim() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("store");
     let store = ImageStore::open(&dir).unwrap();
@@ -514,7 +514,12 @@ fn leftovers_of_an_interrupted_import_are_reclaimed_on_open() {
     fs::create_dir_all(dir.join("tmp/1-0/layer-0/etc")).unwrap();
     fs::create_dir_all(dir.join("layers").join("ab".repeat(32)).join("usr")).unwrap();
     fs::write(dir.join("blobs/sha256").join("cd".repeat(32)), b"x").unwrap();
+    // Opening is a read: it changes nothing (issue rule "reads have no side effects").
     let store = ImageStore::open(&dir).unwrap();
+    for sub in ["tmp", "layers", "blobs/sha256"] {
+        assert_eq!(count(&dir.join(sub)), 1, "{sub} left by open");
+    }
+    assert!(store.reclaim().unwrap(), "nothing in flight: the store sweeps");
     assert_eq!(store.list().unwrap().len(), 1);
     for sub in ["tmp", "layers", "blobs/sha256"] {
         assert_eq!(count(&dir.join(sub)), 0, "{sub} swept");
