@@ -59,8 +59,6 @@ impl LinuxBackend {
         list_tree: true,
         write_batch: true,
         previews: true,
-        write_creates_parents: false,
-        inline_activity: false,
         reclaim: true,
         enforces: Enforcement {
             network_none: true,

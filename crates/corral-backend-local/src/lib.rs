@@ -150,8 +150,6 @@ impl LocalBackend {
         list_tree: true,
         write_batch: false,
         previews: true,
-        write_creates_parents: false,
-        inline_activity: false,
         reclaim: true,
         enforces: Enforcement {
             network_none: false,

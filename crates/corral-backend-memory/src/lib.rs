@@ -60,7 +60,7 @@
 //! `/workspace` and `/tmp` exist at create. Paths are normalized lexically
 //! ([`corral_backend::path::normalize`]); symlinks met on the way are
 //! followed physically (40 hops at most). `files.write` needs the parent to
-//! exist (`write_creates_parents` is false) and, like a write-then-rename,
+//! exist (the SDK core makes it) and, like a write-then-rename,
 //! replaces a final symlink instead of writing through it; `mode` defaults
 //! to `0o644`. `write_batch` applies the same writes to a copy of the tree and
 //! publishes it only if all succeeded. [`MemoryBackend::symlink`],
@@ -230,8 +230,6 @@ const CAPABILITIES: Capabilities = Capabilities {
     write_batch: true,
     previews: true,
     // False on purpose: the core's mkdir-before-write path gets exercised.
-    write_creates_parents: false,
-    inline_activity: false,
     reclaim: false,
     enforces: Enforcement::ALL,
 };

@@ -24,8 +24,16 @@ async fn it_declares_everything_and_verifies() {
     assert!(caps.pause && caps.snapshot && caps.snapshot_clone && caps.terminal);
     assert!(caps.start_process && caps.usage && caps.read_range && caps.contained_read);
     assert!(caps.list_tree && caps.write_batch && caps.previews);
-    assert!(!caps.write_creates_parents);
     assert_eq!(caps.enforces, corral_backend::Enforcement::ALL);
+    // Its `write` leaves missing parents to the caller (the SDK core's
+    // `mkdir`): it is opened without the `write_creates_parents` hint.
+    let sb = b.create(CreateRequest::default()).await.unwrap();
+    let err = b
+        .files()
+        .write(&sb.id, "/workspace/no/parent.txt", b"x", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }
 
 #[tokio::test]
