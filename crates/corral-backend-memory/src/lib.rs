@@ -229,7 +229,6 @@ const CAPABILITIES: Capabilities = Capabilities {
     list_tree: true,
     write_batch: true,
     previews: true,
-    // False on purpose: the core's mkdir-before-write path gets exercised.
     reclaim: false,
     enforces: Enforcement::ALL,
 };
