@@ -70,15 +70,17 @@ impl Sandbox {
         let mut pause = FIRST_PAUSE;
         loop {
             match backend.key_mode() {
-                KeyMode::Exact => match Sandbox::create_hinted(backend.clone(), hints, options.clone()).await {
-                    Ok(sandbox) => return Ok(sandbox),
-                    Err(e) if e.code == ErrorCode::Conflict => {
-                        if let Some(found) = attach(&backend, hints, key, &options).await? {
-                            return Ok(found);
+                KeyMode::Exact => {
+                    match Sandbox::create_hinted(backend.clone(), hints, options.clone()).await {
+                        Ok(sandbox) => return Ok(sandbox),
+                        Err(e) if e.code == ErrorCode::Conflict => {
+                            if let Some(found) = attach(&backend, hints, key, &options).await? {
+                                return Ok(found);
+                            }
                         }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
-                },
+                }
                 KeyMode::BestEffort => {
                     if let Some(found) = attach(&backend, hints, key, &options).await? {
                         return Ok(found);
