@@ -63,9 +63,9 @@ mod tests {
             ("sleep", "S", Some(4242)),
             ("sleep", "D", Some(4242)),
             ("sleep", "T", Some(4242)),
-            ("sleep", "Z", None), // exited, its parent has not reaped it
-            ("sleep", "X", None), // its parent is reaping it right now
-            ("sleep", "x", None), // the same state on kernels before 4.14
+            ("sleep", "Z", None),         // exited, its parent has not reaped it
+            ("sleep", "X", None),         // its parent is reaping it right now
+            ("sleep", "x", None),         // the same state on kernels before 4.14
             ("a) Z (b", "R", Some(4242)), // a name posing as a state
             (") X 1 ", "S", Some(4242)),
         ];
