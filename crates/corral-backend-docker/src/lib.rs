@@ -123,8 +123,6 @@ impl Backend for DockerBackend {
             list_tree: self.local_fs,
             write_batch: false,
             previews: true,
-            write_creates_parents: false,
-            inline_activity: false,
             reclaim: false,
             enforces: Enforcement {
                 network_none: true,

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use corral_backend::{
     Backend, BackendError, Capabilities, CreateRequest, Enforcement, ExecOutcome, ExecRequest,
     FileOps, KeyMode, Labels, OutputSink, PauseOps, PlatformError, PreviewUrl, ProcessOps,
-    RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, labels_match,
+    RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, Verified, labels_match,
 };
 
 use crate::blocking::blocking;
@@ -60,8 +60,6 @@ impl LinuxBackend {
         list_tree: true,
         write_batch: true,
         previews: true,
-        write_creates_parents: false,
-        inline_activity: false,
         reclaim: true,
         enforces: Enforcement {
             network_none: true,
@@ -117,6 +115,13 @@ impl LinuxBackend {
     /// what [`crate::DEFAULT_TIMEOUT_ENV`] says when it is set (a malformed value
     /// is refused with `invalid_input`).
     pub fn open(state_dir: impl AsRef<Path>) -> Result<Self> {
+        Self::open_verified(state_dir).map(Verified::into_inner)
+    }
+
+    /// [`Self::open`], with the proof that the construction check
+    /// ([`corral_backend::verify`]) it runs passed, so that whoever
+    /// receives the backend need not run it again.
+    pub fn open_verified(state_dir: impl AsRef<Path>) -> Result<Verified<Self>> {
         Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::all())
     }
 
@@ -128,9 +133,10 @@ impl LinuxBackend {
         without: &[crate::layers::Layer],
     ) -> Result<Self> {
         Self::open_with_layers(state_dir.as_ref(), crate::layers::Layers::without(without))
+            .map(Verified::into_inner)
     }
 
-    fn open_with_layers(state_dir: &Path, layers: crate::layers::Layers) -> Result<Self> {
+    fn open_with_layers(state_dir: &Path, layers: crate::layers::Layers) -> Result<Verified<Self>> {
         let default_timeout = crate::exec_timeout::from_env()?;
         // Rootless, no cgroup can be made (nor delegated) for a sandbox.
         let cgroups = match crate::userns::rootless::active() {
@@ -172,8 +178,7 @@ impl LinuxBackend {
             pool,
             default_timeout,
         };
-        corral_backend::verify(&backend)?;
-        Ok(backend)
+        Verified::new(backend)
     }
 
     /// The same backend with `limit` as the wall-clock limit of every exec

@@ -74,7 +74,7 @@ use corral_backend::{
     Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ExecOutcome,
     ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PlatformError, PreviewUrl,
     ProcessOps, ProcessSpec, Result, SandboxInfo, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
-    TreeListOps, TreeListing, Usage, UsageOps, labels_match,
+    TreeListOps, TreeListing, Usage, UsageOps, Verified, labels_match,
 };
 
 pub use state::SANDBOX_PREFIX;
@@ -96,6 +96,13 @@ impl LocalBackend {
     /// Opens the backend on `state_dir`, creating it and its `sandboxes/`,
     /// `snapshots/` and `keys/` directories as needed.
     pub fn open(state_dir: impl Into<PathBuf>) -> Result<Self> {
+        Self::open_verified(state_dir).map(Verified::into_inner)
+    }
+
+    /// [`Self::open`], with the proof that the construction check
+    /// ([`corral_backend::verify`]) it runs passed, so that whoever
+    /// receives the backend need not run it again.
+    pub fn open_verified(state_dir: impl Into<PathBuf>) -> Result<Verified<Self>> {
         let dir = state_dir.into();
         let state = State::open(dir).map_err(|e| {
             BackendError::from(PlatformError::Unavailable {
@@ -111,8 +118,7 @@ impl LocalBackend {
             state,
             processes: Arc::new(Registry::default()),
         };
-        corral_backend::verify(&backend)?;
-        Ok(backend)
+        Verified::new(backend)
     }
 
     /// The state directory used when none is given: `$CORRAL_STATE_DIR`,
@@ -150,8 +156,6 @@ impl LocalBackend {
         list_tree: true,
         write_batch: false,
         previews: true,
-        write_creates_parents: false,
-        inline_activity: false,
         reclaim: true,
         enforces: Enforcement {
             network_none: false,

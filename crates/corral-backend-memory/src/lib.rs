@@ -25,7 +25,7 @@
 //! | `network: allowlist` | recorded; `curl` reaches only the listed `host:port` pairs, others fail (exit 7) |
 //! | `size.disk_bytes` | enforced: writes that would make files hold more bytes fail (`quota`, or `No space left on device` in the shell) |
 //! | `limits.pids` | enforced: starting a simulated process (exec, pipeline stage, `&` job, live process) beyond the limit fails (`quota`, or a `fork` error in the shell) |
-//! | `timeout`, `idle_timeout` | enforced against the clock, lazily: on every call an expired sandbox is destroyed and answers `not_found` |
+//! | `timeout`, `idle_timeout` | enforced against the clock: from the moment it expires a sandbox answers `not_found` and is absent from `find` and `list`; reads change nothing, so it is removed (its processes ended) by the next `create` or `destroy` |
 //! | `size.cpus`, `size.memory_bytes` | recorded only (shown by [`Backend::native`]); the built-ins cannot exceed them meaningfully |
 //!
 //! ## The shell
@@ -60,7 +60,7 @@
 //! `/workspace` and `/tmp` exist at create. Paths are normalized lexically
 //! ([`corral_backend::path::normalize`]); symlinks met on the way are
 //! followed physically (40 hops at most). `files.write` needs the parent to
-//! exist (`write_creates_parents` is false) and, like a write-then-rename,
+//! exist (the SDK core makes it) and, like a write-then-rename,
 //! replaces a final symlink instead of writing through it; `mode` defaults
 //! to `0o644`. `write_batch` applies the same writes to a copy of the tree and
 //! publishes it only if all succeeded. [`MemoryBackend::symlink`],
@@ -153,7 +153,9 @@ pub(crate) struct Inner {
 /// The sandboxes and snapshots.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    pub(crate) sandboxes: BTreeMap<String, Arc<Sandbox>>,
+    /// Expired ones included, until [`State::sweep`]: read them through
+    /// [`State::live`] and [`State::all_live`].
+    sandboxes: BTreeMap<String, Arc<Sandbox>>,
     /// By creation number.
     pub(crate) snapshots: BTreeMap<u64, snapshot::Stored>,
     next_sandbox: u64,
@@ -161,7 +163,20 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The sandbox `id` unless it is missing or expired at `now`.
+    fn live(&self, id: &str, now: u64) -> Option<&Arc<Sandbox>> {
+        self.sandboxes.get(id).filter(|sb| !sb.expired(now))
+    }
+
+    /// Every sandbox not expired at `now`, in id order.
+    fn all_live(&self, now: u64) -> impl Iterator<Item = &Arc<Sandbox>> {
+        self.sandboxes.values().filter(move |sb| !sb.expired(now))
+    }
+
     /// Destroys every sandbox whose `timeout` or `idle_timeout` passed.
+    /// Only the calls that change which sandboxes exist (`create`,
+    /// `destroy`) run it: a read sees an expired sandbox as gone and
+    /// leaves it be.
     fn sweep(&mut self, now: u64) {
         self.sandboxes.retain(|_, sb| {
             let expired = sb.expired(now);
@@ -174,18 +189,18 @@ impl State {
 }
 
 impl Inner {
+    /// The state, locked, as it is: nothing is swept.
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        let mut st = lock(&self.state);
-        st.sweep(self.clock.now_ms());
-        st
+        lock(&self.state)
     }
 
-    /// The live sandbox `id` (expired ones are destroyed first), touched.
+    /// The live sandbox `id` (`not_found` when it is missing or expired),
+    /// touched: every call on a sandbox counts as activity for its
+    /// `idle_timeout`.
     pub(crate) fn sandbox(&self, id: &str) -> Result<Arc<Sandbox>> {
         let st = self.state();
         let sb = st
-            .sandboxes
-            .get(id)
+            .live(id, self.clock.now_ms())
             .cloned()
             .ok_or_else(|| BackendError::sandbox_not_found(id))?;
         drop(st);
@@ -229,9 +244,6 @@ const CAPABILITIES: Capabilities = Capabilities {
     list_tree: true,
     write_batch: true,
     previews: true,
-    // False on purpose: the core's mkdir-before-write path gets exercised.
-    write_creates_parents: false,
-    inline_activity: false,
     reclaim: false,
     enforces: Enforcement::ALL,
 };
@@ -255,6 +267,7 @@ impl Backend for MemoryBackend {
         check_enforceable(NAME, &CAPABILITIES, &req)?;
         let now = self.inner.clock.now_ms();
         let mut st = self.inner.state();
+        st.sweep(now);
         if let Some(key) = &req.key
             && let Some(holder) = st.sandboxes.values().find(|s| s.key.as_ref() == Some(key))
         {
@@ -308,8 +321,7 @@ impl Backend for MemoryBackend {
     async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
         let st = self.inner.state();
         Ok(st
-            .sandboxes
-            .values()
+            .all_live(self.inner.clock.now_ms())
             .find(|s| s.key.as_deref() == Some(key))
             .map(|s| s.info()))
     }
@@ -321,8 +333,7 @@ impl Backend for MemoryBackend {
     async fn list(&self, labels: &Labels) -> Result<Vec<SandboxInfo>> {
         let st = self.inner.state();
         let mut found: Vec<&Arc<Sandbox>> = st
-            .sandboxes
-            .values()
+            .all_live(self.inner.clock.now_ms())
             .filter(|s| labels_match(&s.labels, labels))
             .collect();
         found.sort_by_key(|s| s.seq);
@@ -330,7 +341,13 @@ impl Backend for MemoryBackend {
     }
 
     async fn destroy(&self, id: &str) -> Result<()> {
-        let removed = lock(&self.inner.state).sandboxes.remove(id);
+        let removed = {
+            // `id` first, expired or not, so its processes are waited for.
+            let mut st = self.inner.state();
+            let removed = st.sandboxes.remove(id);
+            st.sweep(self.inner.clock.now_ms());
+            removed
+        };
         if let Some(sb) = removed {
             sb.procs.kill_all().await;
         }

@@ -8,6 +8,13 @@ use crate::sandbox::{CreateRequest, Network};
 /// The optional members a backend implements. A declared member whose
 /// accessor returns `None` is a defect refused at construction
 /// ([`crate::verify`]); an undeclared member is never called.
+///
+/// Hints that only spare the SDK core calls (a `write` that creates
+/// parents, an `exec` that keeps the run's activity record) are not
+/// members: the SDK takes them when it opens a backend
+/// (`corral_sdk::ProviderHints`). Older descriptions that still carry
+/// `write_creates_parents` and `inline_activity` decode, the two fields
+/// ignored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
     /// `pause` and `resume`.
@@ -32,11 +39,6 @@ pub struct Capabilities {
     pub write_batch: bool,
     /// `preview_url` works for the ports asked for at create.
     pub previews: bool,
-    /// `files.write` creates missing parent directories itself.
-    pub write_creates_parents: bool,
-    /// `exec` creates and removes `ExecRequest::activity_path` itself for the
-    /// whole run, so the SDK core need not keep the record through file calls.
-    pub inline_activity: bool,
     /// `reclaim`: taking back what crashed processes left. Absent from
     /// older descriptions, which decode as `false`.
     #[serde(default)]
@@ -135,18 +137,50 @@ pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest
 mod tests {
     use super::*;
 
+    /// What older descriptions decode as: each row edits the description
+    /// of `pause` and `reclaim` declared, then says what must come out.
     #[test]
-    fn a_description_without_reclaim_decodes_as_not_declaring_it() {
-        let mut json = serde_json::to_value(Capabilities {
-            reclaim: true,
-            pause: true,
-            ..Capabilities::default()
-        })
-        .unwrap();
-        assert_eq!(json["reclaim"], serde_json::Value::Bool(true));
-        json.as_object_mut().unwrap().remove("reclaim");
-        let decoded: Capabilities = serde_json::from_value(json).unwrap();
-        assert!(!decoded.reclaim);
-        assert!(decoded.pause);
+    fn older_descriptions_decode() {
+        type Edit = fn(&mut serde_json::Map<String, serde_json::Value>);
+        let rows: [(&str, Edit, bool); 3] = [
+            ("as written", |_| {}, true),
+            (
+                "without reclaim: not declaring it",
+                |o| {
+                    o.remove("reclaim");
+                },
+                false,
+            ),
+            (
+                "with the retired SDK hints: ignored",
+                |o| {
+                    o.insert("write_creates_parents".into(), true.into());
+                    o.insert("inline_activity".into(), true.into());
+                },
+                true,
+            ),
+        ];
+        for (what, edit, reclaim) in rows {
+            let mut json = serde_json::to_value(Capabilities {
+                reclaim: true,
+                pause: true,
+                ..Capabilities::default()
+            })
+            .unwrap();
+            edit(json.as_object_mut().unwrap());
+            let decoded: Capabilities =
+                serde_json::from_value(json).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(decoded.reclaim, reclaim, "{what}");
+            assert!(decoded.pause, "{what}");
+            assert_eq!(
+                decoded,
+                Capabilities {
+                    reclaim,
+                    pause: true,
+                    ..Capabilities::default()
+                },
+                "{what}: nothing else declared"
+            );
+        }
     }
 }

@@ -110,11 +110,12 @@ pub struct ExecRequest {
     pub timeout: Option<Duration>,
     /// Kill the whole process group and fail with `aborted` when cancelled.
     pub abort: Option<CancellationToken>,
-    /// The SDK core's activity record for this run. A backend that declares
-    /// `inline_activity` creates this file (in the sandbox) before the command
-    /// starts and removes it when the run settles — success, failure, timeout
-    /// and abort alike. Other backends ignore it; the core then keeps the
-    /// record itself through file calls.
+    /// The SDK core's activity record for this run, set only for a backend
+    /// the SDK was opened over with the `inline_activity` hint
+    /// (`corral_sdk::ProviderHints`): such a backend creates this file (in
+    /// the sandbox) before the command starts and removes it when the run
+    /// settles — success, failure, timeout and abort alike. Otherwise it is
+    /// `None` and the core keeps the record itself through file calls.
     pub activity_path: Option<String>,
 }
 

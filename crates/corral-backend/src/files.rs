@@ -86,8 +86,9 @@ pub trait FileOps: Send + Sync {
     async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>>;
 
     /// Creates or replaces a file with `bytes`; `mode` sets the permission
-    /// bits (default `0o644`). The parent must exist unless the backend
-    /// declares `write_creates_parents`.
+    /// bits (default `0o644`). A missing parent is `not_found`, unless the
+    /// backend creates it (an adapter whose `write` does says so to the SDK
+    /// core with `corral_sdk::ProviderHints::write_creates_parents`).
     async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()>;
 
     /// The entries of a directory, sorted by name.

@@ -66,7 +66,7 @@ pub use tree::{
     BatchFile, BatchWriteOps, ContainedReadFailure, ContainedReadOps, TreeEntry, TreeEntryKind,
     TreeListOps, TreeListing,
 };
-pub use verify::verify;
+pub use verify::{Verified, verify};
 
 /// Re-exported so backends and callers share one cancellation type.
 pub use tokio_util::sync::CancellationToken;

@@ -1,11 +1,14 @@
 //! Construction-time check: every declared optional member exists.
 
+use std::sync::Arc;
+
 use crate::backend::Backend;
 use crate::error::{PlatformError, Result};
 
 /// Refuses a backend that declares an optional member it does not implement,
 /// with the `provider` code (the SDK's "a capability without its method
-/// fails at creation"). Call it once when a backend is constructed.
+/// fails at creation"). Call it once when a backend is constructed;
+/// [`Verified`] carries the proof that it ran.
 pub fn verify(backend: &dyn Backend) -> Result<()> {
     let caps = backend.capabilities();
     let checks: [(&str, bool, bool); 11] = [
@@ -66,4 +69,62 @@ pub fn verify(backend: &dyn Backend) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// A backend [`verify`] has accepted: the proof, carried by its type, that
+/// the construction check ran, so that whoever receives it need not run it
+/// again. Only [`Verified::new`] and [`Verified::new_shared`] make one, and
+/// both run the check; [`Verified::into_shared`] keeps the proof when the
+/// backend goes behind an [`Arc`].
+///
+/// ```
+/// # fn demo(backend: impl corral_backend::Backend) -> corral_backend::Result<()> {
+/// let verified = corral_backend::Verified::new(backend)?;
+/// let shared = verified.into_shared();
+/// let another = shared.clone(); // still verified, never checked again
+/// # let _ = another;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Verified<T>(T);
+
+impl<B: Backend> Verified<B> {
+    /// `backend`, once [`verify`] accepts it.
+    pub fn new(backend: B) -> Result<Verified<B>> {
+        verify(&backend)?;
+        Ok(Verified(backend))
+    }
+
+    /// The same backend behind an [`Arc`], still verified.
+    pub fn into_shared(self) -> Verified<Arc<B>> {
+        Verified(Arc::new(self.0))
+    }
+}
+
+impl<B: Backend> Verified<Arc<B>> {
+    /// The shared `backend`, once [`verify`] accepts it.
+    pub fn new_shared(backend: Arc<B>) -> Result<Verified<Arc<B>>> {
+        verify(&*backend)?;
+        Ok(Verified(backend))
+    }
+}
+
+impl<T> Verified<T> {
+    /// The backend.
+    pub fn get(&self) -> &T {
+        &self.0
+    }
+
+    /// The backend, without the proof.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Verified<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, Verified};
 use corral_contract::*;
 use corral_registry::{BackendKind, BackendVisitor, Enveloped, OpenError};
 use corral_wire::{RunningServer, Token, WireProvider, WireServer};
@@ -161,8 +161,8 @@ struct Placed {
 impl BackendVisitor for Place {
     type Output = Result<Placed, BenchError>;
 
-    async fn visit<B: Enveloped>(self, backend: B) -> Self::Output {
-        let backend = Arc::new(backend);
+    async fn visit<B: Enveloped>(self, backend: Verified<B>) -> Self::Output {
+        let backend = backend.into_shared();
         let adapter = corral_registry::adapter(&backend)
             .map_err(|e| BenchError::backend(B::KIND.name(), "adapter", e))?;
         let (provider, server): (Box<dyn BedProvider>, _) = match self.way {
@@ -178,7 +178,7 @@ impl BackendVisitor for Place {
         Ok(Placed {
             provider,
             server,
-            backend,
+            backend: backend.into_inner(),
         })
     }
 }

@@ -124,8 +124,8 @@ impl BackendKind {
     pub(crate) async fn open_available(self) -> Result<OpenedBackend, OpenError> {
         let dir = LocalBackend::default_state_dir();
         Ok(match self {
-            BackendKind::Linux => OpenedBackend::Linux(LinuxBackend::open(dir)?),
-            BackendKind::Local => OpenedBackend::Local(LocalBackend::open(dir)?),
+            BackendKind::Linux => OpenedBackend::Linux(LinuxBackend::open_verified(dir)?),
+            BackendKind::Local => OpenedBackend::Local(LocalBackend::open_verified(dir)?),
             BackendKind::Memory => OpenedBackend::Memory(verified(MemoryBackend::new())?),
             BackendKind::Docker => OpenedBackend::Docker(verified(
                 DockerBackend::connect_with_image(&docker_image()).await?,
@@ -162,12 +162,12 @@ impl BackendKind {
         Ok(match self {
             BackendKind::Linux => {
                 let dir = Scratch::state_dir()?;
-                let backend = OpenedBackend::Linux(LinuxBackend::open(dir.path())?);
+                let backend = OpenedBackend::Linux(LinuxBackend::open_verified(dir.path())?);
                 Scratch::in_dir(backend, dir)
             }
             BackendKind::Local => {
                 let dir = Scratch::state_dir()?;
-                let backend = OpenedBackend::Local(LocalBackend::open(dir.path())?);
+                let backend = OpenedBackend::Local(LocalBackend::open_verified(dir.path())?);
                 Scratch::in_dir(backend, dir)
             }
             BackendKind::Memory => {

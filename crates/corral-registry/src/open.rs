@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use corral_backend::{Backend, BackendError};
+use corral_backend::{Backend, BackendError, Verified};
 use corral_backend_docker::busybox_image::BusyboxBackendError;
 use corral_wire::{RemoteBackend, Token, TokenError};
 
@@ -59,11 +59,13 @@ pub enum OpenError {
 
 /// `backend`, once [`corral_backend::verify`] accepts it: the one check
 /// of a backend the registry opens. The linux and the local backends run
-/// it in their own constructors, so their rows do not repeat it; every
-/// other row, and [`open_remote`], goes through this.
-pub(crate) fn verified<B: Backend>(backend: B) -> Result<B, BackendError> {
-    corral_backend::verify(&backend)?;
-    Ok(backend)
+/// it in their own constructors (`open_verified`, which hand on its
+/// proof), so their rows do not repeat it; every other row, and
+/// [`open_remote`], goes through this. What the registry opens carries the
+/// proof ([`Verified`]) to the contract adapter
+/// ([`crate::adapter`]), which then does not check it again.
+pub(crate) fn verified<B: Backend>(backend: B) -> Result<Verified<B>, BackendError> {
+    Verified::new(backend)
 }
 
 /// The image docker sandboxes start from: [`DOCKER_IMAGE_ENV`], or the
@@ -92,7 +94,7 @@ pub async fn open_remote(endpoint: &str) -> Result<RemoteBackend, OpenError> {
         });
     };
     let token = Token::from_file(Path::new(&path))?;
-    Ok(verified(RemoteBackend::connect(endpoint, token).await?)?)
+    Ok(verified(RemoteBackend::connect(endpoint, token).await?)?.into_inner())
 }
 
 #[cfg(test)]
@@ -104,15 +106,46 @@ mod tests {
         Capabilities, CreateRequest, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels,
         OutputSink, PreviewUrl, Result, SandboxInfo,
     };
+    use std::sync::Arc;
+
     use corral_backend_memory::MemoryBackend;
+    use corral_contract::SandboxProviderCapabilities;
+    use corral_runtime::adapter::ContractAdapter;
 
     use super::*;
+    use crate::opened::Enveloped;
 
-    /// The memory backend, counting how often its declaration is read:
-    /// `verify` reads it once a run.
+    /// The memory backend, counting how often its optional members are
+    /// looked up: [`corral_backend::verify`] looks up each once a run, and
+    /// nothing else does while a backend is opened and adapted.
     struct Counting {
         inner: MemoryBackend,
-        reads: AtomicUsize,
+        lookups: AtomicUsize,
+    }
+
+    impl Counting {
+        fn new() -> Counting {
+            Counting {
+                inner: MemoryBackend::new(),
+                lookups: AtomicUsize::new(0),
+            }
+        }
+
+        fn lookups(&self) -> usize {
+            self.lookups.load(Ordering::SeqCst)
+        }
+
+        fn looked_up(&self) {
+            self.lookups.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Enveloped for Counting {
+        const KIND: BackendKind = BackendKind::Memory;
+
+        fn envelope(&self) -> SandboxProviderCapabilities {
+            crate::envelopes::memory()
+        }
     }
 
     #[async_trait]
@@ -124,7 +157,6 @@ mod tests {
             self.inner.key_mode()
         }
         fn capabilities(&self) -> Capabilities {
-            self.reads.fetch_add(1, Ordering::SeqCst);
             self.inner.capabilities()
         }
         async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
@@ -160,47 +192,80 @@ mod tests {
             self.inner.native(id).await
         }
         fn pause_ops(&self) -> Option<&dyn corral_backend::PauseOps> {
+            self.looked_up();
             self.inner.pause_ops()
         }
         fn snapshot_ops(&self) -> Option<&dyn corral_backend::SnapshotOps> {
+            self.looked_up();
             self.inner.snapshot_ops()
         }
         fn snapshot_clone_ops(&self) -> Option<&dyn corral_backend::SnapshotCloneOps> {
+            self.looked_up();
             self.inner.snapshot_clone_ops()
         }
         fn terminal_ops(&self) -> Option<&dyn corral_backend::TerminalOps> {
+            self.looked_up();
             self.inner.terminal_ops()
         }
         fn process_ops(&self) -> Option<&dyn corral_backend::ProcessOps> {
+            self.looked_up();
             self.inner.process_ops()
         }
         fn usage_ops(&self) -> Option<&dyn corral_backend::UsageOps> {
+            self.looked_up();
             self.inner.usage_ops()
         }
         fn contained_read_ops(&self) -> Option<&dyn corral_backend::ContainedReadOps> {
+            self.looked_up();
             self.inner.contained_read_ops()
         }
         fn tree_list_ops(&self) -> Option<&dyn corral_backend::TreeListOps> {
+            self.looked_up();
             self.inner.tree_list_ops()
         }
         fn batch_write_ops(&self) -> Option<&dyn corral_backend::BatchWriteOps> {
+            self.looked_up();
             self.inner.batch_write_ops()
         }
         fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
+            self.looked_up();
             self.inner.reclaim_ops()
         }
     }
 
-    /// The registry verifies what it opens once: `verified` runs the check
-    /// exactly once, and the backend it hands on is not checked again by
-    /// the opener (the CLI's `open` and `gc` no longer verify).
+    /// The registry verifies what it opens once, on `corral serve`'s path
+    /// too: a row opens the backend through `verified`, the visitor shares
+    /// the proof, and the adapters made over it (`crate::adapter`, here
+    /// two, as a restarted runtime would make) do not verify it again.
+    /// The adapter over a bare backend does check it itself, which shows
+    /// the count sees the adapter's check.
     #[test]
     fn a_backend_the_registry_opens_is_verified_once() {
-        let counting = Counting {
-            inner: MemoryBackend::new(),
-            reads: AtomicUsize::new(0),
+        let once = {
+            let alone = Counting::new();
+            corral_backend::verify(&alone).expect("the memory backend declares what it has");
+            alone.lookups()
         };
-        let backend = verified(counting).expect("the memory backend declares what it has");
-        assert_eq!(backend.reads.load(Ordering::SeqCst), 1);
+        assert!(once > 0, "verify looks the members up");
+
+        let opened = verified(Counting::new()).expect("the memory backend declares what it has");
+        assert_eq!(opened.lookups(), once, "opening verifies once");
+        let shared = opened.into_shared();
+        for _ in 0..2 {
+            crate::adapter(&shared).expect("the memory envelope fits the memory backend");
+        }
+        assert_eq!(
+            shared.lookups(),
+            once,
+            "an adapter verified the opened backend again"
+        );
+
+        ContractAdapter::new(Arc::clone(shared.get()), crate::envelopes::memory())
+            .expect("the memory envelope fits the memory backend");
+        assert_eq!(
+            shared.lookups(),
+            2 * once,
+            "a bare backend is checked by its adapter"
+        );
     }
 }

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, Verified};
 use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
@@ -61,9 +61,13 @@ impl Enveloped for DockerBackend {
 }
 
 /// The contract adapter over `backend`, under the envelope it is paired
-/// with.
-pub fn adapter<B: Enveloped>(backend: &Arc<B>) -> Result<ContractAdapter<B>, SandboxError> {
-    ContractAdapter::new(Arc::clone(backend), backend.envelope())
+/// with. `backend` is verified already (the registry opened it), so the
+/// adapter does not run [`corral_backend::verify`] again: once per opened
+/// backend, however many adapters are made over it.
+pub fn adapter<B: Enveloped>(
+    backend: &Verified<Arc<B>>,
+) -> Result<ContractAdapter<B>, SandboxError> {
+    ContractAdapter::from_verified(backend.clone(), backend.envelope())
 }
 
 /// Code written once for any in-tree backend as its own type
@@ -72,21 +76,23 @@ pub trait BackendVisitor {
     /// What the visit gives back.
     type Output;
 
-    /// Does the work with `backend`.
-    fn visit<B: Enveloped>(self, backend: B) -> impl Future<Output = Self::Output> + Send;
+    /// Does the work with `backend`, verified when it was opened.
+    fn visit<B: Enveloped>(self, backend: Verified<B>)
+    -> impl Future<Output = Self::Output> + Send;
 }
 
-/// An opened in-tree backend, as its own type.
+/// An opened in-tree backend, as its own type, verified
+/// ([`corral_backend::verify`] ran once, when it was opened).
 #[derive(Debug)]
 pub enum OpenedBackend {
     /// See [`BackendKind::Linux`].
-    Linux(LinuxBackend),
+    Linux(Verified<LinuxBackend>),
     /// See [`BackendKind::Local`].
-    Local(LocalBackend),
+    Local(Verified<LocalBackend>),
     /// See [`BackendKind::Memory`].
-    Memory(MemoryBackend),
+    Memory(Verified<MemoryBackend>),
     /// See [`BackendKind::Docker`].
-    Docker(DockerBackend),
+    Docker(Verified<DockerBackend>),
 }
 
 impl OpenedBackend {
@@ -113,10 +119,10 @@ impl OpenedBackend {
     /// The backend behind its primitives only.
     pub fn into_dyn(self) -> Arc<dyn Backend> {
         match self {
-            OpenedBackend::Linux(b) => Arc::new(b),
-            OpenedBackend::Local(b) => Arc::new(b),
-            OpenedBackend::Memory(b) => Arc::new(b),
-            OpenedBackend::Docker(b) => Arc::new(b),
+            OpenedBackend::Linux(b) => Arc::new(b.into_inner()),
+            OpenedBackend::Local(b) => Arc::new(b.into_inner()),
+            OpenedBackend::Memory(b) => Arc::new(b.into_inner()),
+            OpenedBackend::Docker(b) => Arc::new(b.into_inner()),
         }
     }
 

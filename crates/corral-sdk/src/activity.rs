@@ -2,11 +2,12 @@
 //! [`ACTIVITY_DIR`] in the sandbox says so, and garbage collection spares
 //! the sandbox.
 //!
-//! A backend that declares `inline_activity` creates and removes the record
-//! itself inside `exec` (it gets the path as `ExecRequest::activity_path`),
-//! and the core makes no file call. Otherwise the core writes the record
-//! before the command (after a `mkdir -p` of [`ACTIVITY_DIR`], unless the
-//! backend declares `write_creates_parents`) and removes it when the run
+//! A backend opened with the `inline_activity` hint
+//! ([`crate::ProviderHints`]) creates and removes the record itself inside
+//! `exec` (it gets the path as `ExecRequest::activity_path`), and the core
+//! makes no file call. Otherwise the core writes the record before the
+//! command (after a `mkdir -p` of [`ACTIVITY_DIR`], unless the backend was
+//! opened with the `write_creates_parents` hint) and removes it when the run
 //! settles: success, failure, timeout, abort, and a run future dropped
 //! midway (the removal is then spawned on the current tokio runtime).
 
@@ -37,7 +38,8 @@ pub(crate) fn new_run_id() -> String {
 pub(crate) struct ActivityRecord {
     /// The record's path in the sandbox.
     pub(crate) path: String,
-    /// True when the backend keeps the record inside `exec`.
+    /// True when the backend keeps the record inside `exec` (the
+    /// `inline_activity` hint).
     pub(crate) inline: bool,
     pending: Option<(Arc<dyn Backend>, String)>,
 }
@@ -46,8 +48,8 @@ impl Sandbox {
     /// Starts the activity record of run `run_id`.
     pub(crate) async fn begin_activity(&self, run_id: &str) -> Result<ActivityRecord> {
         let path = format!("{ACTIVITY_DIR}/{run_id}");
-        let caps = self.backend().capabilities();
-        if caps.inline_activity {
+        let hints = self.hints();
+        if hints.inline_activity {
             return Ok(ActivityRecord {
                 path,
                 inline: true,
@@ -55,7 +57,7 @@ impl Sandbox {
             });
         }
         let files = self.backend().files();
-        if !caps.write_creates_parents {
+        if !hints.write_creates_parents {
             files
                 .mkdir(self.id(), ACTIVITY_DIR, true)
                 .await

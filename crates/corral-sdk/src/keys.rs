@@ -7,6 +7,7 @@ use corral_backend::{Backend, ErrorCode, KeyMode};
 
 use crate::Operation;
 use crate::error::{Result, SandboxError};
+use crate::provider::ProviderHints;
 use crate::sandbox::{CreateOptions, Sandbox};
 
 /// How long get-or-create keeps starting over while the key is taken but
@@ -38,8 +39,20 @@ impl Sandbox {
     /// creator is still at work, or it was just destroyed), this starts
     /// over after a short growing pause, for up to 30 seconds, then fails
     /// with `conflict`.
+    ///
+    /// No [`ProviderHints`] ([`crate::Provider::get_or_create`] gives them).
     pub async fn get_or_create(
         backend: Arc<dyn Backend>,
+        key: &str,
+        options: CreateOptions,
+    ) -> Result<Sandbox> {
+        Sandbox::get_or_create_hinted(backend, ProviderHints::default(), key, options).await
+    }
+
+    /// [`Sandbox::get_or_create`] with `hints`.
+    pub(crate) async fn get_or_create_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
         key: &str,
         options: CreateOptions,
     ) -> Result<Sandbox> {
@@ -57,20 +70,22 @@ impl Sandbox {
         let mut pause = FIRST_PAUSE;
         loop {
             match backend.key_mode() {
-                KeyMode::Exact => match Sandbox::create(backend.clone(), options.clone()).await {
-                    Ok(sandbox) => return Ok(sandbox),
-                    Err(e) if e.code == ErrorCode::Conflict => {
-                        if let Some(found) = attach(&backend, key, &options).await? {
-                            return Ok(found);
+                KeyMode::Exact => {
+                    match Sandbox::create_hinted(backend.clone(), hints, options.clone()).await {
+                        Ok(sandbox) => return Ok(sandbox),
+                        Err(e) if e.code == ErrorCode::Conflict => {
+                            if let Some(found) = attach(&backend, hints, key, &options).await? {
+                                return Ok(found);
+                            }
                         }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
-                },
+                }
                 KeyMode::BestEffort => {
-                    if let Some(found) = attach(&backend, key, &options).await? {
+                    if let Some(found) = attach(&backend, hints, key, &options).await? {
                         return Ok(found);
                     }
-                    return Sandbox::create(backend.clone(), options).await;
+                    return Sandbox::create_hinted(backend.clone(), hints, options).await;
                 }
             }
             if started.elapsed() >= SETTLE {
@@ -97,10 +112,11 @@ impl Sandbox {
 /// window in which another caller destroys it.
 async fn attach(
     backend: &Arc<dyn Backend>,
+    hints: ProviderHints,
     key: &str,
     options: &CreateOptions,
 ) -> Result<Option<Sandbox>> {
-    let found = Sandbox::find(backend.clone(), key).await?;
+    let found = Sandbox::find_hinted(backend.clone(), hints, key).await?;
     if let Some(sandbox) = &found {
         for v in options.secret_env.values() {
             sandbox.add_secret(v.clone());

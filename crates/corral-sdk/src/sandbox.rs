@@ -12,6 +12,7 @@ use corral_backend::{
 use crate::Operation;
 use crate::error::{Result, SandboxError};
 use crate::locator::Locator;
+use crate::provider::ProviderHints;
 use crate::redact::Redactor;
 
 /// The value of the `corral` label on every sandbox the SDK creates.
@@ -57,6 +58,8 @@ pub(crate) struct Inner {
     pub(crate) backend: Arc<dyn Backend>,
     pub(crate) info: SandboxInfo,
     pub(crate) redactor: RwLock<Redactor>,
+    /// What the backend's adapter said spares the core calls.
+    pub(crate) hints: ProviderHints,
     /// The process record root as this sandbox's commands see it, learnt
     /// by the first `processes().start` (see `processes::start`).
     pub(crate) procs_dir_seen: tokio::sync::OnceCell<String>,
@@ -83,8 +86,18 @@ impl std::fmt::Debug for Sandbox {
 }
 
 impl Sandbox {
-    /// Creates a sandbox on `backend`, labelled `corral`.
+    /// Creates a sandbox on `backend`, labelled `corral`, with no
+    /// [`ProviderHints`] ([`crate::Provider::create`] gives them).
     pub async fn create(backend: Arc<dyn Backend>, options: CreateOptions) -> Result<Sandbox> {
+        Sandbox::create_hinted(backend, ProviderHints::default(), options).await
+    }
+
+    /// [`Sandbox::create`] with `hints`.
+    pub(crate) async fn create_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        options: CreateOptions,
+    ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         let redactor = Redactor::new(options.secret_env.values().cloned());
         let env = merge_secret_env(options.env, options.secret_env).map_err(|msg| {
@@ -114,15 +127,25 @@ impl Sandbox {
                 redactor.redact(&e.message()),
             )
         })?;
-        let sandbox = Sandbox::from_info(backend, info);
+        let sandbox = Sandbox::from_info(backend, hints, info);
         *sandbox.write_redactor() = redactor;
         Ok(sandbox)
     }
 
     /// Attaches to the sandbox a [`locator`](Self::locator) names. The
     /// locator's backend must be `backend`; a malformed locator fails with
-    /// `invalid_input`, a sandbox that is gone with `not_found`.
+    /// `invalid_input`, a sandbox that is gone with `not_found`. No
+    /// [`ProviderHints`] ([`crate::Provider::connect`] gives them).
     pub async fn connect(backend: Arc<dyn Backend>, locator: &str) -> Result<Sandbox> {
+        Sandbox::connect_hinted(backend, ProviderHints::default(), locator).await
+    }
+
+    /// [`Sandbox::connect`] with `hints`.
+    pub(crate) async fn connect_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        locator: &str,
+    ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         let invalid = |msg: String| {
             SandboxError::new(ErrorCode::InvalidInput, &provider, Operation::Connect, msg)
@@ -134,32 +157,63 @@ impl Sandbox {
                 parsed.backend
             )));
         }
-        Sandbox::connect_id(backend, &parsed.id).await
+        Sandbox::connect_id_hinted(backend, hints, &parsed.id).await
     }
 
-    /// Attaches to an existing sandbox `id` of `backend`; `not_found` when it is gone.
+    /// Attaches to an existing sandbox `id` of `backend`; `not_found` when
+    /// it is gone. No [`ProviderHints`] ([`crate::Provider::connect_id`]
+    /// gives them).
     pub async fn connect_id(backend: Arc<dyn Backend>, id: &str) -> Result<Sandbox> {
+        Sandbox::connect_id_hinted(backend, ProviderHints::default(), id).await
+    }
+
+    /// [`Sandbox::connect_id`] with `hints`.
+    pub(crate) async fn connect_id_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        id: &str,
+    ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
         let info = backend
             .connect(id)
             .await
             .map_err(|e| SandboxError::from_backend(&provider, Operation::Connect, e))?;
-        Ok(Sandbox::from_info(backend, info))
+        Ok(Sandbox::from_info(backend, hints, info))
     }
 
-    /// The sandbox created with `key`, if any.
+    /// The sandbox created with `key`, if any. No [`ProviderHints`]
+    /// ([`crate::Provider::find`] gives them).
     pub async fn find(backend: Arc<dyn Backend>, key: &str) -> Result<Option<Sandbox>> {
+        Sandbox::find_hinted(backend, ProviderHints::default(), key).await
+    }
+
+    /// [`Sandbox::find`] with `hints`.
+    pub(crate) async fn find_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        key: &str,
+    ) -> Result<Option<Sandbox>> {
         let provider = backend.name().to_string();
         let found = backend
             .find(key)
             .await
             .map_err(|e| SandboxError::from_backend(&provider, Operation::Find, e))?;
-        Ok(found.map(|info| Sandbox::from_info(backend, info)))
+        Ok(found.map(|info| Sandbox::from_info(backend, hints, info)))
     }
 
     /// Every sandbox whose labels hold each pair of `labels` (all of the
-    /// backend's sandboxes for empty `labels`).
+    /// backend's sandboxes for empty `labels`). No [`ProviderHints`]
+    /// ([`crate::Provider::list`] gives them).
     pub async fn list(backend: Arc<dyn Backend>, labels: &Labels) -> Result<Vec<Sandbox>> {
+        Sandbox::list_hinted(backend, ProviderHints::default(), labels).await
+    }
+
+    /// [`Sandbox::list`] with `hints`.
+    pub(crate) async fn list_hinted(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        labels: &Labels,
+    ) -> Result<Vec<Sandbox>> {
         let provider = backend.name().to_string();
         let infos = backend
             .list(labels)
@@ -167,16 +221,21 @@ impl Sandbox {
             .map_err(|e| SandboxError::from_backend(&provider, Operation::List, e))?;
         Ok(infos
             .into_iter()
-            .map(|info| Sandbox::from_info(backend.clone(), info))
+            .map(|info| Sandbox::from_info(backend.clone(), hints, info))
             .collect())
     }
 
-    pub(crate) fn from_info(backend: Arc<dyn Backend>, info: SandboxInfo) -> Sandbox {
+    pub(crate) fn from_info(
+        backend: Arc<dyn Backend>,
+        hints: ProviderHints,
+        info: SandboxInfo,
+    ) -> Sandbox {
         Sandbox {
             inner: Arc::new(Inner {
                 backend,
                 info,
                 redactor: RwLock::new(Redactor::default()),
+                hints,
                 procs_dir_seen: tokio::sync::OnceCell::new(),
             }),
         }
@@ -206,6 +265,11 @@ impl Sandbox {
     /// The backend this sandbox lives on.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.inner.backend
+    }
+
+    /// The hints the backend was opened with ([`crate::Provider`]).
+    pub fn hints(&self) -> ProviderHints {
+        self.inner.hints
     }
 
     /// Destroys the sandbox. Idempotent: destroying one that is already

@@ -24,8 +24,16 @@ async fn it_declares_everything_and_verifies() {
     assert!(caps.pause && caps.snapshot && caps.snapshot_clone && caps.terminal);
     assert!(caps.start_process && caps.usage && caps.read_range && caps.contained_read);
     assert!(caps.list_tree && caps.write_batch && caps.previews);
-    assert!(!caps.write_creates_parents);
     assert_eq!(caps.enforces, corral_backend::Enforcement::ALL);
+    // Its `write` leaves missing parents to the caller (the SDK core's
+    // `mkdir`): it is opened without the `write_creates_parents` hint.
+    let sb = b.create(CreateRequest::default()).await.unwrap();
+    let err = b
+        .files()
+        .write(&sb.id, "/workspace/no/parent.txt", b"x", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }
 
 #[tokio::test]
@@ -119,6 +127,64 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
     })
     .await
     .unwrap();
+}
+
+/// Reads have no side effects: an expired sandbox reads as gone however
+/// often it is read, and is removed only by a call that changes which
+/// sandboxes exist (here the destroy of another one). The backend's debug
+/// form counts the sandboxes it holds, expired ones included.
+#[tokio::test]
+async fn reading_an_expired_sandbox_twice_changes_nothing() {
+    let clock = Arc::new(ManualClock::new(0));
+    let b = MemoryBackend::with_clock(clock.clone());
+    let timed = b
+        .create(CreateRequest {
+            timeout: Some(Duration::from_secs(10)),
+            key: Some("timed".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    let live = b.create(CreateRequest::default()).await.unwrap();
+    clock.set(10_000);
+    let held = format!("{b:?}");
+    assert!(held.contains("sandboxes: 2"), "{held}");
+    for round in 1..=2 {
+        assert!(b.find("timed").await.unwrap().is_none(), "round {round}");
+        let listed: Vec<String> = b
+            .list(&Labels::new())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|i| i.id.to_string())
+            .collect();
+        assert_eq!(listed, [live.id.to_string()], "round {round}");
+        let gone = [
+            ("connect", b.connect(&timed.id).await.map(drop)),
+            ("native", b.native(&timed.id).await.map(drop)),
+            (
+                "stat",
+                b.files().stat(&timed.id, "/workspace").await.map(drop),
+            ),
+            ("read", b.files().read(&timed.id, "/tmp/x").await.map(drop)),
+            (
+                "write",
+                b.files().write(&timed.id, "/tmp/x", b"x", None).await,
+            ),
+        ];
+        for (call, result) in gone {
+            let err = result.expect_err(call);
+            assert_eq!(err.code(), ErrorCode::NotFound, "round {round}: {call}");
+        }
+        assert_eq!(
+            format!("{b:?}"),
+            held,
+            "round {round}: a read changed the backend"
+        );
+    }
+    b.destroy(&live.id).await.unwrap();
+    let after = format!("{b:?}");
+    assert!(after.contains("sandboxes: 0"), "{after}");
 }
 
 #[tokio::test]

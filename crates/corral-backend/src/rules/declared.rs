@@ -79,8 +79,6 @@ impl Backend for DeclaresAll<'_> {
             list_tree: true,
             write_batch: true,
             previews: true,
-            write_creates_parents: true,
-            inline_activity: false,
             reclaim: true,
             enforces: Enforcement::ALL,
         }

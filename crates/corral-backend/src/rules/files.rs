@@ -130,7 +130,8 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
     backend.destroy(&sb.id).await.unwrap();
 }
 
-/// Missing files, sandboxes and parents are `not_found`; bad paths `invalid_input`.
+/// Missing files and sandboxes are `not_found`, a write whose parent is
+/// missing is `not_found` or creates the parent; bad paths `invalid_input`.
 pub async fn files_missing_is_not_found(backend: &dyn Backend) {
     let rule = "files_missing_is_not_found";
     let sb = fresh(backend, rule).await;
@@ -151,21 +152,36 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
         ErrorCode::NotFound,
         "{rule}: remove"
     );
-    if !backend.capabilities().write_creates_parents {
-        let err = f
-            .write(
-                &sb.id,
-                &format!("{WORKSPACE_DIR}/no/parent.txt"),
+    // A write whose parent is missing either fails with `not_found` and
+    // leaves nothing behind, or (a backend whose `write` creates parents,
+    // which its adapter may tell the SDK core) makes the parent and the file.
+    let parent = format!("{WORKSPACE_DIR}/no");
+    let orphan = format!("{parent}/parent.txt");
+    match f.write(&sb.id, &orphan, b"x", None).await {
+        Err(err) => {
+            assert_eq!(
+                err.code(),
+                ErrorCode::NotFound,
+                "{rule}: write without parent: {err}"
+            );
+            assert_eq!(
+                f.stat(&sb.id, &parent).await.unwrap_err().code(),
+                ErrorCode::NotFound,
+                "{rule}: a refused write without parent left its parent behind"
+            );
+        }
+        Ok(()) => {
+            assert_eq!(
+                f.read(&sb.id, &orphan).await.unwrap(),
                 b"x",
-                None,
-            )
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err.code(),
-            ErrorCode::NotFound,
-            "{rule}: write without parent: {err}"
-        );
+                "{rule}: a write that creates its parent holds the bytes"
+            );
+            assert_eq!(
+                f.stat(&sb.id, &parent).await.unwrap().file_type,
+                FileType::Directory,
+                "{rule}: a write that creates its parent makes a directory"
+            );
+        }
     }
     assert_eq!(
         f.read("no-such-sandbox", &missing)

@@ -154,9 +154,18 @@ fn refused_with(
     let mut declaration = base.into_declaration();
     change(&mut declaration);
     let envelope = SandboxProviderCapabilities::new(declaration).unwrap();
-    match ContractAdapter::new(Arc::new(backend), envelope) {
+    let backend = Arc::new(backend);
+    let verified = corral_backend::Verified::new_shared(Arc::clone(&backend))
+        .expect("the backend declares what it has");
+    let Err(through_proof) = ContractAdapter::from_verified(verified, envelope.clone()) else {
+        panic!("the overclaiming envelope was accepted over a verified backend");
+    };
+    match ContractAdapter::new(backend, envelope) {
         Ok(_) => panic!("the overclaiming envelope was accepted"),
-        Err(e) => e,
+        Err(e) => {
+            assert_eq!(e, through_proof, "both constructors refuse alike");
+            e
+        }
     }
 }
 
@@ -244,4 +253,10 @@ fn a_backend_declaring_a_member_it_does_not_implement_is_refused() {
         err,
         SandboxError::operation_failed(Operation::Capabilities, FailureReason::PlatformRejected)
     );
+    // Nor can it be passed off as verified: the proof is made by the check.
+    let defective = Faulty::hiding_batch_write(Arc::new(MemoryBackend::new()));
+    let Err(err) = corral_backend::Verified::new(defective) else {
+        panic!("a backend declaring a member it lacks was verified");
+    };
+    assert_eq!(err.code(), corral_backend::ErrorCode::Provider, "{err}");
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, CreateRequest};
+use corral_backend::{Backend, CreateRequest, Verified};
 use corral_contract::SandboxProviderCapabilities;
 use corral_registry::{
     BackendKind, BackendName, BackendVisitor, ConformanceTarget, Enveloped, OpenError,
@@ -35,13 +35,14 @@ struct Holds {
 impl BackendVisitor for Holds {
     type Output = ();
 
-    async fn visit<B: Enveloped>(self, backend: B) {
+    async fn visit<B: Enveloped>(self, backend: Verified<B>) {
         let kind = B::KIND;
-        let backend = Arc::new(backend);
+        let verified = backend.into_shared();
+        let backend = Arc::clone(verified.get());
         assert_eq!(backend.name(), kind.name());
         assert_eq!(backend.envelope(), self.envelope, "{kind}");
         assert_eq!(self.envelope, expected_envelope(kind, &*backend), "{kind}");
-        if let Err(e) = adapter(&backend) {
+        if let Err(e) = adapter(&verified) {
             panic!("the adapter refused the envelope paired with {kind}: {e}");
         }
         let info = backend

@@ -80,7 +80,7 @@ mod write_file;
 use std::fmt;
 use std::sync::Arc;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, Verified};
 use corral_contract::{
     ActiveWriteRequest, ActiveWriteTransaction, CleanupRequest, CleanupResult,
     CloneSnapshotRequest, ExecuteRequest, FailureReason, Handoff, InstanceId, ListDirRequest,
@@ -132,13 +132,29 @@ impl<B: Backend> ContractAdapter<B> {
     /// | `enforcement.memory_limit` / `cpu_limit` / `process_count_limit: provider_enforced` | `enforces.memory` / `cpu` / `pids` |
     /// | `enforcement.read_only_mounts: provider_enforced` | never: there is no backend primitive that seals a mount against the workload; the adapter refuses writes through the trusted port only |
     /// | `enforcement.wall_clock_timeout: provider_enforced` | never: command timeouts are the backend's, but an instance's `expires_at` is enforced by `cleanup` and the Runner (the adapter deliberately does not hand it to the backend, so that `cleanup` reports every expired instance it reclaims) |
+    ///
+    /// A backend already verified (a registry opens its backends so) goes
+    /// through [`ContractAdapter::from_verified`] instead, which does not
+    /// check it again.
     pub fn new(
         backend: Arc<B>,
         envelope: SandboxProviderCapabilities,
     ) -> Result<Self, SandboxError> {
-        corral_backend::verify(&*backend).map_err(|_| {
+        let backend = Verified::new_shared(backend).map_err(|_| {
             errors::failed(Operation::Capabilities, FailureReason::PlatformRejected)
         })?;
+        Self::from_verified(backend, envelope)
+    }
+
+    /// An adapter presenting `backend`, which [`corral_backend::verify`]
+    /// has accepted already, under `envelope`: [`ContractAdapter::new`]
+    /// without running the check again. Refuses an envelope that
+    /// overclaims the backend the same way.
+    pub fn from_verified(
+        backend: Verified<Arc<B>>,
+        envelope: SandboxProviderCapabilities,
+    ) -> Result<Self, SandboxError> {
+        let backend = backend.into_inner();
         overclaim::check(&envelope, &backend.capabilities())?;
         Ok(Self {
             backend,

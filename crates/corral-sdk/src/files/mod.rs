@@ -125,8 +125,9 @@ impl Files<'_> {
     }
 
     /// Creates or replaces the file at `path` with permission bits `mode`,
-    /// creating missing parent directories (unless the backend declares that
-    /// its `write` does that itself).
+    /// creating missing parent directories (unless the backend was opened
+    /// with the hint that its `write` does that itself,
+    /// [`crate::ProviderHints::write_creates_parents`]).
     pub async fn write_with_mode(
         &self,
         path: &str,
@@ -152,7 +153,7 @@ impl Files<'_> {
             ));
         }
         let b = self.sb.backend();
-        if !b.capabilities().write_creates_parents
+        if !self.sb.hints().write_creates_parents
             && let Some(parent) = parent_of(path)
             && parent != "/"
         {

@@ -1,21 +1,21 @@
 //! Activity records: kept by the core through file calls (with or without
-//! its `mkdir`), or by a backend declaring `inline_activity` with no file
-//! call at all; present while a run is in progress, gone after success,
+//! its `mkdir`), or by a backend opened with the `inline_activity` hint
+//! with no file call at all; present while a run is in progress, gone after success,
 //! failure, timeout and abort.
 
 use crate::sandbox_support;
-use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::{Backend, CancellationToken, ErrorCode};
-use corral_sdk::{CreateOptions, RunOptions, Sandbox};
+use corral_backend::{CancellationToken, ErrorCode};
+use corral_sdk::{CreateOptions, Labels, ProviderHints, RunOptions, Sandbox};
 use sandbox_support::{Target, Wrapped, abort_on, all, eventually, records, timeout_after};
 
 async fn check_mode(t: &Target, inline: bool, creates_parents: bool) {
     let wrapped = Wrapped::new(t.backend.clone()).activity(inline, creates_parents);
     let counts = wrapped.counts.clone();
-    let backend: Arc<dyn Backend> = Arc::new(wrapped);
-    let s = Sandbox::create(backend, CreateOptions::default())
+    let s = wrapped
+        .provider()
+        .create(CreateOptions::default())
         .await
         .unwrap();
     let what = format!(
@@ -68,9 +68,10 @@ async fn file_calls_per_mode_are_counted() {
 async fn records_are_removed_after_timeout_abort_and_errors() {
     for t in all("records_are_removed_after_timeout_abort_and_errors") {
         for inline in [false, true] {
-            let backend: Arc<dyn Backend> =
-                Arc::new(Wrapped::new(t.backend.clone()).activity(inline, false));
-            let s = Sandbox::create(backend, CreateOptions::default())
+            let s = Wrapped::new(t.backend.clone())
+                .activity(inline, false)
+                .provider()
+                .create(CreateOptions::default())
                 .await
                 .unwrap();
             let err = s
@@ -119,4 +120,51 @@ async fn a_dropped_run_future_still_removes_its_record() {
         assert!(gone, "{}: the dropped run's record stayed", s.provider());
         s.destroy().await.unwrap();
     }
+}
+
+/// The hints a provider is opened with reach every handle it makes —
+/// create (through get-or-create), connect, connect by id, find and list —
+/// and a handle made from the bare backend has none, so the core keeps the
+/// record itself there.
+#[tokio::test]
+async fn every_handle_of_a_provider_carries_its_hints() {
+    let t = sandbox_support::memory();
+    let wrapped = Wrapped::new(t.backend.clone()).activity(true, true);
+    let counts = wrapped.counts.clone();
+    let provider = wrapped.provider();
+    let hints = provider.hints();
+    assert_eq!(
+        hints,
+        ProviderHints {
+            inline_activity: true,
+            write_creates_parents: true,
+        }
+    );
+    let made = provider
+        .get_or_create("hinted", CreateOptions::default())
+        .await
+        .unwrap();
+    let id = made.id().to_string();
+    let mut handles = vec![
+        provider.connect(&made.locator()).await.unwrap(),
+        provider.connect_id(&id).await.unwrap(),
+        provider.find("hinted").await.unwrap().unwrap(),
+    ];
+    let listed = provider.list(&Labels::new()).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    handles.extend(listed);
+    handles.push(made);
+    for h in &handles {
+        assert_eq!(h.hints(), hints, "{}", h.id());
+        h.run("true").await.unwrap();
+    }
+    assert_eq!(counts.summary().3, 0, "a handle made a file call");
+
+    let bare = Sandbox::connect_id(provider.backend().clone(), &id)
+        .await
+        .unwrap();
+    assert_eq!(bare.hints(), ProviderHints::default());
+    bare.run("true").await.unwrap();
+    assert_eq!(counts.summary(), (1, 1, 1, 3), "mkdir, write, remove");
+    bare.destroy().await.unwrap();
 }

@@ -3,11 +3,10 @@
 //! and skips its own `mkdir`.
 
 use crate::sandbox_support;
-use std::sync::Arc;
 use std::time::Duration;
 
 use corral_sdk::processes::LogCursor;
-use corral_sdk::{Command, CreateOptions, Sandbox, StreamKind};
+use corral_sdk::{Command, CreateOptions, StreamKind};
 use sandbox_support::Wrapped;
 
 // SDK spec, "Avoiding extra calls": with `files.writeCreatesParents` "the core
@@ -16,9 +15,11 @@ use sandbox_support::Wrapped;
 #[tokio::test]
 async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
     let inner = sandbox_support::memory();
-    let wrapped = Arc::new(Wrapped::new(inner.backend.clone()).activity(false, true));
+    let wrapped = Wrapped::new(inner.backend.clone()).activity(false, true);
     let counts = wrapped.counts.clone();
-    let sb = Sandbox::create(wrapped, CreateOptions::default())
+    let sb = wrapped
+        .provider()
+        .create(CreateOptions::default())
         .await
         .unwrap();
     assert!(sb.backend().files().ranged().is_none());
@@ -87,9 +88,11 @@ async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
 #[tokio::test]
 async fn an_upload_makes_each_directory_once() {
     let inner = sandbox_support::memory();
-    let wrapped = Arc::new(Wrapped::new(inner.backend.clone()).activity(false, false));
+    let wrapped = Wrapped::new(inner.backend.clone()).activity(false, false);
     let counts = wrapped.counts.clone();
-    let sb = Sandbox::create(wrapped, CreateOptions::default())
+    let sb = wrapped
+        .provider()
+        .create(CreateOptions::default())
         .await
         .unwrap();
     let src = tempfile::tempdir().unwrap();

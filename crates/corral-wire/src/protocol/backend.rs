@@ -335,6 +335,57 @@ mod tests {
         assert!(BackendRoute::Stat.max_body_bytes() < whole);
     }
 
+    /// A `describe` answer from an older server decodes: one that lacks
+    /// the members added since (`reclaim`, `enforces.bound_to_creator`)
+    /// declares them `false`, and one that still carries the SDK hints
+    /// that left the capabilities (`write_creates_parents`,
+    /// `inline_activity`) decodes with them ignored.
+    #[test]
+    fn older_descriptions_decode() {
+        let current = Description {
+            name: "memory".into(),
+            key_mode: KeyMode::Exact,
+            capabilities: Capabilities {
+                pause: true,
+                enforces: enforcing_timeouts(),
+                ..Capabilities::default()
+            },
+        };
+        type Edit = fn(&mut serde_json::Value);
+        let rows: [(&str, Edit); 4] = [
+            ("as written", |_| {}),
+            ("without reclaim", |d| {
+                d["capabilities"].as_object_mut().unwrap().remove("reclaim");
+            }),
+            ("without bound_to_creator", |d| {
+                d["capabilities"]["enforces"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("bound_to_creator");
+            }),
+            ("with the retired SDK hints", |d| {
+                let caps = d["capabilities"].as_object_mut().unwrap();
+                caps.insert("write_creates_parents".into(), true.into());
+                caps.insert("inline_activity".into(), true.into());
+            }),
+        ];
+        for (what, edit) in rows {
+            let mut json = serde_json::to_value(&current).unwrap();
+            edit(&mut json);
+            let decoded: Description = serde_json::from_value(json.clone())
+                .unwrap_or_else(|e| panic!("{what}: {e}: {json}"));
+            assert_eq!(decoded, current, "{what}");
+        }
+    }
+
+    fn enforcing_timeouts() -> corral_backend::Enforcement {
+        corral_backend::Enforcement {
+            timeout: true,
+            idle_timeout: true,
+            ..corral_backend::Enforcement::default()
+        }
+    }
+
     #[test]
     fn the_wire_never_declares_what_it_does_not_carry() {
         let all = Capabilities {

@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, Verified};
 use corral_contract::SandboxError;
 use corral_registry::{BackendKind, BackendVisitor, Enveloped, adapter};
 use corral_wire::{ConnectionLimits, ShutdownReport, Token, WireServer};
@@ -90,21 +90,23 @@ impl BackendVisitor for Host {
 
     /// Serves `backend`: the contract adapter over it under its envelope,
     /// and the backend's own primitives beside it (the same backend the
-    /// adapter holds).
-    async fn visit<B: Enveloped>(self, backend: B) -> CliResult {
+    /// adapter holds). The backend was verified when it was opened, and
+    /// is not checked again.
+    async fn visit<B: Enveloped>(self, backend: Verified<B>) -> CliResult {
         let Host {
             addr,
             token,
             limits,
         } = self;
         corral_wire::server::raise_descriptor_limit();
-        let backend = Arc::new(backend);
+        let backend = backend.into_shared();
         let provider = adapter(&backend).map_err(|e: SandboxError| {
             CliError::failure(
                 "provider",
                 format!("the contract adapter refused the backend: {e}"),
             )
         })?;
+        let backend = backend.into_inner();
         let e2b = corral_e2b::E2bService::new(
             Arc::clone(&backend) as Arc<dyn Backend>,
             token.clone(),

@@ -16,7 +16,7 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 use corral_backend_local::LocalBackend;
 use corral_backend_memory::MemoryBackend;
-use corral_sdk::{ACTIVITY_DIR, RunOptions};
+use corral_sdk::{ACTIVITY_DIR, Provider, ProviderHints, RunOptions};
 
 /// A backend under test and what keeps it alive (its state directory).
 pub struct Target {
@@ -148,8 +148,9 @@ impl Counts {
 }
 
 /// Another backend with a different key mode and capabilities. With
-/// `inline_activity` it keeps `activity_path` itself around `exec`, through
-/// the inner backend's files (not counted), like a backend would natively.
+/// `inline_activity` in its hints it keeps `activity_path` itself around
+/// `exec`, through the inner backend's files (not counted), like a backend
+/// would natively; open it with [`Wrapped::provider`] for the core to know.
 ///
 /// It forwards none of the optional members (pause, snapshots, terminals,
 /// processes, usage, ranged/contained/tree reads, batch writes) and so
@@ -159,6 +160,8 @@ pub struct Wrapped {
     pub inner: Arc<dyn Backend>,
     pub key_mode: KeyMode,
     pub caps: Capabilities,
+    /// What the wrapper does natively, for the core to be told.
+    pub hints: ProviderHints,
     pub counts: Arc<Counts>,
     /// When set, previews carry this token in a header and the query.
     pub preview_token: Option<String>,
@@ -185,6 +188,7 @@ impl Wrapped {
         let wrapped = Wrapped {
             key_mode: inner.key_mode(),
             caps,
+            hints: ProviderHints::default(),
             files: CountingFiles {
                 inner: inner.clone(),
                 counts: counts.clone(),
@@ -203,13 +207,21 @@ impl Wrapped {
         self
     }
 
-    /// Declares `inline_activity` and `write_creates_parents` as given (the
-    /// wrapper then really creates parents on write).
+    /// Keeps activity records inside `exec` and creates parents on write
+    /// as given, and hints so.
     pub fn activity(mut self, inline: bool, creates_parents: bool) -> Wrapped {
-        self.caps.inline_activity = inline;
-        self.caps.write_creates_parents = creates_parents;
+        self.hints = ProviderHints {
+            inline_activity: inline,
+            write_creates_parents: creates_parents,
+        };
         self.files.creates_parents = creates_parents;
         self
+    }
+
+    /// The wrapper opened for the core, with its hints.
+    pub fn provider(self) -> Provider {
+        let hints = self.hints;
+        Provider::new(Arc::new(self)).with_hints(hints)
     }
 }
 
@@ -298,7 +310,7 @@ impl Backend for Wrapped {
         req: ExecRequest,
         sink: &mut dyn OutputSink,
     ) -> Result<ExecOutcome> {
-        let inline = match (&req.activity_path, self.caps.inline_activity) {
+        let inline = match (&req.activity_path, self.hints.inline_activity) {
             (Some(p), true) => Some(p.clone()),
             _ => None,
         };
