@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline'
 import {
   AuthenticationError,
   CommandExitError,
+  FilesystemEventType,
   NotFoundError,
   Sandbox,
   TimeoutError,
@@ -217,6 +218,35 @@ test('files: write, read, list, exists, make a directory, rename, remove', async
     assert.equal(await files.exists('/tmp/work/sub/moved.txt'), false)
     await files.remove('/tmp/work')
     assert.equal(await files.exists('/tmp/work'), false)
+  })
+})
+
+test('files: watch a directory, gzip both ways, rename a directory', async () => {
+  await withSandbox(async (sbx) => {
+    const files = sbx.files
+    await files.makeDir('/tmp/watched')
+    const seen = []
+    const watcher = await files.watchDir('/tmp/watched', (e) => seen.push(e), { recursive: true })
+    await files.write('/tmp/watched/in/s.txt', 'streamed')
+    const has = (type, name) => seen.some((e) => e.type === type && e.name === name)
+    for (let i = 0; i < 50 && !has(FilesystemEventType.WRITE, 'in/s.txt'); i++) {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    await watcher.stop()
+    assert.ok(has(FilesystemEventType.CREATE, 'in/s.txt'), JSON.stringify(seen))
+    assert.ok(has(FilesystemEventType.WRITE, 'in/s.txt'), JSON.stringify(seen))
+    await assert.rejects(files.watchDir('/tmp/never-made', () => {}), NotFoundError)
+
+    const text = 'squeeze me '.repeat(500)
+    await files.write('/tmp/gz.txt', text, { gzip: true })
+    assert.equal(await files.read('/tmp/gz.txt'), text)
+    assert.equal(await files.read('/tmp/gz.txt', { gzip: true }), text)
+
+    await files.write('/tmp/tree/sub/two.txt', '2')
+    const moved = await files.rename('/tmp/tree', '/tmp/moved')
+    assert.equal(moved.path, '/tmp/moved')
+    assert.equal(await files.read('/tmp/moved/sub/two.txt'), '2')
+    assert.equal(await files.exists('/tmp/tree'), false)
   })
 })
 
