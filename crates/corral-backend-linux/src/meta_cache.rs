@@ -73,8 +73,6 @@ impl MetaCache {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use corral_backend::{ErrorCode, Labels};
 
     use crate::state::{Meta, State, read_meta, require_meta};
@@ -89,7 +87,7 @@ mod tests {
             key: None,
             labels: Labels::from([("v".to_string(), label.to_string())]),
             created_at_ms: corral_backend::now_ms(),
-            env: BTreeMap::new(),
+            env: corral_backend::Environment::new(),
             network_none: true,
             init_pid: std::process::id(),
             init_start: 0,

@@ -23,7 +23,6 @@
 //! the operations that reclaim, all in [`crate::gc`] and
 //! [`crate::destroy`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -165,7 +164,7 @@ pub struct Meta {
     /// Creation time, epoch milliseconds.
     pub created_at_ms: u64,
     /// The environment every command starts with.
-    pub env: BTreeMap<String, String>,
+    pub env: corral_backend::Environment,
     /// Whether `network: none` was asked for (it is what every sandbox gets).
     pub network_none: bool,
     /// Host pid of the sandbox's PID 1.
@@ -480,7 +479,7 @@ mod tests {
                 key: None,
                 labels: Labels::new(),
                 created_at_ms: now,
-                env: BTreeMap::new(),
+                env: corral_backend::Environment::new(),
                 network_none: true,
                 init_pid,
                 init_start,

@@ -41,6 +41,9 @@ pub mod rules;
 
 pub use backend::Backend;
 pub use capabilities::{Capabilities, Enforcement, check_enforceable};
+/// Re-exported: the environment every request carries is the contract's
+/// validated one.
+pub use corral_contract::{EnvKey, Environment};
 pub use error::{
     BackendError, CreateError, ErrorCode, ExecError, PlatformError, PreviewError, RelayedError,
     RequestError, Result, SandboxError, SetupStep, SnapshotError, TimeoutLimit,
@@ -58,7 +61,7 @@ pub use reclaim::{HostStateReclaim, Reclaim, ReclaimDetail, ReclaimReport};
 pub use sandbox::{
     CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Labels, Limits, Network,
     PreviewUrl, SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,
-    validate_env, validate_key, validate_label,
+    validate_key, validate_label,
 };
 pub use signal::{ControlSignal, SignalName};
 pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use corral_contract::Environment;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RequestError, Result};
@@ -93,8 +94,9 @@ pub enum Network {
 pub struct CreateRequest {
     /// Compute size.
     pub size: Size,
-    /// Environment every command in the sandbox starts with.
-    pub env: BTreeMap<String, String>,
+    /// Environment every command in the sandbox starts with (its keys and
+    /// values were checked where it was made).
+    pub env: Environment,
     /// The network policy.
     pub network: Network,
     /// Ports to make reachable through `preview_url`.
@@ -124,13 +126,11 @@ pub struct CreateRequest {
 
 impl CreateRequest {
     /// Checks what every backend must refuse before allocating anything:
-    /// malformed labels, env keys and keys.
+    /// malformed labels and keys. The environment needs no check: an
+    /// [`Environment`] is valid from the moment it exists.
     pub fn validate(&self) -> Result<()> {
         for (k, v) in &self.labels {
             validate_label(k, v)?;
-        }
-        for (k, v) in &self.env {
-            validate_env(k, v)?;
         }
         if let Some(key) = &self.key {
             validate_key(key)?;
@@ -164,21 +164,6 @@ pub fn validate_label(key: &str, value: &str) -> Result<()> {
     }
     if value.len() > 1024 || value.chars().any(|c| c.is_control()) {
         return Err(RequestError::LabelValue { key: key.into() }.into());
-    }
-    Ok(())
-}
-
-/// Refuses an environment variable a POSIX process could not receive.
-pub fn validate_env(key: &str, value: &str) -> Result<()> {
-    let mut bytes = key.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(RequestError::EnvKey { key: key.into() }.into());
-    }
-    if value.contains('\0') {
-        return Err(RequestError::EnvValueNul { key: key.into() }.into());
     }
     Ok(())
 }
@@ -280,10 +265,10 @@ mod tests {
         assert!(validate_label("", "x").is_err());
         assert!(validate_label("ok", "line\nbreak").is_err());
         assert!(validate_label("corral.dev/owner", "me").is_ok());
-        assert!(validate_env("1A", "x").is_err());
-        assert!(validate_env("A-B", "x").is_err());
-        assert!(validate_env("A", "x\0y").is_err());
-        assert!(validate_env("_A1", "").is_ok());
+        assert!(Environment::new().with("1A", "x").is_err());
+        assert!(Environment::new().with("A-B", "x").is_err());
+        assert!(Environment::new().with("A", "x\0y").is_err());
+        assert!(Environment::new().with("_A1", "").is_ok());
         assert!(validate_key("").is_err());
     }
 

@@ -129,7 +129,9 @@ async fn previews_and_native() {
         image: Some("ignored:latest".into()),
         ..CreateRequest::default()
     };
-    req.env.insert("SECRET".into(), "hunter2".into());
+    req.env
+        .insert(corral_backend::EnvKey::new("SECRET").unwrap(), "hunter2")
+        .unwrap();
     let id = b.create(req).await.unwrap().id;
     let url = b.preview_url(&id, 8080).await.unwrap();
     assert_eq!(url.url, format!("memory://{id}:8080"));

@@ -119,18 +119,15 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
     };
     r.labels.insert("bad key".into(), "x".into());
     bad.push(("label key with a space", r));
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.env.insert("1BAD".into(), "x".into());
-    bad.push(("env key 1BAD", r));
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.env.insert("OK".into(), "a\0b".into());
-    bad.push(("env value with NUL", r));
+    // A malformed environment cannot reach a backend: it is refused where
+    // it is made, before any request carries it.
+    for (what, key, value) in [
+        ("env key 1BAD", "1BAD", "x"),
+        ("env value with NUL", "OK", "a\0b"),
+    ] {
+        let made = crate::Environment::new().with(key, value);
+        assert!(made.is_err(), "{rule}: {what} must be refused");
+    }
     bad.push((
         "empty key",
         CreateRequest {

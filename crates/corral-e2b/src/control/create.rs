@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use corral_backend::{BackendError, CreateRequest, Labels, Network, now_ms, validate_label};
+use corral_backend::{
+    BackendError, CreateRequest, Environment, Labels, Network, now_ms, validate_label,
+};
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
 use serde::Deserialize;
@@ -134,15 +136,15 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         Some(false) => Network::None,
         Some(true) | None => Network::Default,
     };
+    // Made here, once: the backend takes the environment as it is.
+    let env = Environment::try_from(body.env_vars)
+        .map_err(|e| E2bError::invalid("envVars", e.to_string()))?;
     let request = CreateRequest {
-        env: body.env_vars,
+        env,
         network,
         labels,
         ..CreateRequest::default()
     };
-    request
-        .validate()
-        .map_err(|e| E2bError::invalid("envVars", e.message()))?;
     let access_token = corral_backend::statefile::random_hex_of(16)
         .map_err(|e| E2bError::Backend(BackendError::from_io("reading /dev/urandom", &e)))?;
     let access_check = corral_wire::Token::new(access_token.clone())
