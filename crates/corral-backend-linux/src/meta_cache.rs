@@ -85,7 +85,7 @@ mod tests {
         Meta {
             id: id.into(),
             key: None,
-            labels: Labels::from([("v".to_string(), label.to_string())]),
+            labels: Labels::new().with("v", label).unwrap(),
             created_at_ms: corral_backend::now_ms(),
             env: corral_backend::Environment::new(),
             network_none: true,

@@ -91,7 +91,16 @@ impl Sandbox {
             SandboxError::new(ErrorCode::InvalidInput, &provider, Operation::Create, msg)
         })?;
         let mut labels = options.labels;
-        labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
+        labels
+            .insert(CORRAL_LABEL, CORRAL_LABEL_VALUE)
+            .map_err(|e| {
+                SandboxError::new(
+                    ErrorCode::InvalidInput,
+                    &provider,
+                    Operation::Create,
+                    e.to_string(),
+                )
+            })?;
         let req = CreateRequest {
             size: options.size,
             env,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use corral_backend::Environment;
+use corral_backend::{Environment, Labels};
 
 use crate::error::CliError;
 
@@ -32,13 +32,10 @@ pub fn parse_env(items: &[String]) -> Result<Environment, CliError> {
     Environment::try_from(parse("env", items)?).map_err(|e| CliError::usage(format!("--env: {e}")))
 }
 
-/// Parses `--label` values and checks each with the backend's rules.
-pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    let labels = parse("label", items)?;
-    for (k, v) in &labels {
-        corral_backend::validate_label(k, v).map_err(|e| CliError::usage(e.message()))?;
-    }
-    Ok(labels)
+/// Parses `--label` values into the labels requests carry: each pair is
+/// checked here, once, where the set is made.
+pub fn parse_labels(items: &[String]) -> Result<Labels, CliError> {
+    Labels::try_from(parse("label", items)?).map_err(|e| CliError::usage(e.to_string()))
 }
 
 #[cfg(test)]

@@ -8,10 +8,7 @@ use corral_backend::{Backend, CreateRequest, ErrorCode, KeyMode, Labels, Sandbox
 use corral_backend_memory::{ManualClock, MemoryBackend};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    Labels::from_pairs(pairs.iter().copied()).unwrap()
 }
 
 #[tokio::test]

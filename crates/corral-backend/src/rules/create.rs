@@ -113,14 +113,13 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
     let rule = "create_refuses_malformed_requests";
     let labels = rule_labels(rule);
     let mut bad: Vec<(&str, CreateRequest)> = Vec::new();
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.labels.insert("bad key".into(), "x".into());
-    bad.push(("label key with a space", r));
-    // A malformed environment cannot reach a backend: it is refused where
-    // it is made, before any request carries it.
+    // Malformed labels and a malformed environment cannot reach a backend:
+    // they are refused where they are made, before any request carries them.
+    let made = labels.clone().with("bad key", "x");
+    assert!(
+        made.is_err(),
+        "{rule}: label key with a space must be refused"
+    );
     for (what, key, value) in [
         ("env key 1BAD", "1BAD", "x"),
         ("env value with NUL", "OK", "a\0b"),

@@ -11,10 +11,7 @@ use corral_sdk::{CreateOptions, Sandbox, SandboxError};
 use sandbox_support::{Wrapped, all, local, memory};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    Labels::from_pairs(pairs.iter().copied()).unwrap()
 }
 
 /// SDK spec, "What the core does for you": "Get-or-create by key, `locator`,
