@@ -115,8 +115,8 @@ impl InstanceRecord {
 /// Labels made of this module's pairs. Every key is one of its constants and
 /// every value a constant or a contract identifier, timestamp or digest
 /// (printable ASCII, at most 256 bytes), all within the label rules — the
-/// round-trip tests below prove it — so a refusal here is a defect of this
-/// module, never of a request.
+/// round-trip test below and every provision and snapshot test pass through
+/// here — so a refusal is a defect of this module, never of a request.
 fn labels_of<const N: usize>(pairs: [(String, String); N]) -> Labels {
     Labels::from_pairs(pairs).expect("the adapter's own labels follow the label rules")
 }
