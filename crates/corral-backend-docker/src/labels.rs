@@ -81,14 +81,17 @@ impl Record {
     }
 }
 
-/// The labels a record names as its own, with their values.
+/// The labels a record names as its own, with their values. They are made
+/// here, from what the engine holds: a pair the engine altered into one no
+/// label may be is left out rather than shown.
 pub fn user_labels(all: &HashMap<String, String>, record: &Record) -> Labels {
-    record
-        .labels
-        .iter()
-        .filter(|k| !k.starts_with(INTERNAL))
-        .filter_map(|k| Some((k.clone(), all.get(k)?.clone())))
-        .collect()
+    let mut labels = Labels::new();
+    for k in record.labels.iter().filter(|k| !k.starts_with(INTERNAL)) {
+        if let Some(v) = all.get(k) {
+            let _ = labels.insert(k.clone(), v.clone());
+        }
+    }
+    labels
 }
 
 /// The scope a backend was opened with (empty for none): containers and

@@ -74,7 +74,8 @@ impl DockerBackend {
     /// snapshots labelled with `scope`: a test or a conformance run keeps
     /// to its own on a shared engine.
     pub fn scoped(mut self, scope: &str) -> Result<Self> {
-        corral_backend::validate_label(labels::SCOPE, scope)?;
+        // The scope is a label value on everything the backend makes.
+        corral_backend::Labels::new().with(labels::SCOPE, scope)?;
         if scope.is_empty() {
             return Err(corral_backend::RequestError::Setting {
                 name: "scope".into(),

@@ -70,9 +70,6 @@ pub(crate) async fn lookup(backend: &DockerBackend, id: &str) -> Result<Option<S
 }
 
 pub(crate) async fn list(backend: &DockerBackend, wanted: &Labels) -> Result<Vec<SandboxInfo>> {
-    for (k, v) in wanted {
-        corral_backend::validate_label(k, v)?;
-    }
     let mut out = Vec::new();
     for c in managed(backend, wanted).await? {
         let Some(id) = c

@@ -149,12 +149,9 @@ fn new_snapshot_id() -> Result<String> {
 #[async_trait]
 impl SnapshotOps for DockerBackend {
     async fn snapshot(&self, id: &str, extra: &Labels) -> Result<SnapshotInfo> {
-        for (k, v) in extra {
-            corral_backend::validate_label(k, v)?;
-        }
         let sandbox = crate::lifecycle::connect(self, id).await?;
         let mut user = sandbox.labels.clone();
-        user.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        user.extend(extra);
         let snapshot_id = new_snapshot_id()?;
         let record = Record {
             key: None,
@@ -204,9 +201,6 @@ impl SnapshotOps for DockerBackend {
     }
 
     async fn list_snapshots(&self, wanted: &Labels) -> Result<Vec<SnapshotInfo>> {
-        for (k, v) in wanted {
-            corral_backend::validate_label(k, v)?;
-        }
         let options = ListImagesOptions {
             filters: Some(labels::filter(SNAPSHOT, self.scope.as_deref(), wanted)),
             ..ListImagesOptions::default()
@@ -238,13 +232,10 @@ impl SnapshotOps for DockerBackend {
 #[async_trait]
 impl SnapshotCloneOps for DockerBackend {
     async fn clone_snapshot(&self, snapshot_id: &str, extra: &Labels) -> Result<SnapshotInfo> {
-        for (k, v) in extra {
-            corral_backend::validate_label(k, v)?;
-        }
         check_snapshot_id(snapshot_id)?;
         let source = inspect(self, snapshot_id).await?;
         let mut user = source.labels.clone();
-        user.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        user.extend(extra);
         let clone_id = new_snapshot_id()?;
         // A container that is never started: only its file system is used.
         let holder = format!("{}{}", labels::ID_PREFIX, labels::random_hex()?);

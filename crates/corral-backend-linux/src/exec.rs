@@ -30,8 +30,8 @@ use std::time::Duration;
 
 use corral_backend::settle::{Bounds, Ending, KillPolicy, Limits, settle};
 use corral_backend::{
-    BackendError, DEFAULT_PATH, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink,
-    Result, SandboxError, StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
+    BackendError, DEFAULT_PATH, Environment, ExecError, ExecOutcome, ExecRequest, ExitStatus,
+    OutputSink, Result, SandboxError, StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
 };
 use tokio::sync::mpsc;
 
@@ -53,13 +53,27 @@ const EXEC_TASK: &str = "exec task";
 
 /// The complete environment of a command: defaults, then the sandbox's,
 /// then the request's.
-pub fn command_env(meta: &Meta, extra: &BTreeMap<String, String>) -> Vec<String> {
+pub fn command_env(meta: &Meta, extra: &Environment) -> Vec<String> {
+    env_lines(command_env_map(meta, extra))
+}
+
+/// [`command_env`] before it is written as `KEY=value` lines.
+pub fn command_env_map(meta: &Meta, extra: &Environment) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
     env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
     env.insert("HOSTNAME".to_string(), meta.id.clone());
-    env.extend(meta.env.clone());
-    env.extend(extra.clone());
+    env.extend(
+        meta.env
+            .iter()
+            .chain(extra.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    env
+}
+
+/// An environment as the `KEY=value` lines a spawn request carries.
+pub fn env_lines(env: BTreeMap<String, String>) -> Vec<String> {
     env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 

@@ -73,8 +73,6 @@ impl MetaCache {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use corral_backend::{ErrorCode, Labels};
 
     use crate::state::{Meta, State, read_meta, require_meta};
@@ -87,9 +85,9 @@ mod tests {
         Meta {
             id: id.into(),
             key: None,
-            labels: Labels::from([("v".to_string(), label.to_string())]),
+            labels: Labels::new().with("v", label).unwrap(),
             created_at_ms: corral_backend::now_ms(),
-            env: BTreeMap::new(),
+            env: corral_backend::Environment::new(),
             network_none: true,
             init_pid: std::process::id(),
             init_start: 0,

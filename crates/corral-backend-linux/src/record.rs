@@ -6,8 +6,6 @@
 //! modules that make a sandbox's pieces (its disk, its image, its user
 //! namespace) read the record without depending on the state directory.
 
-use std::collections::BTreeMap;
-
 use corral_backend::statefile::{SandboxRecord, is_prefixed_id};
 use corral_backend::{BackendError, Labels, SandboxError, SandboxInfo, SandboxStatus};
 use serde::{Deserialize, Serialize};
@@ -50,7 +48,7 @@ pub struct Meta {
     /// Creation time, epoch milliseconds.
     pub created_at_ms: u64,
     /// The environment every command starts with.
-    pub env: BTreeMap<String, String>,
+    pub env: corral_backend::Environment,
     /// Whether `network: none` was asked for (it is what every sandbox gets).
     pub network_none: bool,
     /// Host pid of the sandbox's PID 1.

@@ -36,7 +36,7 @@ use corral_backend::snapshot_store::{SnapshotRecord, SnapshotStore, corrupt, dig
 use corral_backend::walk;
 use corral_backend::{
     BackendError, ErrorCode, Labels, PlatformError, Result, SnapshotCloneOps, SnapshotInfo,
-    SnapshotOps, labels_match, now_ms, validate_label,
+    SnapshotOps, labels_match, now_ms,
 };
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
@@ -172,9 +172,6 @@ fn host_names() -> Vec<String> {
 
 /// Captures sandbox `id`'s writable content.
 fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-    for (k, v) in labels {
-        validate_label(k, v)?;
-    }
     let meta = require_meta(state, id)?;
     let upper = state.fs_dir(id).join("upper");
     let (source, kind, skip, image) = if upper.is_dir() {
@@ -202,7 +199,7 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     std::fs::rename(&tmp, building.dir.join(blob_name(&digest)))
         .map_err(|e| state_error("storing a snapshot", &e))?;
     let mut all = meta.labels.clone();
-    all.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all.extend(labels);
     let record = Record {
         info: SnapshotInfo {
             id: new_id()?,
@@ -301,9 +298,6 @@ fn list(state: &State, labels: &Labels) -> Result<Vec<SnapshotInfo>> {
 }
 
 fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-    for (k, v) in labels {
-        validate_label(k, v)?;
-    }
     let source = load(state, snap_id)?;
     let mut from = open_blob(state, &source)?;
     let building = Building::new(state)?;
@@ -320,10 +314,7 @@ fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> 
     }
     record.info.id = new_id()?;
     record.info.created_at_ms = now_ms();
-    record
-        .info
-        .labels
-        .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    record.info.labels.extend(labels);
     building.publish(state, &record)
 }
 

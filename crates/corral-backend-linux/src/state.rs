@@ -301,7 +301,6 @@ pub fn older_than(path: &Path, age: std::time::Duration) -> bool {
 mod tests {
     use super::*;
     use corral_backend::{ErrorCode, Labels};
-    use std::collections::BTreeMap;
 
     #[test]
     fn ids_are_strict() {
@@ -354,7 +353,7 @@ mod tests {
                 key: None,
                 labels: Labels::new(),
                 created_at_ms: now,
-                env: BTreeMap::new(),
+                env: corral_backend::Environment::new(),
                 network_none: true,
                 init_pid,
                 init_start,

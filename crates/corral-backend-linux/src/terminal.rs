@@ -16,7 +16,7 @@ use corral_backend::{
 };
 use tokio::io::{AsyncRead, ReadBuf};
 
-use crate::exec::{command_env, request_spawn};
+use crate::exec::{command_env_map, env_lines, request_spawn};
 use crate::process::Control;
 use crate::protocol::Request;
 use crate::state::{State, require_meta};
@@ -91,13 +91,13 @@ fn open(state: &State, id: &str, spec: TerminalSpec) -> Result<Terminal> {
         Some(c) => c.to_argv(),
         None => LOGIN_SHELL.iter().map(|s| (*s).to_string()).collect(),
     };
-    let mut extra = spec.env.clone();
-    extra
-        .entry("TERM".into())
-        .or_insert_with(|| "xterm-256color".into());
+    let mut env = command_env_map(&meta, &spec.env);
+    if spec.env.get("TERM").is_none() {
+        env.insert("TERM".into(), "xterm-256color".into());
+    }
     let req = Request::Spawn {
         argv,
-        env: command_env(&meta, &extra),
+        env: env_lines(env),
         cwd: WORKSPACE_DIR.to_string(),
         stdin: false,
         tty: true,
@@ -132,9 +132,6 @@ impl TerminalOps for LinuxTerminals {
     async fn open_terminal(&self, id: &str, spec: TerminalSpec) -> Result<Terminal> {
         if let Some(c) = &spec.command {
             c.validate()?;
-        }
-        for (k, v) in &spec.env {
-            corral_backend::validate_env(k, v)?;
         }
         let (state, id) = (self.state.clone(), id.to_string());
         crate::blocking::blocking(move || open(&state, &id, spec)).await

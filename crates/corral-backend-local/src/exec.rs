@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use corral_backend::Environment;
 use corral_backend::contained_fs::FileOp;
 use corral_backend::host_exec::{self, HostCommand};
 use corral_backend::{
@@ -58,7 +59,7 @@ pub(crate) fn place(
     state: &State,
     id: &str,
     cwd: Option<&str>,
-    extra_env: &BTreeMap<String, String>,
+    extra_env: &Environment,
 ) -> Result<Placement> {
     let meta: Meta = require_meta(state, id)?;
     let t = Target::parse("cwd", cwd.unwrap_or(WORKSPACE_DIR))?;
@@ -78,8 +79,12 @@ pub(crate) fn place(
     env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
     env.insert("HOME".to_string(), home.to_string_lossy().into_owned());
     env.insert("PWD".to_string(), host_cwd.to_string_lossy().into_owned());
-    env.extend(meta.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env.extend(
+        meta.env
+            .iter()
+            .chain(extra_env.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     // Last, so that nothing the caller sets can hide the process from `destroy`.
     env.insert(crate::reap::MARKER.to_string(), id.to_owned());
     let no_network = if meta.network_none {

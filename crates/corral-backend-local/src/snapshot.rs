@@ -33,9 +33,7 @@ use corral_backend::snapshot_archive::{
     self, ApplyOptions, Budget, CAPTURE_DEADLINE, Layout, Owners, WriteOptions,
 };
 use corral_backend::snapshot_store::{SnapshotStore, corrupt, digest_of};
-use corral_backend::{
-    ErrorCode, Labels, Result, SnapshotInfo, labels_match, now_ms, validate_label,
-};
+use corral_backend::{ErrorCode, Labels, Result, SnapshotInfo, labels_match, now_ms};
 use rustix::fd::AsFd;
 
 use crate::files::sandbox_root;
@@ -107,9 +105,6 @@ fn publish(state: &State, tmp: &Path, info: &SnapshotInfo) -> std::io::Result<()
 
 /// Captures sandbox `id`'s `root/`.
 pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-    for (k, v) in labels {
-        validate_label(k, v)?;
-    }
     let meta = require_meta(state, id)?;
     let dir =
         sandbox_root(state, id)?.open_dir(FileOp::OpenDir, &SandboxPath::parse("path", "/")?)?;
@@ -133,7 +128,7 @@ pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<Snapsh
         }
     };
     let mut all = meta.labels.clone();
-    all.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all.extend(labels);
     let info = SnapshotInfo {
         id: snap_id,
         source_sandbox_id: id.to_owned(),
@@ -217,9 +212,6 @@ pub(crate) fn list(state: &State, labels: &Labels) -> Result<Vec<SnapshotInfo>> 
 /// A new snapshot with `snap_id`'s content (copied and checked against its
 /// digest), a new id, and the source's labels plus `labels`.
 pub(crate) fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-    for (k, v) in labels {
-        validate_label(k, v)?;
-    }
     let source = load(state, snap_id)?;
     let mut src = STORE.open_archive(snap_id, &blob_path(state, snap_id))?;
     let new_id = format!(
@@ -240,7 +232,7 @@ pub(crate) fn clone(state: &State, snap_id: &str, labels: &Labels) -> Result<Sna
         return Err(corrupt(snap_id, "its content does not match its digest"));
     }
     let mut all = source.labels.clone();
-    all.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all.extend(labels);
     let info = SnapshotInfo {
         id: new_id,
         source_sandbox_id: source.source_sandbox_id,

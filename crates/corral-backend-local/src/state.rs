@@ -13,7 +13,6 @@
 //! Every record is read from disk on every call: another process using the
 //! same state directory sees the same sandboxes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub(crate) use corral_backend::statefile::{random_hex, write_atomic};
@@ -99,7 +98,7 @@ pub(crate) struct Meta {
     /// Creation time, epoch milliseconds.
     pub(crate) created_at_ms: u64,
     /// The environment every command starts with.
-    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) env: corral_backend::Environment,
     /// Every command runs without network (`network: none`).
     #[serde(default)]
     pub(crate) network_none: bool,

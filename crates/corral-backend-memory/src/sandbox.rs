@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use corral_backend::Environment;
 use corral_backend::contained_fs::FileOp;
 use corral_backend::{
     ExecError, Labels, Limits, Network, Result, SandboxError, SandboxInfo, SandboxStatus, Size,
@@ -26,7 +27,7 @@ pub(crate) struct Sandbox {
     pub(crate) expires_at_ms: Option<u64>,
     pub(crate) idle_timeout_ms: Option<u64>,
     pub(crate) last_active_ms: AtomicU64,
-    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) env: Environment,
     pub(crate) network: Network,
     pub(crate) size: Size,
     pub(crate) limits: Limits,
@@ -207,13 +208,13 @@ impl Sandbox {
 
     /// The environment a command starts with: the sandbox's, then `extra`,
     /// then `PATH` and `HOME` where unset, and `PWD`.
-    pub(crate) fn command_env(
-        &self,
-        extra: &BTreeMap<String, String>,
-        cwd: &str,
-    ) -> BTreeMap<String, String> {
-        let mut env = self.env.clone();
-        env.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    pub(crate) fn command_env(&self, extra: &Environment, cwd: &str) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .env
+            .iter()
+            .chain(extra.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         env.entry("PATH".into())
             .or_insert_with(|| corral_backend::DEFAULT_PATH.to_string());
         env.entry("HOME".into())
@@ -242,7 +243,7 @@ impl Sandbox {
             "expires_at_ms": self.expires_at_ms,
             "idle_timeout_ms": self.idle_timeout_ms,
             "last_active_ms": self.last_active_ms.load(Ordering::SeqCst),
-            "env_keys": self.env.keys().collect::<Vec<_>>(),
+            "env_keys": self.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
             "network": self.network,
             "size": self.size,
             "limits": self.limits,

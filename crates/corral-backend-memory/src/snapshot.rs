@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use corral_backend::{
     BackendError, Labels, PauseOps, Result, SnapshotCloneOps, SnapshotError, SnapshotInfo,
-    SnapshotOps, Usage, UsageOps, labels_match, validate_label,
+    SnapshotOps, Usage, UsageOps, labels_match,
 };
 
 use crate::Inner;
@@ -54,14 +54,10 @@ pub(crate) fn digest(tree: &Tree) -> (String, u64) {
     (sha256_tag(&bytes), bytes.len() as u64)
 }
 
-fn check_labels(labels: &Labels) -> Result<()> {
-    labels.iter().try_for_each(|(k, v)| validate_label(k, v))
-}
-
 impl Inner {
     /// Stores `tree` as a new snapshot.
     fn store(&self, source: &str, mut labels: Labels, extra: &Labels, tree: Tree) -> SnapshotInfo {
-        labels.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        labels.extend(extra);
         let (digest, size_bytes) = digest(&tree);
         let now = self.clock.now_ms();
         let mut st = self.state();
@@ -105,7 +101,6 @@ impl PauseOps for Inner {
 #[async_trait]
 impl SnapshotOps for Inner {
     async fn snapshot(&self, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-        check_labels(labels)?;
         let sb = self.sandbox(id)?;
         let tree = sb.tree().clone();
         Ok(self.store(&sb.id, sb.labels.clone(), labels, tree))
@@ -132,7 +127,6 @@ impl SnapshotOps for Inner {
 #[async_trait]
 impl SnapshotCloneOps for Inner {
     async fn clone_snapshot(&self, snapshot_id: &str, labels: &Labels) -> Result<SnapshotInfo> {
-        check_labels(labels)?;
         let source = self
             .state()
             .snapshots

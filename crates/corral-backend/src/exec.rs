@@ -1,13 +1,12 @@
 //! The `exec` primitive's request, streamed output and outcome.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
+use corral_contract::Environment;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{RequestError, Result};
-use crate::sandbox::validate_env;
 use crate::signal::SignalName;
 
 /// Most arguments one command may have (the contract's bound).
@@ -103,7 +102,7 @@ pub struct ExecRequest {
     /// Working directory inside the sandbox (absolute); `None` = the sandbox's home.
     pub cwd: Option<String>,
     /// Variables added to the sandbox's environment for this command.
-    pub env: BTreeMap<String, String>,
+    pub env: Environment,
     /// Bytes written to stdin, which is then closed. `None`: stdin is closed at once.
     pub stdin: Option<Vec<u8>>,
     /// Kill the whole process group and fail with `timeout` after this long.
@@ -125,7 +124,7 @@ impl ExecRequest {
         ExecRequest {
             command,
             cwd: None,
-            env: BTreeMap::new(),
+            env: Environment::new(),
             stdin: None,
             timeout: None,
             abort: None,
@@ -151,9 +150,9 @@ impl ExecRequest {
         self
     }
 
-    /// Adds an environment variable.
-    pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
-        self.env.insert(k.into(), v.into());
+    /// Sets the variables added for this command.
+    pub fn env(mut self, env: Environment) -> Self {
+        self.env = env;
         self
     }
 
@@ -163,12 +162,10 @@ impl ExecRequest {
         self
     }
 
-    /// Checks the command, the environment and the working directory.
+    /// Checks the command and the working directory (an [`Environment`] is
+    /// valid from the moment it exists).
     pub fn validate(&self) -> Result<()> {
         self.command.validate()?;
-        for (k, v) in &self.env {
-            validate_env(k, v)?;
-        }
         if let Some(cwd) = &self.cwd {
             crate::path::validate_sandbox_path("cwd", cwd)?;
         }

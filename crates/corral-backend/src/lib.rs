@@ -19,6 +19,7 @@ mod exec;
 mod files;
 pub mod host_exec;
 pub mod host_process;
+mod labels;
 pub mod leaves;
 pub mod path;
 mod process;
@@ -41,6 +42,9 @@ pub mod rules;
 
 pub use backend::Backend;
 pub use capabilities::{Capabilities, Enforcement, check_enforceable};
+/// Re-exported: the environment every request carries is the contract's
+/// validated one.
+pub use corral_contract::{EnvKey, Environment};
 pub use error::{
     BackendError, CreateError, ErrorCode, ExecError, PlatformError, PreviewError, RelayedError,
     RequestError, Result, SandboxError, SetupStep, SnapshotError, TimeoutLimit,
@@ -50,15 +54,15 @@ pub use exec::{
     OutputSink, StreamKind,
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
+pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
 pub use process::{
     ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
     TerminalOps, TerminalSpec,
 };
 pub use reclaim::{HostStateReclaim, Reclaim, ReclaimDetail, ReclaimReport};
 pub use sandbox::{
-    CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Labels, Limits, Network,
-    PreviewUrl, SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,
-    validate_env, validate_key, validate_label,
+    CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Limits, Network, PreviewUrl,
+    SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms, validate_key,
 };
 pub use signal::{ControlSignal, SignalName};
 pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};

@@ -1,12 +1,12 @@
 //! Live processes: the optional `start_process` primitive, and the stdio
 //! shape the contract's `openProcess` is built on.
 
-use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use async_trait::async_trait;
+use corral_contract::Environment;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Result;
@@ -21,17 +21,14 @@ pub struct ProcessSpec {
     /// Working directory (absolute); `None` = the sandbox's home.
     pub cwd: Option<String>,
     /// Variables added to the sandbox's environment.
-    pub env: BTreeMap<String, String>,
+    pub env: Environment,
 }
 
 impl ProcessSpec {
-    /// Checks the command, the environment and the working directory, as
+    /// Checks the command and the working directory, as
     /// [`crate::ExecRequest::validate`] does for one-shot commands.
     pub fn validate(&self) -> Result<()> {
         self.command.validate()?;
-        for (k, v) in &self.env {
-            crate::sandbox::validate_env(k, v)?;
-        }
         if let Some(cwd) = &self.cwd {
             crate::path::validate_sandbox_path("cwd", cwd)?;
         }
@@ -141,7 +138,7 @@ pub struct TerminalSpec {
     /// Rows.
     pub rows: u16,
     /// Variables added to the environment.
-    pub env: BTreeMap<String, String>,
+    pub env: Environment,
 }
 
 /// Control of an open terminal.

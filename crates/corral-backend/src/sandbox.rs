@@ -3,13 +3,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use corral_contract::Environment;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RequestError, Result};
-
-/// Labels attached to a sandbox: short keys, short values, used to find
-/// sandboxes again (orphan sweeps, `list`) without any database.
-pub type Labels = BTreeMap<String, String>;
+pub use crate::labels::Labels;
 
 /// The label every sandbox created through corral carries.
 pub const CORRAL_LABEL: &str = "corral";
@@ -93,8 +91,9 @@ pub enum Network {
 pub struct CreateRequest {
     /// Compute size.
     pub size: Size,
-    /// Environment every command in the sandbox starts with.
-    pub env: BTreeMap<String, String>,
+    /// Environment every command in the sandbox starts with (its keys and
+    /// values were checked where it was made).
+    pub env: Environment,
     /// The network policy.
     pub network: Network,
     /// Ports to make reachable through `preview_url`.
@@ -123,15 +122,10 @@ pub struct CreateRequest {
 }
 
 impl CreateRequest {
-    /// Checks what every backend must refuse before allocating anything:
-    /// malformed labels, env keys and keys.
+    /// Checks what every backend must refuse before allocating anything: a
+    /// malformed key, size or port. Labels and environment need no check:
+    /// [`Labels`] and [`Environment`] are valid from the moment they exist.
     pub fn validate(&self) -> Result<()> {
-        for (k, v) in &self.labels {
-            validate_label(k, v)?;
-        }
-        for (k, v) in &self.env {
-            validate_env(k, v)?;
-        }
         if let Some(key) = &self.key {
             validate_key(key)?;
         }
@@ -150,37 +144,6 @@ impl CreateRequest {
         }
         Ok(())
     }
-}
-
-/// Refuses a label that could not round-trip through every backend's label store.
-pub fn validate_label(key: &str, value: &str) -> Result<()> {
-    let key_ok = !key.is_empty()
-        && key.len() <= 128
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
-    if !key_ok {
-        return Err(RequestError::LabelKey { key: key.into() }.into());
-    }
-    if value.len() > 1024 || value.chars().any(|c| c.is_control()) {
-        return Err(RequestError::LabelValue { key: key.into() }.into());
-    }
-    Ok(())
-}
-
-/// Refuses an environment variable a POSIX process could not receive.
-pub fn validate_env(key: &str, value: &str) -> Result<()> {
-    let mut bytes = key.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(RequestError::EnvKey { key: key.into() }.into());
-    }
-    if value.contains('\0') {
-        return Err(RequestError::EnvValueNul { key: key.into() }.into());
-    }
-    Ok(())
 }
 
 /// Refuses a get-or-create key that is empty, too long or not printable.
@@ -225,7 +188,7 @@ pub struct SandboxInfo {
 
 /// Whether `labels` holds every pair of `wanted`.
 pub fn labels_match(labels: &Labels, wanted: &Labels) -> bool {
-    wanted.iter().all(|(k, v)| labels.get(k) == Some(v))
+    labels.matches(wanted)
 }
 
 /// A URL through which a sandbox's port is reachable.
@@ -276,27 +239,27 @@ mod tests {
 
     #[test]
     fn refuses_bad_labels_env_and_keys() {
-        assert!(validate_label("a b", "x").is_err());
-        assert!(validate_label("", "x").is_err());
-        assert!(validate_label("ok", "line\nbreak").is_err());
-        assert!(validate_label("corral.dev/owner", "me").is_ok());
-        assert!(validate_env("1A", "x").is_err());
-        assert!(validate_env("A-B", "x").is_err());
-        assert!(validate_env("A", "x\0y").is_err());
-        assert!(validate_env("_A1", "").is_ok());
+        assert!(Labels::new().with("a b", "x").is_err());
+        assert!(Labels::new().with("", "x").is_err());
+        assert!(Labels::new().with("ok", "line\nbreak").is_err());
+        assert!(Labels::new().with("corral.dev/owner", "me").is_ok());
+        assert!(Environment::new().with("1A", "x").is_err());
+        assert!(Environment::new().with("A-B", "x").is_err());
+        assert!(Environment::new().with("A", "x\0y").is_err());
+        assert!(Environment::new().with("_A1", "").is_ok());
         assert!(validate_key("").is_err());
     }
 
     #[test]
     fn labels_match_is_subset() {
         let mut l = Labels::new();
-        l.insert("a".into(), "1".into());
-        l.insert("b".into(), "2".into());
+        l.insert("a", "1").unwrap();
+        l.insert("b", "2").unwrap();
         let mut w = Labels::new();
         assert!(labels_match(&l, &w));
-        w.insert("a".into(), "1".into());
+        w.insert("a", "1").unwrap();
         assert!(labels_match(&l, &w));
-        w.insert("c".into(), "3".into());
+        w.insert("c", "3").unwrap();
         assert!(!labels_match(&l, &w));
     }
 }

@@ -4,10 +4,9 @@
 //! A backend joins the bench with one line:
 //! `measures.extend(backend_measures("name", opener, command, Some(200)))`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use corral_backend::{Backend, Command, CreateRequest, ExecRequest, StreamKind};
+use corral_backend::{Backend, Command, CreateRequest, ExecRequest, Labels, StreamKind};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::layers::Layer;
 use corral_registry::{BackendKind, OpenError};
@@ -115,7 +114,9 @@ pub fn backend_measures(
 /// The create request of every bench sandbox: defaults, labelled.
 pub(crate) fn bench_request() -> CreateRequest {
     CreateRequest {
-        labels: BTreeMap::from([(BENCH_LABEL.to_owned(), "1".to_owned())]),
+        labels: Labels::new()
+            .with(BENCH_LABEL, "1")
+            .expect("the bench label is a label"),
         ..CreateRequest::default()
     }
 }

@@ -97,6 +97,17 @@ impl Environment {
         self.0.iter().map(|(k, v)| (k, v.as_str()))
     }
 
+    /// The keys in order.
+    pub fn keys(&self) -> impl Iterator<Item = &EnvKey> {
+        self.0.keys()
+    }
+
+    /// Adds every variable of `other`, its value replacing this one's where
+    /// both set a key. Nothing is checked again: both are valid already.
+    pub fn extend(&mut self, other: Environment) {
+        self.0.extend(other.0);
+    }
+
     /// The number of variables.
     pub fn len(&self) -> usize {
         self.0.len()

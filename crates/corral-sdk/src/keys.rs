@@ -118,8 +118,8 @@ async fn attach(
 ) -> Result<Option<Sandbox>> {
     let found = Sandbox::find_hinted(backend.clone(), hints, key).await?;
     if let Some(sandbox) = &found {
-        for v in options.secret_env.values() {
-            sandbox.add_secret(v.clone());
+        for (_, v) in options.secret_env.iter() {
+            sandbox.add_secret(v.to_owned());
         }
     }
     Ok(found)

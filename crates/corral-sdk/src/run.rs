@@ -1,9 +1,9 @@
 //! `run`: one command to completion, with timeout, abort, output cap,
 //! redaction, streaming callbacks and an activity record.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
+use corral_backend::Environment;
 use corral_backend::{CancellationToken, ErrorCode, ExecRequest, ExitStatus};
 
 use crate::Operation;
@@ -22,12 +22,12 @@ pub struct RunOptions {
     /// Working directory (absolute); default: the sandbox's home.
     pub cwd: Option<String>,
     /// Variables added to the environment.
-    pub env: BTreeMap<String, String>,
+    pub env: Environment,
     /// Variables added to the environment whose values are secrets: passed
     /// like `env`, and registered on the sandbox handle
     /// ([`Sandbox::add_secret`]) before the command starts. A name may not
     /// be in both `env` and `secret_env`.
-    pub secret_env: BTreeMap<String, String>,
+    pub secret_env: Environment,
     /// Bytes for stdin, which is then closed; default: stdin closed at once.
     pub stdin: Option<Vec<u8>>,
     /// Kill the whole process tree and fail with `timeout` after this long.
@@ -107,8 +107,8 @@ impl Sandbox {
         let command = command
             .into_command()
             .map_err(|msg| self.fail(ErrorCode::InvalidInput, Operation::Run, msg))?;
-        for v in options.secret_env.values() {
-            self.add_secret(v.clone());
+        for (_, v) in options.secret_env.iter() {
+            self.add_secret(v.to_owned());
         }
         let env = merge_secret_env(options.env, options.secret_env)
             .map_err(|msg| self.fail(ErrorCode::InvalidInput, Operation::Run, msg))?;

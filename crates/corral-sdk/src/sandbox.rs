@@ -1,9 +1,9 @@
 //! `Sandbox`: one sandbox of one backend, and the SDK's entry points.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use corral_backend::Environment;
 use corral_backend::{
     Backend, BackendError, CORRAL_LABEL, CreateRequest, ErrorCode, Labels, Limits, Network,
     SandboxInfo, Size,
@@ -25,12 +25,12 @@ pub struct CreateOptions {
     /// Compute size (CPUs, memory, disk).
     pub size: Size,
     /// Environment every command starts with.
-    pub env: BTreeMap<String, String>,
+    pub env: Environment,
     /// Environment every command starts with whose values are secrets: they
     /// are passed like `env` and registered with [`Sandbox::add_secret`], so
     /// they never appear in output, logs, events or errors of this handle.
     /// A name may not be in both `env` and `secret_env`.
-    pub secret_env: BTreeMap<String, String>,
+    pub secret_env: Environment,
     /// The network policy.
     pub network: Network,
     /// Ports to reach through previews.
@@ -99,12 +99,21 @@ impl Sandbox {
         options: CreateOptions,
     ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
-        let redactor = Redactor::new(options.secret_env.values().cloned());
+        let redactor = Redactor::new(options.secret_env.iter().map(|(_, v)| v.to_owned()));
         let env = merge_secret_env(options.env, options.secret_env).map_err(|msg| {
             SandboxError::new(ErrorCode::InvalidInput, &provider, Operation::Create, msg)
         })?;
         let mut labels = options.labels;
-        labels.insert(CORRAL_LABEL.to_string(), CORRAL_LABEL_VALUE.to_string());
+        labels
+            .insert(CORRAL_LABEL, CORRAL_LABEL_VALUE)
+            .map_err(|e| {
+                SandboxError::new(
+                    ErrorCode::InvalidInput,
+                    &provider,
+                    Operation::Create,
+                    e.to_string(),
+                )
+            })?;
         let req = CreateRequest {
             size: options.size,
             env,
@@ -334,16 +343,15 @@ impl Sandbox {
 /// `env` with the variables of `secret_env` added, or why not: a name in
 /// both. What `create` and `run` do with their two environments.
 pub(crate) fn merge_secret_env(
-    mut env: BTreeMap<String, String>,
-    secret_env: BTreeMap<String, String>,
-) -> std::result::Result<BTreeMap<String, String>, String> {
-    for (k, v) in secret_env {
-        if env.contains_key(&k) {
-            return Err(format!(
-                "environment variable {k:?} is in both env and secret_env"
-            ));
-        }
-        env.insert(k, v);
+    mut env: Environment,
+    secret_env: Environment,
+) -> std::result::Result<Environment, String> {
+    if let Some(k) = secret_env.keys().find(|k| env.get(k.as_str()).is_some()) {
+        return Err(format!(
+            "environment variable {:?} is in both env and secret_env",
+            k.as_str()
+        ));
     }
+    env.extend(secret_env);
     Ok(env)
 }

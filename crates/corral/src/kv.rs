@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use corral_backend::{Environment, Labels};
+
 use crate::error::CliError;
 
 /// Parses repeated `K=V` options of flag `flag` into a map; refuses a
@@ -24,22 +26,16 @@ pub fn parse(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>, C
     Ok(out)
 }
 
-/// Parses `--env` values and checks each key and value with the backend's rules.
-pub fn parse_env(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    let env = parse("env", items)?;
-    for (k, v) in &env {
-        corral_backend::validate_env(k, v).map_err(|e| CliError::usage(e.message()))?;
-    }
-    Ok(env)
+/// Parses `--env` values into the environment requests carry: each key and
+/// value is checked here, once, where it is made.
+pub fn parse_env(items: &[String]) -> Result<Environment, CliError> {
+    Environment::try_from(parse("env", items)?).map_err(|e| CliError::usage(format!("--env: {e}")))
 }
 
-/// Parses `--label` values and checks each with the backend's rules.
-pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    let labels = parse("label", items)?;
-    for (k, v) in &labels {
-        corral_backend::validate_label(k, v).map_err(|e| CliError::usage(e.message()))?;
-    }
-    Ok(labels)
+/// Parses `--label` values into the labels requests carry: each pair is
+/// checked here, once, where the set is made.
+pub fn parse_labels(items: &[String]) -> Result<Labels, CliError> {
+    Labels::try_from(parse("label", items)?).map_err(|e| CliError::usage(e.to_string()))
 }
 
 #[cfg(test)]

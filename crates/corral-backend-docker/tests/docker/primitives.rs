@@ -6,7 +6,6 @@
 //! key at once.
 
 use crate::common;
-use std::collections::BTreeMap;
 
 use corral_backend::{
     Backend, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, ExitStatus, Labels,
@@ -14,7 +13,7 @@ use corral_backend::{
 };
 
 fn labels(test: &str) -> Labels {
-    BTreeMap::from([("corral.test".to_string(), test.to_string())])
+    Labels::new().with("corral.test", test).unwrap()
 }
 
 /// The request every test starts from: the default one, labelled with the
@@ -111,7 +110,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     };
     let key = format!("{test}-{}", corral_backend::now_ms());
     let mut source_labels = labels(test);
-    source_labels.insert("only-on-source".into(), "yes".into());
+    source_labels.insert("only-on-source", "yes").unwrap();
     let source = backend
         .create(CreateRequest {
             labels: source_labels,
@@ -147,7 +146,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     let connected = backend.connect(&restored.id).await.unwrap();
     assert_eq!(connected.labels, labels(test));
     let mut wanted = labels(test);
-    wanted.insert("only-on-source".into(), "yes".into());
+    wanted.insert("only-on-source", "yes").unwrap();
     let listed: Vec<String> = backend
         .list(&wanted)
         .await

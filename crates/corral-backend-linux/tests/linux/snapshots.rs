@@ -8,10 +8,7 @@ use crate::common;
 use common::{backend, sh};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    Labels::from_pairs(pairs.iter().copied()).unwrap()
 }
 
 fn sandboxes(b: &LinuxBackend) -> usize {

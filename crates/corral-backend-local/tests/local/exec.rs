@@ -52,9 +52,11 @@ async fn env_probe() {
         "the probe needs {LEAK}=1"
     );
     let (dir, b) = backend();
-    let mut env = std::collections::BTreeMap::new();
-    env.insert("FROM_CREATE".to_string(), "c".to_string());
-    env.insert("SHADOWED".to_string(), "create".to_string());
+    let mut env = corral_backend::Environment::new();
+    env.insert(corral_backend::EnvKey::new("FROM_CREATE").unwrap(), "c")
+        .unwrap();
+    env.insert(corral_backend::EnvKey::new("SHADOWED").unwrap(), "create")
+        .unwrap();
     let info = b
         .create(CreateRequest {
             env,
@@ -63,7 +65,11 @@ async fn env_probe() {
         .await
         .unwrap();
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::argv(["env"])).env("SHADOWED", "request");
+    let req = ExecRequest::new(Command::argv(["env"])).env(
+        corral_backend::Environment::new()
+            .with("SHADOWED", "request")
+            .unwrap(),
+    );
     let outcome = b.exec(&info.id, req, &mut out).await.unwrap();
     assert!(outcome.status.success());
     let mut lines: Vec<String> = String::from_utf8(out.stdout)

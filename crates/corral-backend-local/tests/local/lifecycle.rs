@@ -12,8 +12,9 @@ use corral_backend_local::LocalBackend;
 async fn two_instances_share_one_state_dir() {
     let (dir, a) = backend();
     let b = LocalBackend::open(dir.path()).unwrap();
-    let mut env = std::collections::BTreeMap::new();
-    env.insert("GREETING".to_string(), "hello".to_string());
+    let mut env = corral_backend::Environment::new();
+    env.insert(corral_backend::EnvKey::new("GREETING").unwrap(), "hello")
+        .unwrap();
     let info = a
         .create(CreateRequest {
             labels: labels("share"),

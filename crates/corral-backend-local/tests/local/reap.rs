@@ -270,14 +270,23 @@ async fn destroy_through_another_instance_reaches_live_processes_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_marker_cannot_be_overridden() {
+    use corral_backend::EnvKey;
     let (_dir, b) = backend();
     let mut req = CreateRequest::default();
     req.env
-        .insert("CORRAL_SANDBOX".into(), "loc-ffffffffffffffff".into());
+        .insert(
+            EnvKey::new("CORRAL_SANDBOX").unwrap(),
+            "loc-ffffffffffffffff",
+        )
+        .unwrap();
     let id = b.create(req).await.expect("create").id;
     let mut exec = ExecRequest::new(Command::shell("printf %s \"$CORRAL_SANDBOX\""));
     exec.env
-        .insert("CORRAL_SANDBOX".into(), "loc-eeeeeeeeeeeeeeee".into());
+        .insert(
+            EnvKey::new("CORRAL_SANDBOX").unwrap(),
+            "loc-eeeeeeeeeeeeeeee",
+        )
+        .unwrap();
     let mut out = CollectedOutput::default();
     let outcome = b.exec(&id, exec, &mut out).await.expect("exec");
     assert_eq!(outcome.status, ExitStatus::Code(0));

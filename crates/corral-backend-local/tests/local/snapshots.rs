@@ -50,7 +50,7 @@ async fn snapshot_restores_files_modes_and_symlinks() {
 
     let ops = b.snapshot_ops().unwrap();
     let mut extra = Labels::new();
-    extra.insert("kind".into(), "test".into());
+    extra.insert("kind", "test").unwrap();
     let snap = ops.snapshot(&info.id, &extra).await.unwrap();
     assert!(snap.id.starts_with("locsnap-"), "{}", snap.id);
     assert!(
@@ -189,7 +189,7 @@ async fn a_clone_is_independent_of_its_source() {
     let ops = b.snapshot_ops().unwrap();
     let snap = ops.snapshot(&info.id, &Labels::new()).await.unwrap();
     let mut l = Labels::new();
-    l.insert("clone".into(), "yes".into());
+    l.insert("clone", "yes").unwrap();
     let clone = b
         .snapshot_clone_ops()
         .unwrap()

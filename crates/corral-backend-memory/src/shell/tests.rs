@@ -167,7 +167,7 @@ async fn stdin_argv_and_env() {
         &id,
         ExecRequest::new(Command::shell("echo $PWD $V"))
             .cwd("/tmp")
-            .env("V", "v"),
+            .env(corral_backend::Environment::new().with("V", "v").unwrap()),
     )
     .await;
     assert_eq!(r.out, "/tmp v\n");

@@ -8,10 +8,7 @@ use corral_backend::{Backend, CreateRequest, ErrorCode, KeyMode, Labels, Sandbox
 use corral_backend_memory::{ManualClock, MemoryBackend};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    Labels::from_pairs(pairs.iter().copied()).unwrap()
 }
 
 #[tokio::test]
@@ -195,7 +192,9 @@ async fn previews_and_native() {
         image: Some("ignored:latest".into()),
         ..CreateRequest::default()
     };
-    req.env.insert("SECRET".into(), "hunter2".into());
+    req.env
+        .insert(corral_backend::EnvKey::new("SECRET").unwrap(), "hunter2")
+        .unwrap();
     let id = b.create(req).await.unwrap().id;
     let url = b.preview_url(&id, 8080).await.unwrap();
     assert_eq!(url.url, format!("memory://{id}:8080"));

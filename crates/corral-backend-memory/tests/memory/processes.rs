@@ -124,7 +124,9 @@ async fn exit_codes_env_cwd_and_refusals() {
     let (b, id) = setup().await;
     let ops = b.process_ops().unwrap();
     let mut s = spec(Command::shell("echo $X $PWD >&2; exit 5"));
-    s.env.insert("X".into(), "x".into());
+    s.env
+        .insert(corral_backend::EnvKey::new("X").unwrap(), "x")
+        .unwrap();
     s.cwd = Some("/tmp".into());
     let mut p = ops.start_process(&id, s).await.unwrap();
     assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Code(5));

@@ -69,18 +69,6 @@ pub enum RequestError {
         /// The label's key.
         key: String,
     },
-    /// An environment key no POSIX shell can name.
-    #[error("environment key {key:?} does not match ^[A-Za-z_][A-Za-z0-9_]*$")]
-    EnvKey {
-        /// The key.
-        key: String,
-    },
-    /// An environment value with a NUL byte.
-    #[error("environment variable {key}: value contains a NUL byte")]
-    EnvValueNul {
-        /// The variable's key.
-        key: String,
-    },
     /// A get-or-create key that is empty, too long or not printable.
     #[error("key {key:?} must be 1-256 printable characters")]
     Key {

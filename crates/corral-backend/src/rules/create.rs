@@ -113,24 +113,20 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
     let rule = "create_refuses_malformed_requests";
     let labels = rule_labels(rule);
     let mut bad: Vec<(&str, CreateRequest)> = Vec::new();
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.labels.insert("bad key".into(), "x".into());
-    bad.push(("label key with a space", r));
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.env.insert("1BAD".into(), "x".into());
-    bad.push(("env key 1BAD", r));
-    let mut r = CreateRequest {
-        labels: labels.clone(),
-        ..CreateRequest::default()
-    };
-    r.env.insert("OK".into(), "a\0b".into());
-    bad.push(("env value with NUL", r));
+    // Malformed labels and a malformed environment cannot reach a backend:
+    // they are refused where they are made, before any request carries them.
+    let made = labels.clone().with("bad key", "x");
+    assert!(
+        made.is_err(),
+        "{rule}: label key with a space must be refused"
+    );
+    for (what, key, value) in [
+        ("env key 1BAD", "1BAD", "x"),
+        ("env value with NUL", "OK", "a\0b"),
+    ] {
+        let made = crate::Environment::new().with(key, value);
+        assert!(made.is_err(), "{rule}: {what} must be refused");
+    }
     bad.push((
         "empty key",
         CreateRequest {

@@ -130,7 +130,11 @@ pub async fn exec_honours_cwd_and_env(backend: &dyn Backend) {
         "echo \"$CORRAL_RULE_VAR\"; echo hi > here.txt",
     ))
     .cwd(&sub)
-    .env("CORRAL_RULE_VAR", "it's $value");
+    .env(
+        crate::Environment::new()
+            .with("CORRAL_RULE_VAR", "it's $value")
+            .unwrap(),
+    );
     let (res, out) = run(backend, &sb.id, req, rule).await;
     res.unwrap_or_else(|e| panic!("{rule}: {e}"));
     assert_eq!(out.stdout, b"it's $value\n", "{rule}: env value");
@@ -156,9 +160,14 @@ pub async fn exec_refuses_malformed_commands(backend: &dyn Backend) {
         ExecRequest::new(Command::argv(["echo", "a\0b"])),
         ExecRequest::new(Command::Argv(vec!["x".into(); 257])),
         ExecRequest::new(Command::argv(["echo".to_string(), "x".repeat(65_537)])),
-        ExecRequest::new(Command::argv(["true"])).env("1BAD", "x"),
         ExecRequest::new(Command::argv(["true"])).cwd("relative"),
     ];
+    // A malformed environment cannot reach a backend: it is refused where
+    // it is made.
+    assert!(
+        crate::Environment::new().with("1BAD", "x").is_err(),
+        "{rule}: env key 1BAD must be refused"
+    );
     for req in bad {
         let shown = format!("{:?}", req.command)
             .chars()

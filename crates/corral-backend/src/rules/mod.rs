@@ -78,10 +78,10 @@ pub fn skip(rule: &str, backend: &dyn Backend, reason: &str) {
 /// The labels the rules put on every sandbox they create, so they can tell
 /// theirs apart.
 pub fn rule_labels(rule: &str) -> Labels {
-    let mut l = Labels::new();
-    l.insert(crate::sandbox::CORRAL_LABEL.into(), "rules".into());
-    l.insert("corral.rule".into(), rule.replace('_', "-"));
-    l
+    Labels::new()
+        .with(crate::sandbox::CORRAL_LABEL, "rules")
+        .and_then(|l| l.with("corral.rule", rule.replace('_', "-")))
+        .unwrap_or_else(|e| panic!("{rule}: its labels: {e}"))
 }
 
 /// Creates a plain sandbox for `rule`, panicking with the rule's name on failure.

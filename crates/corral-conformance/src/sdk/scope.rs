@@ -29,18 +29,19 @@ impl BackendSubject {
     /// The labels marking sandboxes of this run's `case`.
     fn case_labels(&self, case: SdkCase) -> Labels {
         let mut labels = self.run_labels();
-        labels.insert(
-            "corral.conformance/case".to_string(),
-            case.as_str().to_string(),
-        );
+        // A case's name and the run id (hex digits and dashes) are label
+        // values by construction.
+        labels
+            .insert("corral.conformance/case", case.as_str())
+            .expect("a case name is a label value");
         labels
     }
 
     /// The labels marking this run's sandboxes.
     fn run_labels(&self) -> Labels {
-        let mut labels = Labels::new();
-        labels.insert(RUN_LABEL.to_string(), self.run.clone());
-        labels
+        Labels::new()
+            .with(RUN_LABEL, self.run.clone())
+            .expect("a run id is a label value")
     }
 }
 

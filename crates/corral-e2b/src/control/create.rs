@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use corral_backend::{BackendError, CreateRequest, Labels, Network, now_ms, validate_label};
+use corral_backend::{BackendError, CreateRequest, Environment, Labels, Network, now_ms};
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
 use serde::Deserialize;
@@ -76,13 +76,12 @@ pub fn metadata_labels(metadata: &BTreeMap<String, String>) -> E2bResult<Labels>
     let mut labels = Labels::new();
     for (k, v) in metadata {
         let key = format!("{METADATA_LABEL_PREFIX}{k}");
-        validate_label(&key, v).map_err(|_| {
+        labels.insert(key, v.clone()).map_err(|_| {
             E2bError::invalid(
                 format!("metadata.{k}"),
                 "a key must be 1-124 characters of [A-Za-z0-9._/-], a value at most 1024 bytes with no control characters",
             )
         })?;
-        labels.insert(key, v.clone());
     }
     Ok(labels)
 }
@@ -129,20 +128,22 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
     refuse_unserved(&body)?;
     let lifetime_ms = timeout_ms("timeout", body.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS))?;
     let mut labels = metadata_labels(&body.metadata)?;
-    labels.insert(E2B_LABEL.to_string(), BASE_TEMPLATE.to_string());
+    labels
+        .insert(E2B_LABEL, BASE_TEMPLATE)
+        .map_err(|e| E2bError::invalid("metadata", e.to_string()))?;
     let network = match body.allow_internet_access {
         Some(false) => Network::None,
         Some(true) | None => Network::Default,
     };
+    // Made here, once: the backend takes the environment as it is.
+    let env = Environment::try_from(body.env_vars)
+        .map_err(|e| E2bError::invalid("envVars", e.to_string()))?;
     let request = CreateRequest {
-        env: body.env_vars,
+        env,
         network,
         labels,
         ..CreateRequest::default()
     };
-    request
-        .validate()
-        .map_err(|e| E2bError::invalid("envVars", e.message()))?;
     let access_token = corral_backend::statefile::random_hex_of(16)
         .map_err(|e| E2bError::Backend(BackendError::from_io("reading /dev/urandom", &e)))?;
     let access_check = corral_wire::Token::new(access_token.clone())

@@ -141,7 +141,9 @@ pub async fn list<B>(inner: &Arc<Inner>, req: &Request<B>, v2: bool) -> E2bResul
         query.next_token = None;
     }
     let mut labels = metadata_labels(&query.metadata)?;
-    labels.insert(E2B_LABEL.to_string(), crate::BASE_TEMPLATE.to_string());
+    labels
+        .insert(E2B_LABEL, crate::BASE_TEMPLATE)
+        .expect("the e2b label is a label");
     let present: BTreeMap<String, SandboxStatus> = inner
         .backend
         .list(&labels)

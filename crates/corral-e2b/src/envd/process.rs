@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use corral_backend::{Command, ControlSignal, ProcessSpec};
+use corral_backend::{Command, ControlSignal, Environment, ProcessSpec};
 use hyper::Request;
 use hyper::body::Incoming;
 use serde::Deserialize;
@@ -98,12 +98,15 @@ pub async fn start(
         "cmd": start.process.cmd, "args": start.process.args,
         "envs": start.process.envs, "cwd": cwd,
     });
+    // Made here, once: the backend takes the environment as it is.
+    let env = Environment::try_from(start.process.envs)
+        .map_err(|e| E2bError::invalid("process.envs", e.to_string()))?;
     let mut argv = vec![start.process.cmd];
     argv.extend(start.process.args);
     let spec = ProcessSpec {
         command: Command::Argv(argv),
         cwd: Some(cwd),
-        env: start.process.envs,
+        env,
     };
     spec.validate()
         .map_err(|e| E2bError::invalid("process", e.message()))?;

@@ -178,7 +178,7 @@ async fn cleanup_leaves_what_is_not_a_contract_instance_alone() {
     let backend = adapter.backend();
     let foreign = backend
         .create(CreateRequest {
-            labels: Labels::from([("corral".to_owned(), "run".to_owned())]),
+            labels: Labels::new().with("corral", "run").unwrap(),
             ..CreateRequest::default()
         })
         .await

@@ -65,11 +65,9 @@ async fn identity_is_persisted_in_the_backend<B: Backend + 'static>(adapter: &Co
     let listed = adapter
         .backend()
         .list(
-            &[(
-                record::CONTRACT.to_owned(),
-                record::KIND_INSTANCE.to_owned(),
-            )]
-            .into(),
+            &corral_backend::Labels::new()
+                .with(record::CONTRACT, record::KIND_INSTANCE)
+                .unwrap(),
         )
         .await
         .unwrap();

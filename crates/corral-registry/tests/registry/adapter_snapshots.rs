@@ -22,11 +22,9 @@ async fn snapshot<B: Backend + 'static>(
 }
 
 async fn contract_snapshots<B: Backend>(adapter: &ContractAdapter<B>) -> Vec<String> {
-    let selector = [(
-        record::CONTRACT.to_owned(),
-        record::KIND_SNAPSHOT.to_owned(),
-    )]
-    .into();
+    let selector = corral_backend::Labels::new()
+        .with(record::CONTRACT, record::KIND_SNAPSHOT)
+        .unwrap();
     let ops = adapter.backend().snapshot_ops().unwrap();
     let mut ids: Vec<String> = ops
         .list_snapshots(&selector)

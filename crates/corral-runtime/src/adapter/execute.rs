@@ -100,11 +100,7 @@ fn exec_request(command: &SandboxCommand) -> ExecRequest {
         command.timeout_seconds.get(),
     ));
     request.cwd = command.working_directory.as_ref().map(ToString::to_string);
-    request.env = command
-        .environment
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_owned()))
-        .collect();
+    request.env = command.environment.clone();
     request
 }
 

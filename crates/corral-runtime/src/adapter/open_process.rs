@@ -227,11 +227,7 @@ pub(super) async fn run<B: Backend + 'static>(
     let spec = ProcessSpec {
         command: Command::Argv(argv),
         cwd: process.working_directory.as_ref().map(ToString::to_string),
-        env: process
-            .environment
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_owned()))
-            .collect(),
+        env: process.environment.clone(),
     };
     let started_at = clock::now(op)?;
     let live = match ops.start_process(&located.sandbox_id, spec).await {

@@ -51,6 +51,7 @@ mod status;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use corral_backend::Environment;
 use corral_backend::{Command, ErrorCode};
 
 pub use auth::GitAuth;
@@ -174,6 +175,9 @@ impl<'a> Git<'a> {
         let mut env = run.env;
         env.insert("GIT_TERMINAL_PROMPT".into(), "0".into());
         env.insert("LC_ALL".into(), "C".into());
+        // Made here, once: the names are git's, the values were checked by
+        // the call that set them.
+        let env = Environment::try_from(env).map_err(|e| self.invalid(run.op, e.to_string()))?;
         let options = RunOptions {
             cwd: Some(run.cwd.to_string()),
             env,

@@ -68,7 +68,6 @@ mod logs;
 mod readiness;
 mod start;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use corral_backend::{Command, ErrorCode, ExitStatus};
@@ -110,7 +109,7 @@ pub struct StartOptions {
     /// Working directory (absolute sandbox path); default: the sandbox's home.
     pub cwd: Option<String>,
     /// Variables added to the environment.
-    pub env: BTreeMap<String, String>,
+    pub env: corral_backend::Environment,
     /// Wait for this before `start` returns; on failure the process is
     /// killed and `start` fails with the check's error.
     pub ready: Option<ReadyCheck>,

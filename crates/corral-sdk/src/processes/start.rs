@@ -107,7 +107,7 @@ impl Processes<'_> {
             name: name.to_string(),
             command: command.clone(),
             cwd: options.cwd.clone(),
-            env_names: options.env.keys().cloned().collect(),
+            env_names: options.env.keys().map(ToString::to_string).collect(),
             started_at_ms: now_ms(),
         };
         let json = serde_json::to_vec_pretty(&record).map_err(|e| {

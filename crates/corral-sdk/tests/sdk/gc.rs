@@ -22,7 +22,7 @@ async fn removes_idle_spares_busy_and_unlabelled() {
         let foreign = b.create(CreateRequest::default()).await.unwrap();
         // Made by the CLI: `corral=cli` is a corral label too.
         let mut cli_req = CreateRequest::default();
-        cli_req.labels.insert("corral".into(), "cli".into());
+        cli_req.labels.insert("corral", "cli").unwrap();
         let cli = b.create(cli_req).await.unwrap();
 
         let runner = busy.clone();

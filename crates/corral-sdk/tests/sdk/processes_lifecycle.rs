@@ -197,8 +197,9 @@ async fn hostile_arguments_cwd_and_secrets() {
             "sh".into(),
         ];
         argv.extend(args.iter().map(|s| s.to_string()));
-        let mut env = std::collections::BTreeMap::new();
-        env.insert("GREETING".to_string(), "hello s3cr3t".to_string());
+        let env = corral_backend::Environment::new()
+            .with("GREETING", "hello s3cr3t")
+            .unwrap();
         let opts = StartOptions {
             cwd: Some(dir.into()),
             env,
@@ -240,7 +241,9 @@ async fn hostile_arguments_cwd_and_secrets() {
             .map(|_| ())
             .unwrap_or_else(|e| panic!("{p}: {e}"));
         let opts = StartOptions {
-            env: [("GREETING".to_string(), "hi s3cr3t".to_string())].into(),
+            env: corral_backend::Environment::new()
+                .with("GREETING", "hi s3cr3t")
+                .unwrap(),
             ..StartOptions::default()
         };
         procs.kill("secret").await.unwrap();

@@ -121,7 +121,9 @@ async fn run_output_and_callbacks_are_redacted_across_chunks() {
 async fn secret_env_values_are_redacted_everywhere() {
     let t = memory();
     let mut opts = CreateOptions::default();
-    opts.secret_env.insert("API_KEY".into(), "k-123456".into());
+    opts.secret_env
+        .insert(corral_backend::EnvKey::new("API_KEY").unwrap(), "k-123456")
+        .unwrap();
     let s = Sandbox::create(t.backend.clone(), opts).await.unwrap();
     let r = s.run("echo \"$API_KEY\"").await.unwrap();
     assert_eq!(r.stdout_text(), "[REDACTED]\n");
@@ -129,7 +131,8 @@ async fn secret_env_values_are_redacted_everywhere() {
     let mut run_opts = RunOptions::default();
     run_opts
         .secret_env
-        .insert("PASS".into(), "p@ss-w0rd".into());
+        .insert(corral_backend::EnvKey::new("PASS").unwrap(), "p@ss-w0rd")
+        .unwrap();
     let r = s.run_with("echo \"$PASS\" >&2", run_opts).await.unwrap();
     assert_eq!(r.stderr_text(), "[REDACTED]\n");
     // Registered on the handle from now on.

@@ -92,7 +92,9 @@ async fn cwd_env_and_stdin_reach_the_command() {
             stdin: Some(b"from stdin".to_vec()),
             ..RunOptions::default()
         };
-        opts.env.insert("GREETING".into(), "hi there".into());
+        opts.env
+            .insert(corral_backend::EnvKey::new("GREETING").unwrap(), "hi there")
+            .unwrap();
         let r = s
             .run_with("cat; echo; echo \"$GREETING\"; pwd", opts)
             .await
@@ -192,8 +194,12 @@ async fn invalid_input_fails_before_running() {
             assert!(!err.to_string().contains('\n'));
         }
         let mut opts = RunOptions::default();
-        opts.env.insert("A".into(), "1".into());
-        opts.secret_env.insert("A".into(), "2".into());
+        opts.env
+            .insert(corral_backend::EnvKey::new("A").unwrap(), "1")
+            .unwrap();
+        opts.secret_env
+            .insert(corral_backend::EnvKey::new("A").unwrap(), "2")
+            .unwrap();
         let err = s.run_with("true", opts).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
         s.destroy().await.unwrap();

@@ -11,10 +11,7 @@ use corral_sdk::{CreateOptions, Sandbox, SandboxError};
 use sandbox_support::{Wrapped, all, local, memory};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    Labels::from_pairs(pairs.iter().copied()).unwrap()
 }
 
 /// SDK spec, "What the core does for you": "Get-or-create by key, `locator`,
@@ -184,8 +181,12 @@ async fn get_or_create_refuses_a_bad_key() {
 async fn create_errors_are_translated_one_line_and_redacted() {
     let t = memory();
     let mut opts = CreateOptions::default();
-    opts.env.insert("TOKEN".into(), "x".into());
-    opts.secret_env.insert("TOKEN".into(), "s3cr3t".into());
+    opts.env
+        .insert(corral_backend::EnvKey::new("TOKEN").unwrap(), "x")
+        .unwrap();
+    opts.secret_env
+        .insert(corral_backend::EnvKey::new("TOKEN").unwrap(), "s3cr3t")
+        .unwrap();
     let err = Sandbox::create(t.backend.clone(), opts).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
     assert_eq!(
@@ -193,17 +194,14 @@ async fn create_errors_are_translated_one_line_and_redacted() {
         "SandboxError [invalid_input] memory.create: environment variable \"TOKEN\" is in both env and secret_env"
     );
 
-    // The backend refuses a bad variable name; the message names it, with
-    // the secret values redacted.
-    let mut opts = CreateOptions::default();
-    opts.secret_env.insert("1BAD".into(), "hunter2".into());
-    let err = Sandbox::create(t.backend.clone(), opts).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput, "{err}");
+    // A bad variable name is refused where the environment is made, before
+    // a backend is asked for anything: the message names it in one line,
+    // and no secret value can be in it.
+    let err = corral_backend::Environment::new()
+        .with("1BAD", "hunter2")
+        .unwrap_err();
     let text = err.to_string();
-    assert!(
-        text.starts_with("SandboxError [invalid_input] memory.create: "),
-        "{text}"
-    );
+    assert!(text.starts_with("env_key: \"1BAD\""), "{text}");
     assert!(!text.contains("hunter2"), "{text}");
     assert!(!text.contains('\n'));
     assert!(

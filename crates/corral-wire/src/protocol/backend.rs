@@ -8,8 +8,6 @@
 //! its provider ([`crate::WireServer::serving_backend`]); otherwise they
 //! are unknown routes (404).
 
-use std::collections::BTreeMap;
-
 use corral_backend::{
     BackendError, Capabilities, Command, ExecOutcome, KeyMode, Labels, StreamKind,
 };
@@ -152,7 +150,7 @@ pub struct ExecBody {
     /// Working directory.
     pub cwd: Option<String>,
     /// Added environment.
-    pub env: BTreeMap<String, String>,
+    pub env: corral_backend::Environment,
     /// Stdin, then EOF; `None`: closed at once.
     pub stdin: Option<Octets>,
     /// The timeout, enforced by the server's backend.

@@ -134,7 +134,7 @@ impl Remote {
                 ReadFailure::Broken => self.unavailable(route, "the connection broke"),
             })?;
         if let Some(refusal) = refusal {
-            return Err(self.refused(route, refusal));
+            return Err(self.refused(route, refusal, &bytes));
         }
         Ok(bytes)
     }
@@ -155,7 +155,16 @@ impl Remote {
         self.relayed(route, ErrorCode::Provider, &format!("HTTP {status}"))
     }
 
-    fn refused(&self, route: BackendRoute, refusal: Refusal) -> BackendError {
+    /// The error of a refusal; a malformed body's says why when the server
+    /// said it (an [`ErrorBody`] whose message is one line).
+    fn refused(&self, route: BackendRoute, refusal: Refusal, body: &[u8]) -> BackendError {
+        if refusal == Refusal::MalformedBody
+            && let Ok(said) = serde_json::from_slice::<ErrorBody>(body)
+            && !said.message.contains(['\n', '\r'])
+        {
+            let what = format!("the server could not decode the request: {}", said.message);
+            return self.relayed(route, ErrorCode::InvalidInput, &what);
+        }
         let (code, what) = match refusal {
             Refusal::Unauthenticated => (ErrorCode::Auth, "the server refused the token"),
             Refusal::BodyTooLarge => (

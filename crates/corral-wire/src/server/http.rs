@@ -58,6 +58,12 @@ pub(crate) fn refuse(route: Option<Route>, refusal: Refusal) -> Response<Body> {
         .unwrap_or_default(),
         None => b"null".to_vec(),
     };
+    refuse_with(refusal, body)
+}
+
+/// A refusal with `body` as its body: the status, the refusal header, and
+/// `Connection: close` for a caller without the token.
+pub(crate) fn refuse_with(refusal: Refusal, body: Vec<u8>) -> Response<Body> {
     let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let mut response = json(status, body);
     response

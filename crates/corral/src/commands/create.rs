@@ -10,9 +10,11 @@ use crate::kv;
 /// Runs `corral create`.
 pub async fn create(args: CreateArgs) -> CliResult {
     let mut labels = kv::parse_labels(&args.labels)?;
-    labels
-        .entry(CORRAL_LABEL.into())
-        .or_insert_with(|| "cli".into());
+    if !labels.contains_key(CORRAL_LABEL) {
+        labels
+            .insert(CORRAL_LABEL, "cli")
+            .expect("the corral label is a label");
+    }
     let env = kv::parse_env(&args.env)?;
     let backend = backends::open(args.backend.backend.as_deref()).await?;
     let info = backend

@@ -116,7 +116,8 @@ impl McpServer {
                 };
                 options
                     .labels
-                    .insert(corral_backend::CORRAL_LABEL.to_string(), LABEL_VALUE.into());
+                    .insert(corral_backend::CORRAL_LABEL, LABEL_VALUE)
+                    .expect("the corral label is a label");
                 super::creator::label(&mut options.labels);
                 let sb = Sandbox::create(self.backend.clone(), options).await?;
                 eprintln!("corral mcp: sandbox {} created", sb.id());

@@ -18,7 +18,9 @@ use super::{ending_signals, shared};
 pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
-    labels.insert(CORRAL_LABEL.into(), "run".into());
+    labels
+        .insert(CORRAL_LABEL, "run")
+        .expect("the corral label is a label");
     super::creator::label(&mut labels);
     let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;

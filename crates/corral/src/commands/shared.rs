@@ -51,8 +51,8 @@ pub fn request(
     cwd: Option<String>,
     timeout_secs: Option<f64>,
 ) -> Result<ExecRequest, CliError> {
-    // Each pair is checked once, with the whole request, below.
-    let env = kv::parse("env", env)?;
+    // Each pair is checked once, where the environment is made.
+    let env = kv::parse_env(env)?;
     let mut req = ExecRequest::new(Command::Argv(command));
     req.env = env;
     req.cwd = cwd;

@@ -18,9 +18,7 @@ pub fn backend() -> (TempDir, LocalBackend) {
 
 /// Labels naming a test.
 pub fn labels(test: &str) -> Labels {
-    let mut l = Labels::new();
-    l.insert("test".into(), test.into());
-    l
+    Labels::new().with("test", test).unwrap()
 }
 
 /// A plain sandbox.

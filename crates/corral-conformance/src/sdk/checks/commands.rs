@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use corral_backend::{Command, ErrorCode, StreamKind};
+use corral_backend::{Command, Environment, ErrorCode, StreamKind};
 use corral_sdk::{OutputCallback, RunOptions, RunResult};
 
 use crate::failure::{Failure, ensure, shown};
@@ -50,10 +50,9 @@ fn bounded() -> RunOptions {
 /// per-run environment.
 pub(crate) async fn commands(scope: &mut SdkScope) -> Result<(), Failure> {
     let mut options = scope.create_options();
-    options.env.insert(
-        "CORRAL_CONFORMANCE_CREATE".to_string(),
-        "from create".to_string(),
-    );
+    options.env = Environment::new()
+        .with("CORRAL_CONFORMANCE_CREATE", "from create")
+        .map_err(|e| Failure::step("the create environment", e))?;
     let sandbox = scope.create(options).await?;
 
     let ok = step("run echo", sandbox.run("echo hello").await)?;
@@ -159,8 +158,9 @@ pub(crate) async fn commands(scope: &mut SdkScope) -> Result<(), Failure> {
         },
     )?;
 
-    let mut env = std::collections::BTreeMap::new();
-    env.insert("CORRAL_CONFORMANCE_RUN".to_string(), "from run".to_string());
+    let env = Environment::new()
+        .with("CORRAL_CONFORMANCE_RUN", "from run")
+        .map_err(|e| Failure::step("the run environment", e))?;
     let printed = step(
         "run with env",
         sandbox

@@ -101,10 +101,9 @@ pub(crate) async fn list_by_labels(scope: &mut SdkScope) -> Result<(), Failure> 
             sandbox.id()
         )
     })?;
-    labels.insert(
-        "corral.conformance/absent".to_string(),
-        "no-sandbox-has-this".to_string(),
-    );
+    labels
+        .insert("corral.conformance/absent", "no-sandbox-has-this")
+        .map_err(|e| Failure::step("the unmatched label", e))?;
     let none = step(
         "list (unmatched label)",
         Sandbox::list(Arc::clone(&backend), &labels).await,

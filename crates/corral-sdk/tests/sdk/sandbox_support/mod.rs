@@ -281,7 +281,7 @@ impl Backend for Wrapped {
             // Like a platform without unique names: the key is a label only.
             let mut req = req;
             if let Some(k) = req.key.take() {
-                req.labels.insert("test.key".into(), k);
+                req.labels.insert("test.key", k).unwrap();
             }
             return self.inner.create(req).await;
         }
@@ -290,7 +290,7 @@ impl Backend for Wrapped {
     async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
         if self.key_mode == KeyMode::BestEffort {
             let mut labels = Labels::new();
-            labels.insert("test.key".into(), key.into());
+            labels.insert("test.key", key).unwrap();
             return Ok(self.inner.list(&labels).await?.into_iter().next());
         }
         self.inner.find(key).await

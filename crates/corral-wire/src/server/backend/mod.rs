@@ -9,13 +9,14 @@ pub(crate) use exec::Runs;
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError, BatchFile, PlatformError};
+use corral_backend::{Backend, BackendError, BatchFile, ErrorCode, PlatformError};
 use corral_contract::Octets;
 use hyper::{Response, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::http::{Reply, json, refuse};
+use super::http::{Reply, json, refuse_with};
+use crate::kit::decode::{BodyRefusal, decode_body};
 use crate::protocol::backend::{
     BackendRoute, BatchBody, BytesBody, Description, KeyBody, LabelsBody, MkdirBody, PathBody,
     PortBody, RangeBody, RemoveBody, RunRef, SandboxRef, SnapshotOf, SnapshotRef, TreeBody,
@@ -23,11 +24,24 @@ use crate::protocol::backend::{
 };
 use crate::protocol::{ErrorBody, Refusal};
 
-/// The request body is not the route's request type.
-struct Malformed;
+/// The request body is not the route's request type: why, as the decoder
+/// says it (the field, and the rule a value broke, such as an environment
+/// key or a label no request may carry).
+struct Malformed(BodyRefusal);
+
+impl Malformed {
+    /// The refusal in one line: the field, then the decoder's message.
+    fn line(&self) -> String {
+        let line = match &self.0.field {
+            Some(field) => format!("{field}: {}", self.0.message),
+            None => self.0.message.clone(),
+        };
+        line.replace(['\n', '\r'], " ")
+    }
+}
 
 fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, Malformed> {
-    serde_json::from_slice(body).map_err(|_| Malformed)
+    decode_body(body).map_err(Malformed)
 }
 
 /// A backend error as the backend returned it (422).
@@ -72,7 +86,19 @@ pub(crate) async fn call(
 ) -> Reply {
     match dispatch(backend, runs, route, body).await {
         Ok(reply) => reply,
-        Err(Malformed) => super::http::boxed(refuse(None, Refusal::MalformedBody)),
+        // The body says why, as an error body of `invalid_input`, so the
+        // client can show the one line.
+        Err(malformed) => {
+            let body = ErrorBody {
+                code: ErrorCode::InvalidInput,
+                message: malformed.line(),
+                missing_sandbox: None,
+            };
+            super::http::boxed(refuse_with(
+                Refusal::MalformedBody,
+                serde_json::to_vec(&body).unwrap_or_default(),
+            ))
+        }
     }
 }
 
@@ -204,3 +230,6 @@ async fn dispatch(
         }
     })
 }
+
+#[cfg(test)]
+mod decode_tests;
