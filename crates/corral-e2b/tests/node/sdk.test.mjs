@@ -72,6 +72,20 @@ async function listed(metadata) {
 
 const pids = async (sbx) => (await sbx.commands.list()).map((p) => p.pid)
 
+// A refusal answered before its body is read leaves the pooled connection
+// fit for the calls after it (or closes it saying so).
+test('a wrong API key is refused', async () => {
+  const apiKey = 'e2b_' + '0'.repeat(40)
+  await assert.rejects(Sandbox.list({ apiKey }).nextItems(), AuthenticationError)
+  await assert.rejects(Sandbox.create({ apiKey }), AuthenticationError)
+  const sandbox = await Sandbox.create()
+  try {
+    assert.equal((await sandbox.commands.run('echo after')).stdout, 'after\n')
+  } finally {
+    await sandbox.kill()
+  }
+})
+
 test('create, get info, list by metadata, set the timeout, kill', async () => {
   const run = randomBytes(4).toString('hex')
   const sbx = await Sandbox.create({ metadata: { suite: 'sdk', run }, timeoutMs: 120_000 })
@@ -271,13 +285,4 @@ test('two sandboxes stay apart', async () => {
     await first.kill()
     await second.kill()
   }
-})
-
-// The refused create comes last: corral answers 401 before it reads the
-// request's body and then closes the connection without `Connection:
-// close`, so a later request sent on the same pooled connection can fail.
-test('a wrong API key is refused', async () => {
-  const apiKey = 'e2b_' + '0'.repeat(40)
-  await assert.rejects(Sandbox.list({ apiKey }).nextItems(), AuthenticationError)
-  await assert.rejects(Sandbox.create({ apiKey }), AuthenticationError)
 })
