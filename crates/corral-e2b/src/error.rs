@@ -136,8 +136,11 @@ pub enum E2bError {
         /// The id asked for.
         id: String,
     },
-    /// An envd call that names no sandbox.
-    #[error("no sandbox named: send the E2b-Sandbox-Id header or a <port>-<id>.<domain> Host")]
+    /// An envd call that names no sandbox, and whose access token (if
+    /// any) is no sandbox's.
+    #[error(
+        "no sandbox named: send the E2b-Sandbox-Id header, a <port>-<id>.<domain> Host, or a sandbox's X-Access-Token"
+    )]
     Unrouted,
     /// A template that names no image this server knows.
     #[error(

@@ -519,7 +519,10 @@ fn leftovers_of_an_interrupted_import_are_left_by_open_and_reclaimed_by_reclaim(
     for sub in ["tmp", "layers", "blobs/sha256"] {
         assert_eq!(count(&dir.join(sub)), 1, "{sub} left by open");
     }
-    assert!(store.reclaim().unwrap(), "nothing in flight: the store sweeps");
+    assert!(
+        store.reclaim().unwrap(),
+        "nothing in flight: the store sweeps"
+    );
     assert_eq!(store.list().unwrap().len(), 1);
     for sub in ["tmp", "layers", "blobs/sha256"] {
         assert_eq!(count(&dir.join(sub)), 0, "{sub} swept");

@@ -43,6 +43,7 @@ fn every_backend_code_has_one_status_and_one_connect_code() {
 async fn hostile_inputs_get_one_clear_line() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let (_other, other_token) = s.create(json!({"templateID": "base"})).await;
     let key = ("X-API-KEY", KEY.to_string());
     let envd = vec![
         ("E2b-Sandbox-Id", id.clone()),
@@ -273,6 +274,47 @@ async fn hostile_inputs_get_one_clear_line() {
             br#"{"source":"/tmp/ln","destination":"/tmp/ln-moved"}"#.to_vec(),
             501,
             "Move of a directory holding a symlink or a special file (/tmp/ln/link)",
+        ),
+        // Routed by the access token alone: an empty one routes nowhere.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![("X-Access-Token", String::new())],
+            b"{}".to_vec(),
+            400,
+            "no sandbox named",
+        ),
+        // A token no sandbox has routes nowhere either.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![("X-Access-Token", "f".repeat(32))],
+            b"{}".to_vec(),
+            400,
+            "no sandbox named",
+        ),
+        // Another sandbox's token, on a call naming this one, is refused.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", other_token.clone()),
+            ],
+            b"{}".to_vec(),
+            401,
+            "X-Access-Token is missing or wrong",
+        ),
+        (
+            "GET",
+            "/files?path=/tmp/a",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", other_token.clone()),
+            ],
+            Vec::new(),
+            401,
+            "X-Access-Token is missing or wrong",
         ),
     ];
     for (method, path, headers, body, status, says) in cases {

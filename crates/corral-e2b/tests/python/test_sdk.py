@@ -103,16 +103,8 @@ def test_create_info_list_timeout_kill(server):
 
 
 # Before 2.30 (2.8 among the pinned versions), `Sandbox.connect` builds
-# the connected sandbox without the `E2b-Sandbox-Id` header: with
-# E2B_SANDBOX_URL, its envd calls name no sandbox (only `X-Access-Token`),
-# and corral routes envd calls by that header or by a `49983-<id>.<domain>`
-# Host alone.
-@pytest.mark.xfail(
-    SDK_VERSION < (2, 30),
-    strict=True,
-    reason="the SDK's Sandbox.connect sends no E2b-Sandbox-Id header; "
-    "corral does not route envd calls by X-Access-Token",
-)
+# the connected sandbox without the `E2b-Sandbox-Id` header: its envd
+# calls carry only `X-Access-Token`, by which corral routes them.
 def test_connect_by_id(server):
     sandbox = Sandbox.create()
     try:
