@@ -414,3 +414,52 @@ async fn hostile_watch_streams_end_with_one_clear_error() {
         assert!(!message.contains('\n'), "{message:?}");
     }
 }
+
+/// An unserved procedure, the content type it is sent with, and the
+/// shape of its refusal: status and content type.
+type UnservedCase<'a> = (&'a str, &'a str, u16, &'a str);
+
+#[tokio::test]
+async fn unserved_procedures_are_refused_in_their_clients_shape() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let stream = "application/connect+json";
+    let unary = "application/json";
+    let cases: Vec<UnservedCase> = vec![
+        // Client-streaming by name, whatever it is sent as.
+        ("/process.Process/StreamInput", stream, 200, stream),
+        ("/process.Process/StreamInput", unary, 200, stream),
+        // Unary by name, whatever it is sent as.
+        ("/process.Process/Update", unary, 501, unary),
+        ("/process.Process/Update", stream, 501, unary),
+        // No known name: the shape the request asks for.
+        ("/process.Process/Nope", stream, 200, stream),
+        ("/filesystem.Filesystem/Nope", unary, 501, unary),
+        ("/other.Service/Call", unary, 501, unary),
+    ];
+    for (path, content_type, status, answered_as) in cases {
+        let a = s
+            .envd(
+                &id,
+                &token,
+                "POST",
+                path,
+                content_type,
+                enveloped(&json!({})),
+            )
+            .await;
+        assert_eq!(a.status, status, "{path} as {content_type}");
+        assert_eq!(a.headers["content-type"], answered_as, "{path}");
+        let error = if answered_as == stream {
+            let all = frames(&a.body);
+            assert_eq!(all.len(), 1, "{path}: {all:?}");
+            assert_eq!(all[0].0, 2, "{path}: not an end-of-stream frame");
+            all[0].1["error"].clone()
+        } else {
+            a.json()
+        };
+        assert_eq!(error["code"], "unimplemented", "{path}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(path), "{message:?} does not name {path}");
+    }
+}
