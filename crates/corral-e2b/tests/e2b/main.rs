@@ -1,5 +1,6 @@
 //! corral-e2b over the memory backend, spoken to with a hyper client.
 
+mod attach;
 mod control;
 mod envd;
 mod fsmove;

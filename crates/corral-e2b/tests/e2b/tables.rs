@@ -463,3 +463,50 @@ async fn unserved_procedures_are_refused_in_their_clients_shape() {
         assert!(message.contains(path), "{message:?} does not name {path}");
     }
 }
+
+#[tokio::test]
+async fn hostile_connects_end_with_one_clear_error() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let cases: Vec<StreamCase> = vec![
+        (
+            enveloped(&json!({"process": {"pid": 4_000_000}})),
+            "not_found",
+            "process pid 4000000 not found",
+        ),
+        (
+            enveloped(&json!({"process": {"tag": "nobody"}})),
+            "not_found",
+            "process tag \"nobody\" not found",
+        ),
+        (
+            enveloped(&json!({"process": {}})),
+            "invalid_argument",
+            "names no pid and no tag",
+        ),
+        (
+            enveloped(&json!({"process": {"pid": "x"}})),
+            "invalid_argument",
+            "Connect request",
+        ),
+        (b"{}".to_vec(), "invalid_argument", "5-byte envelope"),
+    ];
+    for (body, code, says) in cases {
+        let a = s
+            .envd(
+                &id,
+                &token,
+                "POST",
+                "/process.Process/Connect",
+                "application/connect+json",
+                body,
+            )
+            .await;
+        assert_eq!(a.status, 200);
+        let all = frames(&a.body);
+        assert_eq!(all.len(), 1, "{all:?}");
+        let message = all[0].1["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(all[0].1["error"]["code"], code, "{message}");
+        assert!(message.contains(says), "{message:?} does not say {says:?}");
+    }
+}
