@@ -163,6 +163,22 @@ test('a background run is listed and killed', async () => {
   })
 })
 
+test('connect to a running command', async () => {
+  await withSandbox(async (sbx) => {
+    const handle = await sbx.commands.run('sleep 1; echo late; exit 3', { background: true })
+    const attached = await sbx.commands.connect(handle.pid)
+    const ended = await attached.wait().catch((e) => e)
+    assert.ok(ended instanceof CommandExitError, String(ended))
+    assert.deepEqual([ended.exitCode, ended.stdout], [3, 'late\n'])
+    const started = await handle.wait().catch((e) => e)
+    assert.deepEqual([started.exitCode, started.stdout], [3, 'late\n'])
+    await assert.rejects(
+      sbx.commands.connect(4000000).then((h) => h.wait()),
+      NotFoundError,
+    )
+  })
+})
+
 test('a background run is waited for', async () => {
   await withSandbox(async (sbx) => {
     const handle = await sbx.commands.run('sleep 0.2; echo done', { background: true })

@@ -161,6 +161,19 @@ def test_background_run_waits_for_output(sbx):
     assert result.stdout == "done\n"
 
 
+def test_connect_to_a_running_command(sbx):
+    handle = sbx.commands.run("sleep 1; echo late; exit 3", background=True)
+    attached = sbx.commands.connect(handle.pid)
+    with pytest.raises(CommandExitException) as ended:
+        attached.wait()
+    assert (ended.value.exit_code, ended.value.stdout) == (3, "late\n")
+    with pytest.raises(CommandExitException) as started:
+        handle.wait()
+    assert (started.value.exit_code, started.value.stdout) == (3, "late\n")
+    with pytest.raises(NotFoundException):
+        sbx.commands.connect(4_000_000).wait()
+
+
 def test_stdin(sbx):
     handle = sbx.commands.run("head -n 1", background=True, stdin=True)
     sbx.commands.send_stdin(handle.pid, "through stdin\n")
