@@ -11,6 +11,8 @@ import secrets
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from importlib.metadata import version
 
 import pytest
@@ -76,6 +78,29 @@ def test_wrong_api_key_is_refused(server):
         assert sandbox.commands.run("echo after").stdout == "after\n"
     finally:
         sandbox.kill()
+
+
+def test_serve_without_a_token_file_generates_an_e2b_key():
+    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
+    proc = subprocess.Popen(
+        [binary, "serve", "--backend", "memory", "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = re.search(r"http://\S+", proc.stdout.readline()).group(0)
+        second = proc.stdout.readline()
+        found = re.fullmatch(r"corral: token (e2b_[0-9a-f]{40}) \(generated: no --token-file\)\n", second)
+        assert found, f"corral serve printed {second!r}"
+        request = urllib.request.Request(url + "/v2/sandboxes", headers={"X-API-KEY": found.group(1)})
+        with urllib.request.urlopen(request) as answer:
+            assert answer.status == 200
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url + "/v2/sandboxes")
+        assert refused.value.code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def test_create_info_list_timeout_kill(server):
