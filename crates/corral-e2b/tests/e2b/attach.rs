@@ -141,3 +141,59 @@ async fn a_connect_at_its_deadline_ends_and_the_process_goes_on() {
         .await;
     assert_eq!(killed.status, 200);
 }
+
+#[tokio::test]
+async fn an_attached_stream_that_falls_behind_ends_with_one_clear_error() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::TokioIo;
+
+    let s = std::sync::Arc::new(serve().await);
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    // Far more than the attached stream holds, and the socket's buffers.
+    s.put(&id, &token, "/tmp/big", &vec![b'x'; 32 * 1024 * 1024])
+        .await;
+    let start = enveloped(&json!({
+        "process": {"cmd": "/bin/bash", "args": ["-c", "sleep 0.5; cat /tmp/big"]},
+    }));
+    let (sa, ida, tokena) = (std::sync::Arc::clone(&s), id.clone(), token.clone());
+    let started = tokio::spawn(async move {
+        sa.envd(
+            &ida,
+            &tokena,
+            "POST",
+            "/process.Process/Start",
+            "application/connect+json",
+            start,
+        )
+        .await
+    });
+    let pid = listed_pid(&s, &id, &token).await;
+    // Attached, and not read until the process has ended.
+    let stream = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let req = hyper::Request::post("/process.Process/Connect")
+        .header("host", "localhost")
+        .header("E2b-Sandbox-Id", id.as_str())
+        .header("X-Access-Token", token.as_str())
+        .header("content-type", "application/connect+json")
+        .body(Full::new(Bytes::from(enveloped(
+            &json!({"process": {"pid": pid}}),
+        ))))
+        .unwrap();
+    let res = sender.send_request(req).await.unwrap();
+    let (_, end) = stdout_and_end(&started.await.unwrap().body);
+    assert_eq!(end["exitCode"], 0);
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    let all = frames(&body);
+    let error = &all.last().unwrap().1["error"];
+    assert_eq!(error["code"], "resource_exhausted", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("fell") && message.contains("behind"),
+        "{message}"
+    );
+}
