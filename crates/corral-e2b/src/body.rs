@@ -4,6 +4,8 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use bytes::Bytes;
 use corral_wire::server::{BodyRefusal, FallbackReply, read_bounded};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::mpsc;
 
@@ -71,15 +73,84 @@ pub fn connect_error(error: &E2bError) -> Reply {
     )
 }
 
+/// The largest body an early refusal reads to its end before answering,
+/// so that the connection stays fit for the client's next request.
+pub const DRAIN_BYTES: u64 = 64 * 1024;
+
+/// How long an early refusal waits for the rest of a small body.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Whether a request's body was read to its end, shared between the
+/// request (as an extension) and [`BodyWatch`].
+#[derive(Debug, Clone, Default)]
+struct BodyDone(Arc<AtomicBool>);
+
+/// Watches one request whose body may go unread: a response sent before
+/// its body is read to the end is marked `Connection: close`, since hyper
+/// then closes the connection and a client reusing it would fail.
+#[derive(Debug)]
+pub struct BodyWatch {
+    done: Option<BodyDone>,
+}
+
+impl BodyWatch {
+    /// Starts watching `req` (nothing to watch when its body is empty).
+    pub fn of(req: &mut Request<Incoming>) -> Self {
+        if req.body().is_end_stream() {
+            return BodyWatch { done: None };
+        }
+        let done = BodyDone::default();
+        req.extensions_mut().insert(done.clone());
+        BodyWatch { done: Some(done) }
+    }
+
+    /// `reply`, marked `Connection: close` if the body was not read.
+    pub fn settle(self, mut reply: Reply) -> Reply {
+        let unread = self
+            .done
+            .is_some_and(|done| !done.0.load(Ordering::Acquire));
+        if unread {
+            reply
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        reply
+    }
+}
+
 /// The request's body, held to `limit` bytes and to [`BODY_DEADLINE`] by
 /// the wire's one bounded reader.
 pub async fn read_body(req: Request<Incoming>, limit: u64) -> Result<Bytes, E2bError> {
-    read_bounded(req, limit, BODY_DEADLINE)
+    read_within(req, limit, BODY_DEADLINE).await
+}
+
+async fn read_within(
+    req: Request<Incoming>,
+    limit: u64,
+    deadline: Duration,
+) -> Result<Bytes, E2bError> {
+    let done = req.extensions().get::<BodyDone>().cloned();
+    let bytes = read_bounded(req, limit, deadline)
         .await
         .map_err(|refusal| match refusal {
             BodyRefusal::TooLarge { limit } => E2bError::BodyTooLarge { limit },
             BodyRefusal::Unread => E2bError::BodyUnread,
-        })
+        })?;
+    if let Some(done) = done {
+        done.0.store(true, Ordering::Release);
+    }
+    Ok(bytes)
+}
+
+/// `reply` to a request refused before its body was read: a small body
+/// ([`DRAIN_BYTES`]) is read to its end and dropped first, so the
+/// connection stays usable; a larger one is left, and [`BodyWatch`] marks
+/// the reply `Connection: close`.
+pub async fn refuse(req: Request<Incoming>, reply: Reply) -> Reply {
+    if !req.body().is_end_stream() {
+        let _ = read_within(req, DRAIN_BYTES, DRAIN_DEADLINE).await;
+    }
+    reply
 }
 
 /// A streamed body: every chunk sent on the channel, ending when every

@@ -136,8 +136,11 @@ pub enum E2bError {
         /// The id asked for.
         id: String,
     },
-    /// An envd call that names no sandbox.
-    #[error("no sandbox named: send the E2b-Sandbox-Id header or a <port>-<id>.<domain> Host")]
+    /// An envd call that names no sandbox, and whose access token (if
+    /// any) is no sandbox's.
+    #[error(
+        "no sandbox named: send the E2b-Sandbox-Id header, a <port>-<id>.<domain> Host, or a sandbox's X-Access-Token"
+    )]
     Unrouted,
     /// A template that names no image this server knows.
     #[error(
@@ -191,6 +194,17 @@ pub enum E2bError {
     NoProcess {
         /// The pid or the tag.
         selector: String,
+    },
+    /// A `Connect` stream that fell behind its process's output by more
+    /// than it may hold.
+    #[error(
+        "the stream fell {missed} chunks behind process {pid}'s output and lost them; connect again"
+    )]
+    FellBehind {
+        /// The process.
+        pid: u32,
+        /// How many chunks were lost.
+        missed: u64,
     },
     /// What the request would create exists already.
     #[error("{path} exists already")]
@@ -295,7 +309,8 @@ impl E2bError {
             }
             E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
-            | E2bError::WatchOverflow { .. } => StatusCode::TOO_MANY_REQUESTS,
+            | E2bError::WatchOverflow { .. }
+            | E2bError::FellBehind { .. } => StatusCode::TOO_MANY_REQUESTS,
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
             E2bError::Deadline { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -322,7 +337,8 @@ impl E2bError {
             | E2bError::InflatedTooLarge { .. }
             | E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
-            | E2bError::WatchOverflow { .. } => ConnectCode::ResourceExhausted,
+            | E2bError::WatchOverflow { .. }
+            | E2bError::FellBehind { .. } => ConnectCode::ResourceExhausted,
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,
             E2bError::Deadline { .. } => ConnectCode::DeadlineExceeded,

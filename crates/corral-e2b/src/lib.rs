@@ -104,8 +104,9 @@ impl E2bService {
     }
 
     /// Answers one request.
-    pub async fn handle(&self, req: Request<Incoming>) -> corral_wire::server::FallbackReply {
-        router::route(Arc::clone(&self.inner), req).await
+    pub async fn handle(&self, mut req: Request<Incoming>) -> corral_wire::server::FallbackReply {
+        let watch = body::BodyWatch::of(&mut req);
+        watch.settle(router::route(Arc::clone(&self.inner), req).await)
     }
 }
 

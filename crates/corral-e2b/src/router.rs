@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hyper::body::Incoming;
 use hyper::{Method, Request};
 
-use crate::body::{Reply, api_error, connect_error};
+use crate::body::{Reply, api_error, refuse};
 use crate::error::E2bError;
 use crate::{Inner, control, envd};
 
@@ -32,10 +32,12 @@ pub(crate) async fn route(inner: Arc<Inner>, req: Request<Incoming>) -> Reply {
         return envd::rpc::call(inner, rpc, req).await;
     }
     if path.contains('.') && path.matches('/').count() == 2 {
-        // A Connect path of a service envd has that is not served here.
-        return connect_error(&E2bError::NotServed {
-            what: format!("the Connect procedure {path}"),
-        });
+        // A Connect path not served here, refused in its client's shape.
+        let shape = path
+            .strip_prefix('/')
+            .and_then(envd::unserved::Unserved::from_path)
+            .map_or_else(|| envd::unserved::shape_asked(&req), |u| u.shape());
+        return refuse(req, envd::unserved::refusal(&path, shape)).await;
     }
     match (&method, path.as_str()) {
         (&Method::GET, "/health") => return envd::files::health(&inner, &req),
@@ -60,11 +62,11 @@ pub(crate) async fn route(inner: Arc<Inner>, req: Request<Incoming>) -> Reply {
                     path,
                 }
             };
-            return api_error(&error);
+            return refuse(req, api_error(&error)).await;
         }
     };
     if let Err(e) = control::authenticate(&inner, &req) {
-        return api_error(&e);
+        return refuse(req, api_error(&e)).await;
     }
     let v2 = segments.first() == Some(&"v2");
     let result = match (&method, tail.as_slice()) {

@@ -1,6 +1,7 @@
 //! What the service remembers of each sandbox it made: its template, its
 //! metadata, its envd access token, its end time (kept here, so that
-//! `/timeout` can move it either way), and its live processes.
+//! `/timeout` can move it either way), and its live processes; and which
+//! sandbox an access token belongs to, for clients that name no sandbox.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -8,7 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use corral_backend::{Backend, now_ms};
 use corral_wire::Token;
+use sha2::{Digest, Sha256};
 use tokio::sync::watch;
+
+use crate::control::presents;
 
 use crate::envd::live::LiveEntry;
 
@@ -59,15 +63,40 @@ impl Record {
     }
 }
 
+/// The SHA-256 of an access token: what the token map is keyed by, so
+/// that it holds no token itself.
+type TokenDigest = [u8; 32];
+
+fn digest(token: &[u8]) -> TokenDigest {
+    Sha256::digest(token).into()
+}
+
 /// The sandboxes of one service.
 #[derive(Debug, Default)]
 pub struct Sandboxes {
     records: Mutex<BTreeMap<String, Arc<Record>>>,
+    by_token: Mutex<BTreeMap<TokenDigest, String>>,
 }
 
 impl Sandboxes {
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Record>>> {
         self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn tokens(&self) -> MutexGuard<'_, BTreeMap<TokenDigest, String>> {
+        self.by_token.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The record whose access token is `token`: found by the token's
+    /// digest, then checked against the record's token in constant time.
+    /// An empty or unknown token finds none.
+    pub fn by_token(&self, token: &[u8]) -> Option<Arc<Record>> {
+        if token.is_empty() {
+            return None;
+        }
+        let id = self.tokens().get(&digest(token)).cloned()?;
+        let record = self.get(&id)?;
+        presents(&record.access_check, Some(token)).then_some(record)
     }
 
     /// The record of `id`, if this service made it and it is not gone.
@@ -87,6 +116,8 @@ impl Sandboxes {
     pub fn insert(self: &Arc<Self>, record: Arc<Record>, backend: Arc<dyn Backend>) {
         let mut end = record.end_at.subscribe();
         let id = record.id.clone();
+        self.tokens()
+            .insert(digest(record.access_token.as_bytes()), id.clone());
         self.lock().insert(id.clone(), record);
         let sandboxes = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -124,6 +155,8 @@ impl Sandboxes {
         let Some(record) = self.lock().remove(id) else {
             return Ok(false);
         };
+        self.tokens()
+            .remove(&digest(record.access_token.as_bytes()));
         let live: Vec<_> = record.processes().values().cloned().collect();
         for entry in live {
             let _ = entry.control.kill().await;

@@ -268,9 +268,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub listen: String,
     /// A file holding the bearer token clients must present (16 to 4096
-    /// visible ASCII bytes).
+    /// visible ASCII bytes). Without it a token is generated, shaped as an
+    /// E2B API key (`e2b_` and 40 hex digits), and printed.
     #[arg(long, value_name = "FILE")]
-    pub token_file: std::path::PathBuf,
+    pub token_file: Option<std::path::PathBuf>,
     /// Connections served at once (more wait in the kernel's backlog).
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_connections: usize,

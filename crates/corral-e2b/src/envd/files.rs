@@ -16,9 +16,17 @@ use crate::Inner;
 use crate::body::{Reply, api_error, bytes_reply, empty_reply, json_reply, read_body};
 use crate::error::{E2bError, E2bResult};
 
-/// `GET /health`: 204 while the sandbox is known.
+/// `GET /health`: 204 while the sandbox is known (by name, or by the
+/// access token of a request naming none).
 pub fn health<B>(inner: &Inner, req: &Request<B>) -> Reply {
-    match sandbox_id(req).and_then(|id| inner.sandboxes.get(&id)) {
+    let known = match sandbox_id(req) {
+        Some(id) => inner.sandboxes.get(&id),
+        None => req
+            .headers()
+            .get(super::ACCESS_TOKEN_HEADER)
+            .and_then(|t| inner.sandboxes.by_token(t.as_bytes())),
+    };
+    match known {
         Some(_) => empty_reply(StatusCode::NO_CONTENT),
         None => api_error(&E2bError::Unrouted),
     }

@@ -79,6 +79,7 @@ pub async fn call(
             super::fs_move::move_entry(files, id, &source, &destination).await
         }
         Rpc::Start
+        | Rpc::Connect
         | Rpc::List
         | Rpc::SendSignal
         | Rpc::SendInput

@@ -1,6 +1,14 @@
 //! A live process of a sandbox: its control, its stdin, what it was
 //! started with, and the task that drains its output into the stream of
-//! the call that started it (and on, after that caller went away).
+//! the call that started it (and on, after that caller went away), and to
+//! every `Connect` attached to it.
+//!
+//! A `Connect` sees what the process writes from the moment it attaches,
+//! and its end; nothing from before is replayed (as envd, which forks its
+//! output to subscribers as they come). Each attached stream holds at
+//! most [`ATTACHED_DEPTH`] chunks: one that falls further behind loses
+//! them and ends with `resource_exhausted`. A process nobody reads buffers
+//! nothing.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -9,9 +17,14 @@ use bytes::Bytes;
 use corral_backend::{ExitStatus, LiveProcess, ProcessControl};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, broadcast, mpsc};
 
+use crate::error::{E2bError, E2bResult};
 use crate::state::Record;
+
+/// The chunks (of at most 32 KiB each) one attached stream may fall
+/// behind before it loses them.
+pub const ATTACHED_DEPTH: usize = 128;
 
 /// One live process.
 pub struct LiveEntry {
@@ -25,6 +38,51 @@ pub struct LiveEntry {
     pub control: Arc<dyn ProcessControl>,
     /// Its stdin; `None` once closed.
     pub stdin: Mutex<Option<Pin<Box<dyn AsyncWrite + Send>>>>,
+    /// Its events, to every attached `Connect`.
+    attached: broadcast::Sender<Event>,
+}
+
+impl LiveEntry {
+    /// A stream of what the process does from now on. Taken while the
+    /// entry is in its record's map (the lock held), it sees the end: the
+    /// end is sent only after the entry leaves the map.
+    pub fn attach(&self) -> Events {
+        Events::Attached {
+            pid: self.pid,
+            rx: self.attached.subscribe(),
+        }
+    }
+}
+
+/// The events of one stream: those of the call that started the process,
+/// or those of a `Connect` attached later.
+#[derive(Debug)]
+pub enum Events {
+    /// The starting call's: every event, with backpressure.
+    Owned(mpsc::Receiver<Event>),
+    /// An attached `Connect`'s: from the moment it attached.
+    Attached {
+        /// The process.
+        pid: u32,
+        /// Its share of the process's events.
+        rx: broadcast::Receiver<Event>,
+    },
+}
+
+impl Events {
+    /// The next event; `None` once there are no more.
+    pub async fn next(&mut self) -> Option<E2bResult<Event>> {
+        match self {
+            Events::Owned(rx) => rx.recv().await.map(Ok),
+            Events::Attached { pid, rx } => match rx.recv().await {
+                Ok(event) => Some(Ok(event)),
+                Err(broadcast::error::RecvError::Closed) => None,
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    Some(Err(E2bError::FellBehind { pid: *pid, missed }))
+                }
+            },
+        }
+    }
 }
 
 impl std::fmt::Debug for LiveEntry {
@@ -102,7 +160,7 @@ async fn read_into(
 /// Registers `process` under `pid` in `record` and drains it: events go
 /// to the returned receiver while it is held, and are dropped after (the
 /// process goes on: that is how background commands work). The entry is
-/// removed once the process has ended.
+/// removed once the process has ended, and then its end is sent.
 pub fn spawn(
     record: &Arc<Record>,
     pid: u32,
@@ -110,7 +168,7 @@ pub fn spawn(
     config: Value,
     process: LiveProcess,
     keep_stdin: bool,
-) -> mpsc::Receiver<Event> {
+) -> Events {
     let LiveProcess {
         stdin,
         stdout,
@@ -123,6 +181,7 @@ pub fn spawn(
         config,
         control: Arc::clone(&control),
         stdin: Mutex::new(Some(stdin)),
+        attached: broadcast::channel(ATTACHED_DEPTH).0,
     });
     record.processes().insert(pid, Arc::clone(&entry));
     let (tx, rx) = mpsc::channel(64);
@@ -136,6 +195,8 @@ pub fn spawn(
         tokio::spawn(read_into(stderr, out_tx, Event::Stderr));
         let mut primary = Some(tx);
         while let Some(event) = out_rx.recv().await {
+            // No attached stream: nothing is kept.
+            let _ = entry.attached.send(event.clone());
             if let Some(p) = &primary
                 && p.send(event).await.is_err()
             {
@@ -143,14 +204,15 @@ pub fn spawn(
             }
         }
         let status = control.wait().await.unwrap_or(ExitStatus::Code(-1));
-        if let Some(p) = &primary {
-            let _ = p.send(Event::End(status)).await;
-        }
         if let Some(record) = record.upgrade() {
             record.processes().remove(&pid);
         }
+        let _ = entry.attached.send(Event::End(status.clone()));
+        if let Some(p) = &primary {
+            let _ = p.send(Event::End(status)).await;
+        }
     });
-    rx
+    Events::Owned(rx)
 }
 
 /// Closes a process's stdin (the process sees EOF). Idempotent.

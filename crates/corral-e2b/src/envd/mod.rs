@@ -12,6 +12,7 @@ pub mod live;
 pub mod multipart;
 pub mod process;
 pub mod rpc;
+pub mod unserved;
 pub mod watch;
 
 use std::sync::Arc;
@@ -46,11 +47,17 @@ pub fn sandbox_id<B>(req: &Request<B>) -> Option<String> {
     (port.parse::<u16>() == Ok(ENVD_PORT) && !id.is_empty()).then(|| id.to_string())
 }
 
-/// The sandbox a request names, once its access token is checked.
+/// The sandbox a request names, once its access token is checked. A
+/// request naming none (e2b 2.8's `Sandbox.connect` sends only the token)
+/// is routed by its token, and refused as unrouted when no sandbox has it.
 pub fn authorized<B>(inner: &Inner, req: &Request<B>) -> E2bResult<Arc<Record>> {
-    let id = sandbox_id(req).ok_or(E2bError::Unrouted)?;
-    let record = inner.sandboxes.get(&id).ok_or(E2bError::NoSandbox { id })?;
     let token = req.headers().get(ACCESS_TOKEN_HEADER).map(|v| v.as_bytes());
+    let Some(id) = sandbox_id(req) else {
+        return token
+            .and_then(|t| inner.sandboxes.by_token(t))
+            .ok_or(E2bError::Unrouted);
+    };
+    let record = inner.sandboxes.get(&id).ok_or(E2bError::NoSandbox { id })?;
     if !presents(&record.access_check, token) {
         return Err(E2bError::Unauthenticated {
             header: ACCESS_TOKEN_HEADER,

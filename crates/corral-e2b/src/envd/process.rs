@@ -1,5 +1,7 @@
 //! `process.Process`: `Start` (a stream of start, data, keepalive and end
-//! events), `List`, `SendSignal`, `SendInput` and `CloseStdin`.
+//! events), `Connect` (the same stream of a running process, from the
+//! moment it attaches), `List`, `SendSignal`, `SendInput` and
+//! `CloseStdin`.
 //!
 //! Commands run as the backend's default user whoever is asked for: the
 //! backend primitives have no way to choose one (see `docs/e2b.md`).
@@ -17,7 +19,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::connect::{deadline, end_of_stream, keepalive, message, single_message};
-use super::live::{self, Event, LiveEntry};
+use super::live::{self, Event, Events, LiveEntry};
 use super::rpc::{MAX_RPC_BYTES, Rpc, decode};
 use super::{EnvdUser, authorized, resolve};
 use crate::body::read_body;
@@ -51,6 +53,12 @@ struct StartRequest {
 pub struct Selector {
     pid: Option<u32>,
     tag: Option<String>,
+}
+
+/// `ConnectRequest`.
+#[derive(Debug, Deserialize)]
+struct ConnectRequest {
+    process: Selector,
 }
 
 /// A request naming one process (`SendSignal`, `SendInput`, `CloseStdin`).
@@ -114,21 +122,43 @@ pub async fn start(
     let pid = process.control.pid().unwrap_or_else(|| record.fresh_pid());
     let control = std::sync::Arc::clone(&process.control);
     let events = live::spawn(&record, pid, start.tag, config, process, start.stdin);
-    tokio::spawn(stream(tx, pid, events, keepalive, deadline, control));
+    tokio::spawn(stream(tx, pid, events, keepalive, deadline, Some(control)));
+    Ok(())
+}
+
+/// Attaches to a running process (by pid or tag) and streams into `tx`
+/// what it does from now on, as `Start` does. The deadline ends only this
+/// stream: the process, started by another call, goes on.
+pub async fn connect(
+    inner: &Arc<Inner>,
+    req: Request<Incoming>,
+    tx: mpsc::Sender<Bytes>,
+) -> E2bResult<()> {
+    let record = authorized(inner, &req)?;
+    let deadline = deadline(&req)?;
+    let keepalive = keepalive(&req)?;
+    let body = read_body(req, MAX_RPC_BYTES).await?;
+    let connect: ConnectRequest = decode(Rpc::Connect, single_message(&body)?)?;
+    let (pid, events) = {
+        let processes = record.processes();
+        let entry = find(&processes, &connect.process)?;
+        (entry.pid, entry.attach())
+    };
+    tokio::spawn(stream(tx, pid, events, keepalive, deadline, None));
     Ok(())
 }
 
 /// Writes the start event, then each event as it comes, keepalives
 /// between, and the end of the stream; at the deadline the process is
-/// killed and the stream ends with `deadline_exceeded`. A client that goes
-/// away ends only the stream.
+/// killed (when `control` is given) and the stream ends with
+/// `deadline_exceeded`. A client that goes away ends only the stream.
 async fn stream(
     tx: mpsc::Sender<Bytes>,
     pid: u32,
-    mut events: mpsc::Receiver<Event>,
+    mut events: Events,
     keepalive: Option<std::time::Duration>,
     deadline: Option<std::time::Duration>,
-    control: Arc<dyn corral_backend::ProcessControl>,
+    control: Option<Arc<dyn corral_backend::ProcessControl>>,
 ) {
     let frame = |event: Value| message(&json!({ "event": event }));
     if tx
@@ -145,8 +175,12 @@ async fn stream(
     tokio::pin!(until);
     loop {
         tokio::select! {
-            event = events.recv() => match event {
-                Some(event) => {
+            event = events.next() => match event {
+                Some(Err(e)) => {
+                    let _ = tx.send(end_of_stream(Some(&e))).await;
+                    return;
+                }
+                Some(Ok(event)) => {
                     let end = matches!(event, Event::End(_));
                     if tx.send(frame(event.to_json())).await.is_err() {
                         return;
@@ -167,7 +201,9 @@ async fn stream(
                 }
             }
             () = &mut until => {
-                let _ = control.kill().await;
+                if let Some(control) = &control {
+                    let _ = control.kill().await;
+                }
                 let error = E2bError::Backend(
                     corral_backend::ExecError::TimedOut {
                         after: deadline.unwrap_or_default(),
@@ -199,7 +235,14 @@ pub fn list(record: &Record) -> Value {
 }
 
 fn select(record: &Record, selector: &Selector) -> E2bResult<Arc<LiveEntry>> {
-    let processes = record.processes();
+    find(&record.processes(), selector)
+}
+
+/// The process `selector` names among `processes`.
+fn find(
+    processes: &BTreeMap<u32, Arc<LiveEntry>>,
+    selector: &Selector,
+) -> E2bResult<Arc<LiveEntry>> {
     let found = match (selector.pid, &selector.tag) {
         (Some(pid), _) => processes.get(&pid).cloned(),
         (None, Some(tag)) => processes

@@ -22,6 +22,8 @@ pub const MAX_RPC_BYTES: u64 = 8 * 1024 * 1024;
 pub enum Rpc {
     /// `process.Process/Start` (server-streaming).
     Start,
+    /// `process.Process/Connect` (server-streaming).
+    Connect,
     /// `process.Process/List`.
     List,
     /// `process.Process/SendSignal`.
@@ -55,6 +57,7 @@ impl Rpc {
     pub fn from_path(path: &str) -> Option<Self> {
         Some(match path {
             "process.Process/Start" => Rpc::Start,
+            "process.Process/Connect" => Rpc::Connect,
             "process.Process/List" => Rpc::List,
             "process.Process/SendSignal" => Rpc::SendSignal,
             "process.Process/SendInput" => Rpc::SendInput,
@@ -74,7 +77,7 @@ impl Rpc {
 
     /// Whether the procedure streams its answer.
     pub fn streams(self) -> bool {
-        matches!(self, Rpc::Start | Rpc::WatchDir)
+        matches!(self, Rpc::Start | Rpc::Connect | Rpc::WatchDir)
     }
 }
 
@@ -91,6 +94,7 @@ pub async fn call(inner: Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> Reply 
         let (tx, body) = ChannelBody::new(16);
         let started = match rpc {
             Rpc::WatchDir => watch::stream::watch_dir(&inner, req, tx.clone()).await,
+            Rpc::Connect => process::connect(&inner, req, tx.clone()).await,
             _ => process::start(&inner, req, tx.clone()).await,
         };
         if let Err(e) = started {
@@ -112,7 +116,9 @@ async fn unary(inner: &Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> E2bResul
     let user = super::EnvdUser::of(&req)?;
     let body = read_body(req, MAX_RPC_BYTES).await?;
     match rpc {
-        Rpc::Start | Rpc::WatchDir => Err(E2bError::invalid("method", "the call streams")),
+        Rpc::Start | Rpc::Connect | Rpc::WatchDir => {
+            Err(E2bError::invalid("method", "the call streams"))
+        }
         Rpc::List => Ok(process::list(&record)),
         Rpc::SendSignal => process::send_signal(&record, &decode(rpc, &body)?).await,
         Rpc::SendInput => process::send_input(&record, &decode(rpc, &body)?).await,

@@ -110,3 +110,52 @@ async fn files_go_up_raw_and_multipart_and_come_down() {
     assert_eq!(stat.status, 404);
     assert_eq!(stat.json()["code"], "not_found");
 }
+
+#[tokio::test]
+async fn a_call_naming_no_sandbox_is_routed_by_its_access_token() {
+    let s = serve().await;
+    let (first, first_token) = s.create(json!({"templateID": "base"})).await;
+    let (second, second_token) = s.create(json!({"templateID": "base"})).await;
+    s.put(&first, &first_token, "/tmp/whose", b"first").await;
+    s.put(&second, &second_token, "/tmp/whose", b"second").await;
+    for (token, says) in [(&first_token, "first"), (&second_token, "second")] {
+        let a = s
+            .send(
+                "GET",
+                "/files?path=/tmp/whose",
+                &[("X-Access-Token", token.clone())],
+                Vec::new(),
+            )
+            .await;
+        assert_eq!((a.status, a.body.as_slice()), (200, says.as_bytes()));
+        let health = s
+            .send(
+                "GET",
+                "/health",
+                &[("X-Access-Token", token.clone())],
+                Vec::new(),
+            )
+            .await;
+        assert_eq!(health.status, 204);
+    }
+    // A killed sandbox's token routes nowhere.
+    assert_eq!(
+        s.api(
+            "DELETE",
+            &format!("/sandboxes/{first}"),
+            serde_json::Value::Null
+        )
+        .await
+        .status,
+        204
+    );
+    let a = s
+        .send(
+            "GET",
+            "/files?path=/tmp/whose",
+            &[("X-Access-Token", first_token.clone())],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", String::from_utf8_lossy(&a.body));
+}

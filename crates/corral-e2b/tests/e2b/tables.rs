@@ -43,6 +43,7 @@ fn every_backend_code_has_one_status_and_one_connect_code() {
 async fn hostile_inputs_get_one_clear_line() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let (_other, other_token) = s.create(json!({"templateID": "base"})).await;
     let key = ("X-API-KEY", KEY.to_string());
     let envd = vec![
         ("E2b-Sandbox-Id", id.clone()),
@@ -274,6 +275,47 @@ async fn hostile_inputs_get_one_clear_line() {
             501,
             "Move of a directory holding a symlink or a special file (/tmp/ln/link)",
         ),
+        // Routed by the access token alone: an empty one routes nowhere.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![("X-Access-Token", String::new())],
+            b"{}".to_vec(),
+            400,
+            "no sandbox named",
+        ),
+        // A token no sandbox has routes nowhere either.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![("X-Access-Token", "f".repeat(32))],
+            b"{}".to_vec(),
+            400,
+            "no sandbox named",
+        ),
+        // Another sandbox's token, on a call naming this one, is refused.
+        (
+            "POST",
+            "/process.Process/List",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", other_token.clone()),
+            ],
+            b"{}".to_vec(),
+            401,
+            "X-Access-Token is missing or wrong",
+        ),
+        (
+            "GET",
+            "/files?path=/tmp/a",
+            vec![
+                ("E2b-Sandbox-Id", id.clone()),
+                ("X-Access-Token", other_token.clone()),
+            ],
+            Vec::new(),
+            401,
+            "X-Access-Token is missing or wrong",
+        ),
     ];
     for (method, path, headers, body, status, says) in cases {
         let a = s.send(method, path, &headers, body).await;
@@ -370,5 +412,101 @@ async fn hostile_watch_streams_end_with_one_clear_error() {
         assert_eq!(end["error"]["code"], code, "{message}");
         assert!(message.contains(says), "{message:?} does not say {says:?}");
         assert!(!message.contains('\n'), "{message:?}");
+    }
+}
+
+/// An unserved procedure, the content type it is sent with, and the
+/// shape of its refusal: status and content type.
+type UnservedCase<'a> = (&'a str, &'a str, u16, &'a str);
+
+#[tokio::test]
+async fn unserved_procedures_are_refused_in_their_clients_shape() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let stream = "application/connect+json";
+    let unary = "application/json";
+    let cases: Vec<UnservedCase> = vec![
+        // Client-streaming by name, whatever it is sent as.
+        ("/process.Process/StreamInput", stream, 200, stream),
+        ("/process.Process/StreamInput", unary, 200, stream),
+        // Unary by name, whatever it is sent as.
+        ("/process.Process/Update", unary, 501, unary),
+        ("/process.Process/Update", stream, 501, unary),
+        // No known name: the shape the request asks for.
+        ("/process.Process/Nope", stream, 200, stream),
+        ("/filesystem.Filesystem/Nope", unary, 501, unary),
+        ("/other.Service/Call", unary, 501, unary),
+    ];
+    for (path, content_type, status, answered_as) in cases {
+        let a = s
+            .envd(
+                &id,
+                &token,
+                "POST",
+                path,
+                content_type,
+                enveloped(&json!({})),
+            )
+            .await;
+        assert_eq!(a.status, status, "{path} as {content_type}");
+        assert_eq!(a.headers["content-type"], answered_as, "{path}");
+        let error = if answered_as == stream {
+            let all = frames(&a.body);
+            assert_eq!(all.len(), 1, "{path}: {all:?}");
+            assert_eq!(all[0].0, 2, "{path}: not an end-of-stream frame");
+            all[0].1["error"].clone()
+        } else {
+            a.json()
+        };
+        assert_eq!(error["code"], "unimplemented", "{path}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(path), "{message:?} does not name {path}");
+    }
+}
+
+#[tokio::test]
+async fn hostile_connects_end_with_one_clear_error() {
+    let s = serve().await;
+    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    let cases: Vec<StreamCase> = vec![
+        (
+            enveloped(&json!({"process": {"pid": 4_000_000}})),
+            "not_found",
+            "process pid 4000000 not found",
+        ),
+        (
+            enveloped(&json!({"process": {"tag": "nobody"}})),
+            "not_found",
+            "process tag \"nobody\" not found",
+        ),
+        (
+            enveloped(&json!({"process": {}})),
+            "invalid_argument",
+            "names no pid and no tag",
+        ),
+        (
+            enveloped(&json!({"process": {"pid": "x"}})),
+            "invalid_argument",
+            "Connect request",
+        ),
+        (b"{}".to_vec(), "invalid_argument", "5-byte envelope"),
+    ];
+    for (body, code, says) in cases {
+        let a = s
+            .envd(
+                &id,
+                &token,
+                "POST",
+                "/process.Process/Connect",
+                "application/connect+json",
+                body,
+            )
+            .await;
+        assert_eq!(a.status, 200);
+        let all = frames(&a.body);
+        assert_eq!(all.len(), 1, "{all:?}");
+        let message = all[0].1["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(all[0].1["error"]["code"], code, "{message}");
+        assert!(message.contains(says), "{message:?} does not say {says:?}");
     }
 }

@@ -72,6 +72,20 @@ async function listed(metadata) {
 
 const pids = async (sbx) => (await sbx.commands.list()).map((p) => p.pid)
 
+// A refusal answered before its body is read leaves the pooled connection
+// fit for the calls after it (or closes it saying so).
+test('a wrong API key is refused', async () => {
+  const apiKey = 'e2b_' + '0'.repeat(40)
+  await assert.rejects(Sandbox.list({ apiKey }).nextItems(), AuthenticationError)
+  await assert.rejects(Sandbox.create({ apiKey }), AuthenticationError)
+  const sandbox = await Sandbox.create()
+  try {
+    assert.equal((await sandbox.commands.run('echo after')).stdout, 'after\n')
+  } finally {
+    await sandbox.kill()
+  }
+})
+
 test('create, get info, list by metadata, set the timeout, kill', async () => {
   const run = randomBytes(4).toString('hex')
   const sbx = await Sandbox.create({ metadata: { suite: 'sdk', run }, timeoutMs: 120_000 })
@@ -146,6 +160,22 @@ test('a background run is listed and killed', async () => {
     }
     assert.ok(!(await pids(sbx)).includes(handle.pid))
     assert.equal(await sbx.commands.kill(handle.pid), false)
+  })
+})
+
+test('connect to a running command', async () => {
+  await withSandbox(async (sbx) => {
+    const handle = await sbx.commands.run('sleep 1; echo late; exit 3', { background: true })
+    const attached = await sbx.commands.connect(handle.pid)
+    const ended = await attached.wait().catch((e) => e)
+    assert.ok(ended instanceof CommandExitError, String(ended))
+    assert.deepEqual([ended.exitCode, ended.stdout], [3, 'late\n'])
+    const started = await handle.wait().catch((e) => e)
+    assert.deepEqual([started.exitCode, started.stdout], [3, 'late\n'])
+    await assert.rejects(
+      sbx.commands.connect(4000000).then((h) => h.wait()),
+      NotFoundError,
+    )
   })
 })
 
@@ -271,13 +301,4 @@ test('two sandboxes stay apart', async () => {
     await first.kill()
     await second.kill()
   }
-})
-
-// The refused create comes last: corral answers 401 before it reads the
-// request's body and then closes the connection without `Connection:
-// close`, so a later request sent on the same pooled connection can fail.
-test('a wrong API key is refused', async () => {
-  const apiKey = 'e2b_' + '0'.repeat(40)
-  await assert.rejects(Sandbox.list({ apiKey }).nextItems(), AuthenticationError)
-  await assert.rejects(Sandbox.create({ apiKey }), AuthenticationError)
 })

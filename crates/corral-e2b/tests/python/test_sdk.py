@@ -11,6 +11,8 @@ import secrets
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from importlib.metadata import version
 
 import pytest
@@ -64,6 +66,43 @@ def listed(metadata):
     return sorted(s.sandbox_id for s in paginator.next_items())
 
 
+# A refusal answered before its body is read leaves the pooled connection
+# fit for the calls after it (or closes it saying so).
+def test_wrong_api_key_is_refused(server):
+    with pytest.raises(AuthenticationException):
+        Sandbox.list(api_key="e2b_" + "0" * 40).next_items()
+    with pytest.raises(AuthenticationException):
+        Sandbox.create(api_key="e2b_" + "0" * 40)
+    sandbox = Sandbox.create()
+    try:
+        assert sandbox.commands.run("echo after").stdout == "after\n"
+    finally:
+        sandbox.kill()
+
+
+def test_serve_without_a_token_file_generates_an_e2b_key():
+    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
+    proc = subprocess.Popen(
+        [binary, "serve", "--backend", "memory", "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = re.search(r"http://\S+", proc.stdout.readline()).group(0)
+        second = proc.stdout.readline()
+        found = re.fullmatch(r"corral: token (e2b_[0-9a-f]{40}) \(generated: no --token-file\)\n", second)
+        assert found, f"corral serve printed {second!r}"
+        request = urllib.request.Request(url + "/v2/sandboxes", headers={"X-API-KEY": found.group(1)})
+        with urllib.request.urlopen(request) as answer:
+            assert answer.status == 200
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url + "/v2/sandboxes")
+        assert refused.value.code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_create_info_list_timeout_kill(server):
     tag = secrets.token_hex(4)
     sandbox = Sandbox.create(metadata={"suite": "sdk", "run": tag}, timeout=120)
@@ -89,16 +128,8 @@ def test_create_info_list_timeout_kill(server):
 
 
 # Before 2.30 (2.8 among the pinned versions), `Sandbox.connect` builds
-# the connected sandbox without the `E2b-Sandbox-Id` header: with
-# E2B_SANDBOX_URL, its envd calls name no sandbox (only `X-Access-Token`),
-# and corral routes envd calls by that header or by a `49983-<id>.<domain>`
-# Host alone.
-@pytest.mark.xfail(
-    SDK_VERSION < (2, 30),
-    strict=True,
-    reason="the SDK's Sandbox.connect sends no E2b-Sandbox-Id header; "
-    "corral does not route envd calls by X-Access-Token",
-)
+# the connected sandbox without the `E2b-Sandbox-Id` header: its envd
+# calls carry only `X-Access-Token`, by which corral routes them.
 def test_connect_by_id(server):
     sandbox = Sandbox.create()
     try:
@@ -153,6 +184,19 @@ def test_background_run_waits_for_output(sbx):
     result = handle.wait()
     assert result.exit_code == 0
     assert result.stdout == "done\n"
+
+
+def test_connect_to_a_running_command(sbx):
+    handle = sbx.commands.run("sleep 1; echo late; exit 3", background=True)
+    attached = sbx.commands.connect(handle.pid)
+    with pytest.raises(CommandExitException) as ended:
+        attached.wait()
+    assert (ended.value.exit_code, ended.value.stdout) == (3, "late\n")
+    with pytest.raises(CommandExitException) as started:
+        handle.wait()
+    assert (started.value.exit_code, started.value.stdout) == (3, "late\n")
+    with pytest.raises(NotFoundException):
+        sbx.commands.connect(4_000_000).wait()
 
 
 def test_stdin(sbx):
@@ -247,14 +291,3 @@ def test_two_sandboxes_stay_apart(server):
     finally:
         first.kill()
         second.kill()
-
-
-# The refused create comes last: corral answers 401 before it reads the
-# request's body and then closes the connection without `Connection:
-# close`, so a later request the SDK sends on the same pooled connection
-# can fail with "Server disconnected without sending a response".
-def test_wrong_api_key_is_refused(server):
-    with pytest.raises(AuthenticationException):
-        Sandbox.list(api_key="e2b_" + "0" * 40).next_items()
-    with pytest.raises(AuthenticationException):
-        Sandbox.create(api_key="e2b_" + "0" * 40)

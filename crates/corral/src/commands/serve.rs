@@ -1,9 +1,12 @@
-//! `corral serve --backend NAME --listen ADDR --token-file FILE`: host a
+//! `corral serve --backend NAME --listen ADDR [--token-file FILE]`: host a
 //! backend behind the contract adapter over corral-wire, for programs on
 //! other machines (`WireProvider`).
 //!
 //! Prints `corral: serving BACKEND on http://ADDR` on stdout once it
-//! listens (with the port chosen when ADDR names port 0). On SIGINT or
+//! listens (with the port chosen when ADDR names port 0); without
+//! `--token-file` it generates a token shaped as an E2B API key (`e2b_` and
+//! 40 hex digits, a shape some E2B SDK versions check) and prints
+//! `corral: token TOKEN (generated: no --token-file)` next. On SIGINT or
 //! SIGTERM it shuts down gracefully: live processes are destroyed, and so is
 //! every sandbox it created that is not durable; it then prints what it
 //! destroyed and kept. The exit status is 0 unless a destroy failed.
@@ -56,7 +59,18 @@ pub async fn serve(args: ServeArgs) -> CliResult {
         token_file,
         ..
     } = args;
-    let token = Token::from_file(&token_file).map_err(|e| CliError::usage(e.to_string()))?;
+    let (token, generated) = match token_file {
+        Some(file) => (
+            Token::from_file(&file).map_err(|e| CliError::usage(e.to_string()))?,
+            None,
+        ),
+        None => {
+            let text = generated_token()?;
+            let token =
+                Token::new(text.clone()).map_err(|e| CliError::failure("token", e.to_string()))?;
+            (token, Some(text))
+        }
+    };
     let addr: SocketAddr = listen.parse().map_err(|_| {
         CliError::usage(format!(
             "--listen {listen:?} is not an address (HOST:PORT, e.g. 127.0.0.1:7070)"
@@ -73,15 +87,28 @@ pub async fn serve(args: ServeArgs) -> CliResult {
         .visit(Host {
             addr,
             token,
+            generated,
             limits,
         })
         .await
+}
+
+/// The digits of a generated token, after its `e2b_`.
+const GENERATED_HEX_DIGITS: usize = 40;
+
+/// A fresh token shaped as an E2B API key: `e2b_` and 40 hex digits.
+fn generated_token() -> Result<String, CliError> {
+    let hex = corral_backend::statefile::random_hex_of(GENERATED_HEX_DIGITS / 2)
+        .map_err(|e| CliError::failure("io", format!("reading /dev/urandom for a token: {e}")))?;
+    Ok(format!("e2b_{hex}"))
 }
 
 /// Where and how a backend is served.
 struct Host {
     addr: SocketAddr,
     token: Token,
+    /// The token's text when it was generated, to be printed.
+    generated: Option<String>,
     limits: ConnectionLimits,
 }
 
@@ -96,6 +123,7 @@ impl BackendVisitor for Host {
         let Host {
             addr,
             token,
+            generated,
             limits,
         } = self;
         corral_wire::server::raise_descriptor_limit();
@@ -122,6 +150,9 @@ impl BackendVisitor for Host {
             .local_addr()
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
         println!("corral: serving {} on http://{bound}", B::KIND);
+        if let Some(text) = &generated {
+            println!("corral: token {text} (generated: no --token-file)");
+        }
         let report = server.serve(stop_signal()).await;
         println!("corral: {}", summary(&report));
         for (id, error) in &report.failed {
