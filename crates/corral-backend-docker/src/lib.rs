@@ -126,6 +126,7 @@ impl Backend for DockerBackend {
             write_creates_parents: false,
             inline_activity: false,
             reclaim: false,
+            port_connect: false,
             enforces: Enforcement {
                 network_none: true,
                 network_allowlist: false,

@@ -45,7 +45,8 @@ impl LinuxBackend {
     /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
     /// nf_tables work ([`crate::network::available`]). Previews: each
     /// declared port is forwarded from an ephemeral port on the host's
-    /// loopback ([`crate::preview`]). Idle timeouts are not enforced, so
+    /// loopback ([`crate::preview`]); any port, declared or not, is
+    /// reached by `connect_port` (`crate::port`). Idle timeouts are not enforced, so
     /// `create` refuses them.
     pub const CAPABILITIES: Capabilities = Capabilities {
         pause: false,
@@ -62,6 +63,7 @@ impl LinuxBackend {
         write_creates_parents: false,
         inline_activity: false,
         reclaim: true,
+        port_connect: true,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -92,6 +94,7 @@ impl LinuxBackend {
             // What needs privileges an ordinary user cannot get.
             caps.enforces.network_allowlist = false;
             caps.previews = false;
+            caps.port_connect = false;
             caps.snapshot = false;
             caps.snapshot_clone = false;
         }
@@ -396,6 +399,10 @@ impl Backend for LinuxBackend {
         Some(self)
     }
 
+    fn port_connect_ops(&self) -> Option<&dyn corral_backend::PortConnectOps> {
+        (!self.state.rootless).then_some(self as &dyn corral_backend::PortConnectOps)
+    }
+
     fn terminal_ops(&self) -> Option<&dyn TerminalOps> {
         Some(&*self.terminals)
     }
@@ -440,6 +447,14 @@ impl Backend for LinuxBackend {
             }))
         })
         .await
+    }
+}
+
+/// Connections into the sandbox's own network namespace (`crate::port`).
+#[async_trait]
+impl corral_backend::PortConnectOps for LinuxBackend {
+    async fn connect_port(&self, id: &str, port: u16) -> Result<corral_backend::BoxedPortStream> {
+        crate::port::connect(self.state.clone(), id, port).await
     }
 }
 

@@ -46,6 +46,7 @@ mod listing;
 mod meta_cache;
 pub mod network;
 mod pause;
+mod port;
 pub mod preview;
 mod process;
 pub mod protocol;

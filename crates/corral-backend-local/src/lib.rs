@@ -153,6 +153,7 @@ impl LocalBackend {
         write_creates_parents: false,
         inline_activity: false,
         reclaim: true,
+        port_connect: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,

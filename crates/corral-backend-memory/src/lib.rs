@@ -233,6 +233,7 @@ const CAPABILITIES: Capabilities = Capabilities {
     write_creates_parents: false,
     inline_activity: false,
     reclaim: false,
+    port_connect: false,
     enforces: Enforcement::ALL,
 };
 

@@ -21,6 +21,7 @@ pub mod host_exec;
 pub mod host_process;
 pub mod leaves;
 pub mod path;
+mod port;
 mod process;
 mod reclaim;
 mod sandbox;
@@ -50,6 +51,7 @@ pub use exec::{
     OutputSink, StreamKind,
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
+pub use port::{BoxedPortStream, PortConnectOps, PortStream, check_port, connect_failed};
 pub use process::{
     ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
     TerminalOps, TerminalSpec,

@@ -82,6 +82,7 @@ impl Backend for DeclaresAll<'_> {
             write_creates_parents: true,
             inline_activity: false,
             reclaim: true,
+            port_connect: true,
             enforces: Enforcement::ALL,
         }
     }
