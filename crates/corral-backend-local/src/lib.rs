@@ -48,7 +48,8 @@
 //!
 //! - Previews of the ports declared at create: since nothing is isolated, a
 //!   sandbox port is a host port, and its URL is `http://127.0.0.1:PORT`
-//!   (see the `preview` module).
+//!   (see the `preview` module); `connect_port` reaches any port the same
+//!   way, declared or not.
 //!
 //! It declines honestly what it cannot do: pause, terminals, and atomic
 //! batch writes (writes are atomic per file, not across files).
@@ -153,7 +154,7 @@ impl LocalBackend {
         write_creates_parents: false,
         inline_activity: false,
         reclaim: true,
-        port_connect: false,
+        port_connect: true,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,
@@ -313,6 +314,20 @@ impl Backend for LocalBackend {
 
     fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
         Some(self)
+    }
+
+    fn port_connect_ops(&self) -> Option<&dyn corral_backend::PortConnectOps> {
+        Some(self)
+    }
+}
+
+/// Any port of a sandbox is the host's own (see the `preview` module).
+#[async_trait]
+impl corral_backend::PortConnectOps for LocalBackend {
+    async fn connect_port(&self, id: &str, port: u16) -> Result<corral_backend::BoxedPortStream> {
+        let (state, id2) = (self.state.clone(), id.to_owned());
+        blocking(move || preview::check_connect(&state, &id2, port)).await?;
+        preview::connect(id, port).await
     }
 }
 

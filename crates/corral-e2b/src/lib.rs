@@ -9,7 +9,10 @@
 //!   `filesystem.Filesystem` over the Connect protocol with its JSON
 //!   codec, `/files` and `/health`, routed to their sandbox by the
 //!   `E2b-Sandbox-Id` header (or a `<port>-<id>.<domain>` Host) and
-//!   authenticated by the sandbox's `X-Access-Token`.
+//!   authenticated by the sandbox's `X-Access-Token`;
+//! - any other port of a sandbox (`get_host(port)`: a
+//!   `<port>-<id>.<domain>` Host), HTTP and WebSocket, relayed over the
+//!   backend's `connect_port`.
 //!
 //! [`E2bService`] is a [`corral_wire::server::Fallback`]: `corral serve`
 //! hands it every request that is not a wire route, on the same listener.
@@ -19,6 +22,7 @@ mod body;
 mod control;
 mod envd;
 pub mod error;
+mod proxy;
 mod router;
 mod state;
 pub mod time;
@@ -113,5 +117,9 @@ impl Fallback for E2bService {
     fn call(&self, req: Request<Incoming>) -> FallbackFuture {
         let service = self.clone();
         Box::pin(async move { service.handle(req).await })
+    }
+
+    fn claims(&self, req: &Request<Incoming>) -> bool {
+        proxy::target(req).is_some()
     }
 }

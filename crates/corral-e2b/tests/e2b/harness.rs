@@ -20,7 +20,11 @@ pub struct Served {
 }
 
 pub async fn serve() -> Served {
-    let backend = Arc::new(MemoryBackend::new());
+    serve_backend(Arc::new(MemoryBackend::new())).await
+}
+
+/// The service over `backend`, on loopback.
+pub async fn serve_backend(backend: Arc<dyn corral_backend::Backend>) -> Served {
     let service = E2bService::new(backend, Token::new(KEY).unwrap(), E2bConfig::default());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -35,6 +39,7 @@ pub async fn serve() -> Served {
                 });
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc)
+                    .with_upgrades()
                     .await;
             });
         }

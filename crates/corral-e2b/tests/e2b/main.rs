@@ -5,5 +5,6 @@ mod envd;
 mod fsmove;
 mod gzip;
 mod harness;
+mod ports;
 mod tables;
 mod watch;
