@@ -1,0 +1,94 @@
+"""E2B's own Python SDK, unmodified, against `corral serve`: a server the
+workload starts on a port never declared is reached through
+`sandbox.get_host(port)`, with `corral serve` as the proxy.
+
+Set CORRAL_BIN to the corral binary and CORRAL_BACKEND (default: memory,
+whose sandboxes have no ports: there the proxy answers 501).
+"""
+
+import http.client
+import json
+import os
+import re
+import secrets
+import subprocess
+import tempfile
+import time
+from urllib.parse import urlparse
+
+import pytest
+
+BACKEND = os.environ.get("CORRAL_BACKEND", "memory")
+
+
+@pytest.fixture(scope="module")
+def server():
+    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
+    key = "e2b_" + secrets.token_hex(20)
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write(key)
+    proc = subprocess.Popen(
+        [binary, "serve", "--backend", BACKEND, "--listen", "127.0.0.1:0", "--token-file", f.name],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    url = re.search(r"http://\S+", line).group(0)
+    os.environ["E2B_API_URL"] = url
+    os.environ["E2B_SANDBOX_URL"] = url
+    os.environ["E2B_API_KEY"] = key
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+    os.unlink(f.name)
+
+
+def get(server, host, path="/"):
+    """GET `path` from `corral serve` with `host` as the Host header."""
+    address = urlparse(server)
+    conn = http.client.HTTPConnection(address.hostname, address.port, timeout=20)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        response = conn.getresponse()
+        return response.status, response.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def test_get_host_reaches_an_undeclared_port(server):
+    from e2b import Sandbox
+
+    sbx = Sandbox.create()
+    try:
+        host = sbx.get_host(8080)
+        assert host.startswith(f"8080-{sbx.sandbox_id}.")
+        if BACKEND == "memory":
+            status, body = get(server, host)
+            assert status == 501, body
+            assert json.loads(body)["code"] == 501
+            return
+        sbx.files.write("/home/user/served/hello-get-host.txt", "hi")
+        sbx.commands.run(
+            "cd /home/user/served && python3 -m http.server 8080 --bind 127.0.0.1",
+            background=True,
+        )
+        deadline = time.monotonic() + 30
+        status, body = None, ""
+        while time.monotonic() < deadline:
+            status, body = get(server, host)
+            if status == 200:
+                break
+            assert status == 502, body
+            time.sleep(0.2)
+        assert status == 200, body
+        assert "hello-get-host.txt" in body
+        status, body = get(server, host, "/hello-get-host.txt")
+        assert (status, body) == (200, "hi")
+        # Nothing on another port: 502, one line.
+        status, body = get(server, sbx.get_host(8081))
+        assert status == 502, body
+        assert "nothing listens" in json.loads(body)["message"]
+    finally:
+        sbx.kill()
+    status, _ = get(server, sbx.get_host(8080))
+    assert status == 404
