@@ -132,6 +132,25 @@ async fn a_network_none_sandbox_is_reached_through_connect_port() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowlisted_sandbox_is_reached_through_connect_port() {
+    let test = "an_allowlisted_sandbox_is_reached_through_connect_port";
+    if LinuxBackend::available().is_ok()
+        && corral_backend_linux::network::available().is_err()
+    {
+        println!("SKIP {test}: no allowlist machinery here");
+        return;
+    }
+    // A documentation address: nothing is ever sent to it.
+    let network = Network::Allowlist {
+        destinations: vec![corral_backend::Destination {
+            host: "192.0.2.1".into(),
+            port: 80,
+        }],
+    };
+    reaches_an_undeclared_port(test, network).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_port_connections_are_refused() {
     let test = "hostile_port_connections_are_refused";
     let Some((b, _dir)) = backend(test) else {
