@@ -67,10 +67,7 @@ mod tests {
 
     #[test]
     fn port_zero_is_refused_and_others_pass() {
-        assert_eq!(
-            check_port(0).unwrap_err().code(),
-            ErrorCode::InvalidInput
-        );
+        assert_eq!(check_port(0).unwrap_err().code(), ErrorCode::InvalidInput);
         for port in [1, 80, 49999, u16::MAX] {
             assert!(check_port(port).is_ok(), "{port}");
         }

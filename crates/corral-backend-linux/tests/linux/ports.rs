@@ -46,7 +46,9 @@ async fn get_through(b: &LinuxBackend, id: &str, port: u16, path: &str) -> Strin
 /// Starts an HTTP server on `port` of `id`; it runs while the handle lives.
 async fn serve_http(b: &LinuxBackend, id: &str, port: u16) -> corral_backend::LiveProcess {
     assert_eq!(
-        run(b, id, "printf hello-port > /workspace/hello.txt").await.0,
+        run(b, id, "printf hello-port > /workspace/hello.txt")
+            .await
+            .0,
         0
     );
     let port = port.to_string();
@@ -134,9 +136,7 @@ async fn a_network_none_sandbox_is_reached_through_connect_port() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowlisted_sandbox_is_reached_through_connect_port() {
     let test = "an_allowlisted_sandbox_is_reached_through_connect_port";
-    if LinuxBackend::available().is_ok()
-        && corral_backend_linux::network::available().is_err()
-    {
+    if LinuxBackend::available().is_ok() && corral_backend_linux::network::available().is_err() {
         println!("SKIP {test}: no allowlist machinery here");
         return;
     }
@@ -161,10 +161,25 @@ async fn hostile_port_connections_are_refused() {
     let rows: Vec<(&str, String, u16, ErrorCode)> = vec![
         ("port 0", id.clone(), 0, ErrorCode::InvalidInput),
         ("nothing listens", id.clone(), 1, ErrorCode::Unavailable),
-        ("top port, closed", id.clone(), u16::MAX, ErrorCode::Unavailable),
-        ("unknown sandbox", "lnx-0000000000000000".into(), 80, ErrorCode::NotFound),
+        (
+            "top port, closed",
+            id.clone(),
+            u16::MAX,
+            ErrorCode::Unavailable,
+        ),
+        (
+            "unknown sandbox",
+            "lnx-0000000000000000".into(),
+            80,
+            ErrorCode::NotFound,
+        ),
         ("id with dots", "../../etc".into(), 80, ErrorCode::NotFound),
-        ("id with a slash", "lnx-x/../y".into(), 80, ErrorCode::NotFound),
+        (
+            "id with a slash",
+            "lnx-x/../y".into(),
+            80,
+            ErrorCode::NotFound,
+        ),
         ("empty id", String::new(), 80, ErrorCode::NotFound),
     ];
     for (attack, sandbox, port, code) in rows {

@@ -25,10 +25,10 @@ use hyper::Request;
 use hyper::body::Incoming;
 use hyper::header::HOST;
 
+use crate::Inner;
 use crate::body::{Reply, api_error};
 use crate::envd::{ENVD_PORT, SANDBOX_ID_HEADER};
 use crate::error::{E2bError, E2bResult};
-use crate::Inner;
 
 /// The header naming the sandbox port a request is for (the SDK sends
 /// envd's with `E2B_SANDBOX_URL`).
@@ -68,7 +68,11 @@ fn host_parts(host: &str) -> Option<(&str, &str)> {
 /// sandbox port's (it routes as before), `BadPort` when it names one that
 /// is not a port, `Unrouted` when it names a port but no sandbox.
 pub fn target<B>(req: &Request<B>) -> Option<E2bResult<Target>> {
-    let header = |name: &str| req.headers().get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+    };
     let host = header(HOST.as_str()).and_then(host_parts);
     let (port, id) = match header(SANDBOX_PORT_HEADER) {
         Some(port) => (port, header(SANDBOX_ID_HEADER).or(host.map(|(_, id)| id))),
@@ -113,7 +117,12 @@ mod tests {
         b.body(()).unwrap()
     }
 
-    fn ok(id: &str, port: u16) -> Option<Result<Target, String>> {
+    /// What [`target`] gives, its error as text.
+    type Routed = Option<Result<Target, String>>;
+    /// A request's headers.
+    type Headers = Vec<(&'static str, &'static str)>;
+
+    fn ok(id: &str, port: u16) -> Routed {
         Some(Ok(Target {
             id: id.into(),
             port,
@@ -124,17 +133,37 @@ mod tests {
     fn a_request_is_a_ports_by_its_host_or_its_headers() {
         let bad = |v: &str| Some(Err(E2bError::BadPort { value: v.into() }.to_string()));
         let unrouted = Some(Err(E2bError::Unrouted.to_string()));
-        let rows: Vec<(&str, Vec<(&str, &str)>, Option<Result<Target, String>>)> = vec![
-            ("a port's host", vec![("host", "8080-sb1.corral.local")], ok("sb1", 8080)),
-            ("with the server's port", vec![("host", "49999-sb1.x:3000")], ok("sb1", 49999)),
-            ("envd's host", vec![("host", "49983-sb1.corral.local")], None),
+        let rows: Vec<(&str, Headers, Routed)> = vec![
+            (
+                "a port's host",
+                vec![("host", "8080-sb1.corral.local")],
+                ok("sb1", 8080),
+            ),
+            (
+                "with the server's port",
+                vec![("host", "49999-sb1.x:3000")],
+                ok("sb1", 49999),
+            ),
+            (
+                "envd's host",
+                vec![("host", "49983-sb1.corral.local")],
+                None,
+            ),
             ("the server itself", vec![("host", "127.0.0.1:3000")], None),
             ("no domain", vec![("host", "8080-sb1")], None),
-            ("a dashed name", vec![("host", "api-server.example.com")], None),
+            (
+                "a dashed name",
+                vec![("host", "api-server.example.com")],
+                None,
+            ),
             ("no id", vec![("host", "8080-.x")], None),
             ("port 0", vec![("host", "0-sb1.x")], bad("0")),
             ("port 65536", vec![("host", "65536-sb1.x")], bad("65536")),
-            ("a long number", vec![("host", "99999999999999999999-sb1.x")], bad("99999999999999999999")),
+            (
+                "a long number",
+                vec![("host", "99999999999999999999-sb1.x")],
+                bad("99999999999999999999"),
+            ),
             ("id with dots", vec![("host", "8080-a.b.c")], ok("a", 8080)),
             (
                 "the SDK's envd headers",
@@ -143,7 +172,11 @@ mod tests {
             ),
             (
                 "a port by headers",
-                vec![("E2b-Sandbox-Id", "sb1"), ("E2b-Sandbox-Port", "8080"), ("host", "127.0.0.1")],
+                vec![
+                    ("E2b-Sandbox-Id", "sb1"),
+                    ("E2b-Sandbox-Port", "8080"),
+                    ("host", "127.0.0.1"),
+                ],
                 ok("sb1", 8080),
             ),
             (
@@ -151,9 +184,21 @@ mod tests {
                 vec![("E2b-Sandbox-Port", "8081"), ("host", "8080-sb1.x")],
                 ok("sb1", 8081),
             ),
-            ("a non-numeric header", vec![("E2b-Sandbox-Id", "sb1"), ("E2b-Sandbox-Port", "http")], bad("http")),
-            ("a port and no sandbox", vec![("E2b-Sandbox-Port", "8080")], unrouted),
-            ("a header that is not text", vec![("E2b-Sandbox-Port", "\u{e9}")], bad("\u{fffd}")),
+            (
+                "a non-numeric header",
+                vec![("E2b-Sandbox-Id", "sb1"), ("E2b-Sandbox-Port", "http")],
+                bad("http"),
+            ),
+            (
+                "a port and no sandbox",
+                vec![("E2b-Sandbox-Port", "8080")],
+                unrouted,
+            ),
+            (
+                "a header that is not text",
+                vec![("E2b-Sandbox-Port", "\u{e9}")],
+                bad("\u{fffd}"),
+            ),
         ];
         for (what, headers, expected) in rows {
             let got = target(&req(&headers)).map(|r| r.map_err(|e| e.to_string()));

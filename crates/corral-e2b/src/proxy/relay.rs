@@ -91,7 +91,10 @@ pub async fn relay(inner: &Inner, mut req: Request<Incoming>, target: &Target) -
     *outbound.headers_mut() = relayed_headers(&parts.headers);
     if let Some(protocol) = &upgrade {
         let headers = outbound.headers_mut();
-        headers.insert(CONNECTION, hyper::header::HeaderValue::from_static("upgrade"));
+        headers.insert(
+            CONNECTION,
+            hyper::header::HeaderValue::from_static("upgrade"),
+        );
         headers.insert(UPGRADE, protocol.clone());
     }
     if let Some(host) = parts.headers.get(HOST) {
@@ -146,8 +149,10 @@ fn refused(target: &Target, e: BackendError) -> E2bError {
 /// an `Upgrade` header).
 fn upgrade_of(headers: &HeaderMap) -> Option<hyper::header::HeaderValue> {
     let asks = headers.get_all(CONNECTION).iter().any(|v| {
-        v.to_str()
-            .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
+        v.to_str().is_ok_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+        })
     });
     asks.then(|| headers.get(UPGRADE).cloned()).flatten()
 }

@@ -61,12 +61,27 @@ async fn a_backend_without_connect_port_answers_501_and_hostile_hosts_are_refuse
     let rows: Vec<(&str, String, &str, u16)> = vec![
         ("port 0", format!("0-{id}.corral.test"), "", 400),
         ("port 65536", format!("65536-{id}.corral.test"), "", 400),
-        ("a huge port", format!("123456789012345678901234-{id}.x"), "", 400),
-        ("an unknown sandbox", "8080-nope.corral.test".into(), "", 404),
+        (
+            "a huge port",
+            format!("123456789012345678901234-{id}.x"),
+            "",
+            400,
+        ),
+        (
+            "an unknown sandbox",
+            "8080-nope.corral.test".into(),
+            "",
+            404,
+        ),
         ("an id with dots", format!("8080-{id}.evil.{id}.x"), "", 501),
         ("dots make another id", "8080-a.b.c".into(), "", 404),
         // Not a port's Host: the usual routes answer (no route for `/`).
-        ("a non-numeric port", format!("http-{id}.corral.test"), "", 404),
+        (
+            "a non-numeric port",
+            format!("http-{id}.corral.test"),
+            "",
+            404,
+        ),
         ("no domain", format!("8080-{id}"), "", 404),
         (
             "a non-numeric port header",
@@ -91,7 +106,10 @@ async fn a_backend_without_connect_port_answers_501_and_hostile_hosts_are_refuse
         let (status, answer) = get(&served, &host, "/", extra).await;
         assert_eq!(status, expected, "{attack}: {answer}");
         let body = body_of(&answer);
-        assert!(!body.trim_end().contains('\n'), "{attack}: one line: {body}");
+        assert!(
+            !body.trim_end().contains('\n'),
+            "{attack}: one line: {body}"
+        );
     }
     // A wire-looking path addressed to a port is the port's, not the wire's.
     let (status, _) = get(&served, &format!("8080-{id}.x"), "/v1/create", "").await;
@@ -184,9 +202,8 @@ async fn any_port_of_a_local_sandbox_is_relayed_over_http_and_upgrade() {
 
     // An Upgrade: 101, then bytes both ways.
     let mut s = TcpStream::connect(served.addr).await.unwrap();
-    let head = format!(
-        "GET /ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"
-    );
+    let head =
+        format!("GET /ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n");
     s.write_all(head.as_bytes()).await.unwrap();
     let mut got = Vec::new();
     while !got.ends_with(b"\r\n\r\n") {
