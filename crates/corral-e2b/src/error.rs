@@ -275,6 +275,12 @@ pub enum E2bError {
         /// The port.
         port: u16,
     },
+    /// As many upgraded connections (WebSockets) are relayed as may be.
+    #[error("{limit} upgraded connections to sandbox ports are open already; close one first")]
+    TooManyTunnels {
+        /// The bound.
+        limit: usize,
+    },
     /// The server on a sandbox's port did not answer HTTP.
     #[error("sandbox {id:?}: port {port} did not answer: {detail}")]
     Upstream {
@@ -322,6 +328,7 @@ impl E2bError {
             }
             E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
+            | E2bError::TooManyTunnels { .. }
             | E2bError::WatchOverflow { .. } => StatusCode::TOO_MANY_REQUESTS,
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
@@ -351,6 +358,7 @@ impl E2bError {
             | E2bError::InflatedTooLarge { .. }
             | E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
+            | E2bError::TooManyTunnels { .. }
             | E2bError::WatchOverflow { .. } => ConnectCode::ResourceExhausted,
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,

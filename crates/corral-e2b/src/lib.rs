@@ -56,6 +56,9 @@ pub struct E2bConfig {
     pub domain: Option<String>,
     /// The largest file `POST /files` takes, in bytes.
     pub max_file_bytes: u64,
+    /// Upgraded connections (WebSockets) to sandbox ports relayed at once;
+    /// past that an upgrade is refused with 429.
+    pub max_tunnels: usize,
 }
 
 impl Default for E2bConfig {
@@ -63,6 +66,7 @@ impl Default for E2bConfig {
         E2bConfig {
             domain: None,
             max_file_bytes: 64 * 1024 * 1024,
+            max_tunnels: proxy::relay::MAX_TUNNELS,
         }
     }
 }
@@ -75,6 +79,8 @@ pub(crate) struct Inner {
     pub(crate) sandboxes: Arc<state::Sandboxes>,
     pub(crate) seq: AtomicU64,
     pub(crate) watchers: Arc<envd::watch::Watchers>,
+    /// Places for upgraded connections to sandbox ports ([`proxy`]).
+    pub(crate) tunnels: Arc<tokio::sync::Semaphore>,
 }
 
 /// E2B's protocol over one backend.
@@ -95,6 +101,7 @@ impl E2bService {
     /// Serves `backend`, admitting control-plane requests whose `X-API-KEY`
     /// is `api_key`.
     pub fn new(backend: Arc<dyn Backend>, api_key: Token, config: E2bConfig) -> Self {
+        let tunnels = Arc::new(tokio::sync::Semaphore::new(config.max_tunnels));
         E2bService {
             inner: Arc::new(Inner {
                 backend,
@@ -103,6 +110,7 @@ impl E2bService {
                 sandboxes: Arc::default(),
                 seq: AtomicU64::new(0),
                 watchers: Arc::default(),
+                tunnels,
             }),
         }
     }

@@ -8,6 +8,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -24,6 +25,11 @@ use crate::Inner;
 use crate::body::Reply;
 use crate::envd::{ACCESS_TOKEN_HEADER, SANDBOX_ID_HEADER};
 use crate::error::{E2bError, E2bResult};
+
+/// Upgraded connections relayed at once by one service, unless configured
+/// otherwise (`E2bConfig::max_tunnels`): each outlives its HTTP connection
+/// (and the server's bound on those), so it has its own.
+pub const MAX_TUNNELS: usize = 256;
 
 /// How long the server on the port may take to send its response head.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(300);
@@ -59,6 +65,17 @@ pub async fn relay(inner: &Inner, mut req: Request<Incoming>, target: &Target) -
             ),
         });
     };
+    let upgrade = upgrade_of(req.headers());
+    let place = match upgrade {
+        Some(_) => Some(
+            Arc::clone(&inner.tunnels)
+                .try_acquire_owned()
+                .map_err(|_| E2bError::TooManyTunnels {
+                    limit: inner.config.max_tunnels,
+                })?,
+        ),
+        None => None,
+    };
     let stream = ops
         .connect_port(&target.id, target.port)
         .await
@@ -73,7 +90,6 @@ pub async fn relay(inner: &Inner, mut req: Request<Incoming>, target: &Target) -
         .map_err(|e| upstream_error(e.to_string()))?;
     tokio::spawn(conn.with_upgrades());
 
-    let upgrade = upgrade_of(req.headers());
     let client_upgrade = upgrade.is_some().then(|| hyper::upgrade::on(&mut req));
     let (parts, body) = req.into_parts();
     let mut outbound = Request::builder()
@@ -119,6 +135,7 @@ pub async fn relay(inner: &Inner, mut req: Request<Incoming>, target: &Target) -
         *reply.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
         *reply.headers_mut() = response.headers().clone();
         tokio::spawn(async move {
+            let _place = place;
             let (Ok(client), Ok(server)) = (client_upgrade.await, server_upgrade.await) else {
                 return;
             };

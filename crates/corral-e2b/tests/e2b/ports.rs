@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use corral_backend_local::LocalBackend;
+use corral_e2b::E2bConfig;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -19,7 +20,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::harness::{Served, serve, serve_backend};
+use crate::harness::{Served, serve, serve_backend, serve_with};
 
 /// Sends `head` (and `body`) on a new connection to `served` and reads
 /// the whole answer (the request asks to close).
@@ -168,6 +169,59 @@ async fn answer(mut req: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyp
     )))))
 }
 
+/// Sends an `Upgrade: echo` request for `host`: the answer's head
+/// (lowercased) and the connection.
+async fn upgrade(served: &Served, host: &str) -> (String, TcpStream) {
+    let mut s = TcpStream::connect(served.addr).await.unwrap();
+    let head =
+        format!("GET /ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n");
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    while !got.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 1, "the head ends");
+        got.push(byte[0]);
+    }
+    (String::from_utf8_lossy(&got).to_ascii_lowercase(), s)
+}
+
+#[tokio::test]
+async fn upgraded_connections_are_bounded_and_their_places_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Arc::new(LocalBackend::open(dir.path()).unwrap());
+    let config = E2bConfig {
+        max_tunnels: 1,
+        ..E2bConfig::default()
+    };
+    let served = serve_with(backend, config).await;
+    let (id, _) = served.create(json!({"templateID": "base"})).await;
+    let host = format!("{}-{id}.corral.test", upstream().await);
+    let (head, first) = upgrade(&served, &host).await;
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    let (head, _) = upgrade(&served, &host).await;
+    assert!(head.starts_with("http/1.1 429"), "{head}");
+    // Plain requests are not tunnels.
+    assert_eq!(get(&served, &host, "/", "").await.0, 200);
+    drop(first);
+    let mut again = None;
+    for _ in 0..100 {
+        let (head, s) = upgrade(&served, &host).await;
+        if head.starts_with("http/1.1 101") {
+            again = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        again.is_some(),
+        "the place came back once the tunnel closed"
+    );
+}
+
 #[tokio::test]
 async fn any_port_of_a_local_sandbox_is_relayed_over_http_and_upgrade() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,21 +255,7 @@ async fn any_port_of_a_local_sandbox_is_relayed_over_http_and_upgrade() {
     assert!(body_of(&answer).starts_with("GET /h host=127.0.0.1 routing=false"));
 
     // An Upgrade: 101, then bytes both ways.
-    let mut s = TcpStream::connect(served.addr).await.unwrap();
-    let head =
-        format!("GET /ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n");
-    s.write_all(head.as_bytes()).await.unwrap();
-    let mut got = Vec::new();
-    while !got.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut byte))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(n, 1, "the head ends");
-        got.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&got).to_ascii_lowercase();
+    let (head, mut s) = upgrade(&served, &host).await;
     assert!(head.starts_with("http/1.1 101"), "{head}");
     assert!(head.contains("upgrade: echo"), "{head}");
     for message in [&b"ping"[..], b"a second message", &[0u8, 255, 10, 13]] {
