@@ -45,8 +45,7 @@ impl LinuxBackend {
     /// usable, and `network: allowlist` where `ip`, `nft`, veth pairs and
     /// nf_tables work ([`crate::network::available`]). Previews: each
     /// declared port is forwarded from an ephemeral port on the host's
-    /// loopback ([`crate::preview`]); any port, declared or not, is
-    /// reached by `connect_port` (`crate::port`). Idle timeouts are not enforced, so
+    /// loopback ([`crate::preview`]). Idle timeouts are not enforced, so
     /// `create` refuses them.
     pub const CAPABILITIES: Capabilities = Capabilities {
         pause: false,
@@ -63,7 +62,7 @@ impl LinuxBackend {
         write_creates_parents: false,
         inline_activity: false,
         reclaim: true,
-        port_connect: true,
+        port_connect: false,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -79,8 +78,9 @@ impl LinuxBackend {
 
     /// The capabilities on this host: [`Self::CAPABILITIES`] plus memory,
     /// process and CPU limits, pause/resume and usage when a cgroup
-    /// hierarchy was detected, and allowlists when the network machinery
-    /// works here (probed once per process).
+    /// hierarchy was detected, allowlists when the network machinery
+    /// works here (probed once per process), and `connect_port` (any port,
+    /// declared or not, through `crate::port`) unless rootless.
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         let cg = self.state.cgroups.is_some();
@@ -90,11 +90,11 @@ impl LinuxBackend {
         caps.pause = cg;
         caps.usage = cg;
         caps.enforces.network_allowlist = crate::network::available().is_ok();
+        caps.port_connect = !self.state.rootless;
         if self.state.rootless {
             // What needs privileges an ordinary user cannot get.
             caps.enforces.network_allowlist = false;
             caps.previews = false;
-            caps.port_connect = false;
             caps.snapshot = false;
             caps.snapshot_clone = false;
         }

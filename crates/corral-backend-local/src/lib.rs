@@ -131,10 +131,12 @@ impl LocalBackend {
     /// The capabilities on this host: [`Self::CAPABILITIES`], plus
     /// `network: none` where commands can be started in a new, empty network
     /// namespace (see the `netns` module documentation for what that holds
-    /// against).
+    /// against), and `connect_port` (the `preview` module).
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         caps.enforces.network_none = netns::no_network().is_some();
+        // Its own member, not declared by what merely copies the constant.
+        caps.port_connect = true;
         caps
     }
 
@@ -154,7 +156,7 @@ impl LocalBackend {
         write_creates_parents: false,
         inline_activity: false,
         reclaim: true,
-        port_connect: true,
+        port_connect: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,
