@@ -100,3 +100,72 @@ def test_get_host_reaches_an_undeclared_port(server):
         sbx.kill()
     status, _ = get(server, sbx.get_host(8080))
     assert status == 404
+
+
+ECHO_SERVER = r"""
+import socket, threading
+def serve(conn):
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = conn.recv(1024)
+        if not chunk:
+            return
+        head += chunk
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n")
+    while True:
+        data = conn.recv(65536)
+        if not data:
+            break
+        conn.sendall(data)
+    conn.close()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 49999))
+s.listen()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+
+def test_get_host_relays_an_upgrade_byte_for_byte(server):
+    import socket
+
+    from e2b import Sandbox
+
+    if BACKEND != "linux":
+        pytest.skip(f"written for the linux backend, not {BACKEND}")
+    sbx = Sandbox.create()
+    try:
+        sbx.files.write("/home/user/echo.py", ECHO_SERVER)
+        sbx.commands.run("python3 /home/user/echo.py", background=True)
+        address = urlparse(server)
+        head = (
+            f"GET /ws HTTP/1.1\r\nHost: {sbx.get_host(49999)}\r\n"
+            "Connection: Upgrade\r\nUpgrade: echo\r\n\r\n"
+        ).encode()
+        deadline = time.monotonic() + 30
+        answer = b""
+        while time.monotonic() < deadline:
+            conn = socket.create_connection((address.hostname, address.port), timeout=20)
+            conn.sendall(head)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = conn.recv(1)
+                if not chunk:
+                    break
+                answer += chunk
+            if answer.startswith(b"HTTP/1.1 101"):
+                break
+            conn.close()
+            time.sleep(0.2)
+        assert answer.startswith(b"HTTP/1.1 101"), answer
+        for message in [b"ping", b"\x00\xff binary \r\n", b"x" * 100000]:
+            conn.sendall(message)
+            back = b""
+            while len(back) < len(message):
+                back += conn.recv(65536)
+            assert back == message
+        conn.close()
+    finally:
+        sbx.kill()
