@@ -125,6 +125,7 @@ impl Backend for DockerBackend {
             write_batch: false,
             previews: true,
             reclaim: false,
+            port_connect: false,
             enforces: Enforcement {
                 network_none: true,
                 network_allowlist: false,

@@ -61,6 +61,7 @@ impl LinuxBackend {
         write_batch: true,
         previews: true,
         reclaim: true,
+        port_connect: false,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -76,8 +77,9 @@ impl LinuxBackend {
 
     /// The capabilities on this host: [`Self::CAPABILITIES`] plus memory,
     /// process and CPU limits, pause/resume and usage when a cgroup
-    /// hierarchy was detected, and allowlists when the network machinery
-    /// works here (probed once per process).
+    /// hierarchy was detected, allowlists when the network machinery
+    /// works here (probed once per process), and `connect_port` (any port,
+    /// declared or not, through `crate::port`) unless rootless.
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         let cg = self.state.cgroups.is_some();
@@ -87,6 +89,7 @@ impl LinuxBackend {
         caps.pause = cg;
         caps.usage = cg;
         caps.enforces.network_allowlist = crate::network::available().is_ok();
+        caps.port_connect = !self.state.rootless;
         if self.state.rootless {
             // What needs privileges an ordinary user cannot get.
             caps.enforces.network_allowlist = false;
@@ -393,6 +396,10 @@ impl Backend for LinuxBackend {
         Some(self)
     }
 
+    fn port_connect_ops(&self) -> Option<&dyn corral_backend::PortConnectOps> {
+        (!self.state.rootless).then_some(self as &dyn corral_backend::PortConnectOps)
+    }
+
     fn terminal_ops(&self) -> Option<&dyn TerminalOps> {
         Some(&*self.terminals)
     }
@@ -437,6 +444,14 @@ impl Backend for LinuxBackend {
             }))
         })
         .await
+    }
+}
+
+/// Connections into the sandbox's own network namespace (`crate::port`).
+#[async_trait]
+impl corral_backend::PortConnectOps for LinuxBackend {
+    async fn connect_port(&self, id: &str, port: u16) -> Result<corral_backend::BoxedPortStream> {
+        crate::port::connect(self.state.clone(), id, port).await
     }
 }
 

@@ -81,6 +81,7 @@ mod listing;
 mod meta_cache;
 pub mod network;
 mod pause;
+mod port;
 pub mod preview;
 mod privilege;
 mod process;

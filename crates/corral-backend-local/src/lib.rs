@@ -48,7 +48,8 @@
 //!
 //! - Previews of the ports declared at create: since nothing is isolated, a
 //!   sandbox port is a host port, and its URL is `http://127.0.0.1:PORT`
-//!   (see the `preview` module).
+//!   (see the `preview` module); `connect_port` reaches any port the same
+//!   way, declared or not.
 //!
 //! It declines honestly what it cannot do: pause, terminals, and atomic
 //! batch writes (writes are atomic per file, not across files).
@@ -136,10 +137,12 @@ impl LocalBackend {
     /// The capabilities on this host: [`Self::CAPABILITIES`], plus
     /// `network: none` where commands can be started in a new, empty network
     /// namespace (see the `netns` module documentation for what that holds
-    /// against).
+    /// against), and `connect_port` (the `preview` module).
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         caps.enforces.network_none = netns::no_network().is_some();
+        // Its own member, not declared by what merely copies the constant.
+        caps.port_connect = true;
         caps
     }
 
@@ -157,6 +160,7 @@ impl LocalBackend {
         write_batch: false,
         previews: true,
         reclaim: true,
+        port_connect: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,
@@ -316,6 +320,20 @@ impl Backend for LocalBackend {
 
     fn reclaim_ops(&self) -> Option<&dyn corral_backend::Reclaim> {
         Some(self)
+    }
+
+    fn port_connect_ops(&self) -> Option<&dyn corral_backend::PortConnectOps> {
+        Some(self)
+    }
+}
+
+/// Any port of a sandbox is the host's own (see the `preview` module).
+#[async_trait]
+impl corral_backend::PortConnectOps for LocalBackend {
+    async fn connect_port(&self, id: &str, port: u16) -> Result<corral_backend::BoxedPortStream> {
+        let (state, id2) = (self.state.clone(), id.to_owned());
+        blocking(move || preview::check_connect(&state, &id2, port)).await?;
+        preview::connect(id, port).await
     }
 }
 

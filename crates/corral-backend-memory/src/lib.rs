@@ -245,6 +245,7 @@ const CAPABILITIES: Capabilities = Capabilities {
     write_batch: true,
     previews: true,
     reclaim: false,
+    port_connect: false,
     enforces: Enforcement::ALL,
 };
 

@@ -6,6 +6,7 @@ use crate::capabilities::Capabilities;
 use crate::error::Result;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
+use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
 use crate::reclaim::Reclaim;
 use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo};
@@ -123,6 +124,11 @@ pub trait Backend: Send + Sync {
 
     /// Reclaiming what crashed processes left, when declared.
     fn reclaim_ops(&self) -> Option<&dyn Reclaim> {
+        None
+    }
+
+    /// Connections to the sandbox's own ports, when declared.
+    fn port_connect_ops(&self) -> Option<&dyn PortConnectOps> {
         None
     }
 }

@@ -43,6 +43,10 @@ pub struct Capabilities {
     /// older descriptions, which decode as `false`.
     #[serde(default)]
     pub reclaim: bool,
+    /// `connect_port`: a connection to any port on the sandbox's own
+    /// loopback. Absent from older descriptions, which decode as `false`.
+    #[serde(default)]
+    pub port_connect: bool,
     /// What `create` can enforce.
     pub enforces: Enforcement,
 }

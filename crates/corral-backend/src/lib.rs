@@ -22,6 +22,7 @@ pub mod host_process;
 mod labels;
 pub mod leaves;
 pub mod path;
+mod port;
 mod process;
 mod reclaim;
 mod sandbox;
@@ -55,6 +56,7 @@ pub use exec::{
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
 pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
+pub use port::{BoxedPortStream, PortConnectOps, PortStream, check_port, connect_failed};
 pub use process::{
     ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
     TerminalOps, TerminalSpec,

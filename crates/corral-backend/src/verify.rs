@@ -11,7 +11,7 @@ use crate::error::{PlatformError, Result};
 /// [`Verified`] carries the proof that it ran.
 pub fn verify(backend: &dyn Backend) -> Result<()> {
     let caps = backend.capabilities();
-    let checks: [(&str, bool, bool); 11] = [
+    let checks: [(&str, bool, bool); 12] = [
         ("pause", caps.pause, backend.pause_ops().is_some()),
         ("snapshot", caps.snapshot, backend.snapshot_ops().is_some()),
         (
@@ -47,6 +47,11 @@ pub fn verify(backend: &dyn Backend) -> Result<()> {
             backend.batch_write_ops().is_some(),
         ),
         ("reclaim", caps.reclaim, backend.reclaim_ops().is_some()),
+        (
+            "port_connect",
+            caps.port_connect,
+            backend.port_connect_ops().is_some(),
+        ),
     ];
     for (member, declared, present) in checks {
         if declared && !present {

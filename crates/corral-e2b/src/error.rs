@@ -274,6 +274,37 @@ pub enum E2bError {
         /// The deadline, in milliseconds.
         after_ms: u64,
     },
+    /// A `<port>-<id>.<domain>` Host (or an `E2b-Sandbox-Port` header)
+    /// whose port is not a port.
+    #[error("{value:?} is not a port of a sandbox (1 to 65535)")]
+    BadPort {
+        /// What was given.
+        value: String,
+    },
+    /// Nothing in the sandbox accepts connections on the port.
+    #[error("sandbox {id:?}: nothing listens on port {port}")]
+    PortClosed {
+        /// The sandbox.
+        id: String,
+        /// The port.
+        port: u16,
+    },
+    /// As many upgraded connections (WebSockets) are relayed as may be.
+    #[error("{limit} upgraded connections to sandbox ports are open already; close one first")]
+    TooManyTunnels {
+        /// The bound.
+        limit: usize,
+    },
+    /// The server on a sandbox's port did not answer HTTP.
+    #[error("sandbox {id:?}: port {port} did not answer: {detail}")]
+    Upstream {
+        /// The sandbox.
+        id: String,
+        /// The port.
+        port: u16,
+        /// What went wrong.
+        detail: String,
+    },
     /// The backend failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
@@ -303,12 +334,15 @@ impl E2bError {
             | E2bError::Invalid { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
-            | E2bError::BadGzip { .. } => StatusCode::BAD_REQUEST,
+            | E2bError::BadGzip { .. }
+            | E2bError::BadPort { .. } => StatusCode::BAD_REQUEST,
+            E2bError::PortClosed { .. } | E2bError::Upstream { .. } => StatusCode::BAD_GATEWAY,
             E2bError::BodyTooLarge { .. } | E2bError::InflatedTooLarge { .. } => {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
             E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
+            | E2bError::TooManyTunnels { .. }
             | E2bError::WatchOverflow { .. }
             | E2bError::FellBehind { .. } => StatusCode::TOO_MANY_REQUESTS,
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
@@ -332,11 +366,14 @@ impl E2bError {
             | E2bError::Invalid { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
-            | E2bError::BadGzip { .. } => ConnectCode::InvalidArgument,
+            | E2bError::BadGzip { .. }
+            | E2bError::BadPort { .. } => ConnectCode::InvalidArgument,
+            E2bError::PortClosed { .. } | E2bError::Upstream { .. } => ConnectCode::Unavailable,
             E2bError::BodyTooLarge { .. }
             | E2bError::InflatedTooLarge { .. }
             | E2bError::TreeTooLarge { .. }
             | E2bError::TooManyWatchers { .. }
+            | E2bError::TooManyTunnels { .. }
             | E2bError::WatchOverflow { .. }
             | E2bError::FellBehind { .. } => ConnectCode::ResourceExhausted,
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,

@@ -9,7 +9,10 @@
 //!   `filesystem.Filesystem` over the Connect protocol with its JSON
 //!   codec, `/files` and `/health`, routed to their sandbox by the
 //!   `E2b-Sandbox-Id` header (or a `<port>-<id>.<domain>` Host) and
-//!   authenticated by the sandbox's `X-Access-Token`.
+//!   authenticated by the sandbox's `X-Access-Token`;
+//! - any other port of a sandbox (`get_host(port)`: a
+//!   `<port>-<id>.<domain>` Host), HTTP and WebSocket, relayed over the
+//!   backend's `connect_port`.
 //!
 //! [`E2bService`] is a [`corral_wire::server::Fallback`]: `corral serve`
 //! hands it every request that is not a wire route, on the same listener.
@@ -19,6 +22,7 @@ mod body;
 mod control;
 mod envd;
 pub mod error;
+mod proxy;
 mod router;
 mod state;
 pub mod time;
@@ -52,6 +56,9 @@ pub struct E2bConfig {
     pub domain: Option<String>,
     /// The largest file `POST /files` takes, in bytes.
     pub max_file_bytes: u64,
+    /// Upgraded connections (WebSockets) to sandbox ports relayed at once;
+    /// past that an upgrade is refused with 429.
+    pub max_tunnels: usize,
 }
 
 impl Default for E2bConfig {
@@ -59,6 +66,7 @@ impl Default for E2bConfig {
         E2bConfig {
             domain: None,
             max_file_bytes: 64 * 1024 * 1024,
+            max_tunnels: proxy::relay::MAX_TUNNELS,
         }
     }
 }
@@ -71,6 +79,8 @@ pub(crate) struct Inner {
     pub(crate) sandboxes: Arc<state::Sandboxes>,
     pub(crate) seq: AtomicU64,
     pub(crate) watchers: Arc<envd::watch::Watchers>,
+    /// Places for upgraded connections to sandbox ports ([`proxy`]).
+    pub(crate) tunnels: Arc<tokio::sync::Semaphore>,
 }
 
 /// E2B's protocol over one backend.
@@ -91,6 +101,7 @@ impl E2bService {
     /// Serves `backend`, admitting control-plane requests whose `X-API-KEY`
     /// is `api_key`.
     pub fn new(backend: Arc<dyn Backend>, api_key: Token, config: E2bConfig) -> Self {
+        let tunnels = Arc::new(tokio::sync::Semaphore::new(config.max_tunnels));
         E2bService {
             inner: Arc::new(Inner {
                 backend,
@@ -99,6 +110,7 @@ impl E2bService {
                 sandboxes: Arc::default(),
                 seq: AtomicU64::new(0),
                 watchers: Arc::default(),
+                tunnels,
             }),
         }
     }
@@ -114,5 +126,9 @@ impl Fallback for E2bService {
     fn call(&self, req: Request<Incoming>) -> FallbackFuture {
         let service = self.clone();
         Box::pin(async move { service.handle(req).await })
+    }
+
+    fn claims(&self, req: &Request<Incoming>) -> bool {
+        proxy::target(req).is_some()
     }
 }

@@ -1,6 +1,7 @@
 //! Which handler answers a request: the control plane by path under
 //! `/sandboxes` (and `/v2/sandboxes`), envd's services by their Connect
-//! paths, `/files` and `/health`.
+//! paths, `/files` and `/health`; a request addressed to another port of
+//! a sandbox (`get_host(port)`) is relayed to it first, whatever its path.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use hyper::{Method, Request};
 
 use crate::body::{Reply, api_error, refuse};
 use crate::error::E2bError;
-use crate::{Inner, control, envd};
+use crate::{Inner, control, envd, proxy};
 
 /// Path prefixes of E2B's control plane this server does not serve.
 const UNSERVED_PREFIXES: &[&str] = &[
@@ -26,6 +27,9 @@ const UNSERVED_PREFIXES: &[&str] = &[
 ];
 
 pub(crate) async fn route(inner: Arc<Inner>, req: Request<Incoming>) -> Reply {
+    if let Some(target) = proxy::target(&req) {
+        return proxy::serve(inner, req, target).await;
+    }
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     if let Some(rpc) = path.strip_prefix('/').and_then(envd::rpc::Rpc::from_path) {

@@ -19,6 +19,7 @@ mod images;
 mod isolation;
 mod lifecycle;
 mod network;
+mod ports;
 mod preview;
 mod reclaim;
 mod rules;

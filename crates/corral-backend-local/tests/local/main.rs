@@ -9,6 +9,7 @@ mod files;
 mod lifecycle;
 mod listing;
 mod network;
+mod ports;
 mod preview;
 mod process;
 mod reap;

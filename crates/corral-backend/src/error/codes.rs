@@ -375,6 +375,23 @@ fn preview_errors() {
             .into(),
             ErrorCode::Io,
         ),
+        (
+            PreviewError::NothingListening {
+                id: s("sb-1"),
+                port: 8080,
+            }
+            .into(),
+            ErrorCode::Unavailable,
+        ),
+        (
+            PreviewError::ConnectFailed {
+                id: s("sb-1"),
+                port: 8080,
+                detail: s("timed out\nafter 10s"),
+            }
+            .into(),
+            ErrorCode::Unavailable,
+        ),
     ]);
 }
 

@@ -40,6 +40,24 @@ pub enum PreviewError {
         /// The bound waited.
         within: Duration,
     },
+    /// Nothing in the sandbox accepts connections on the port.
+    #[error("sandbox {id}: nothing listens on port {port}")]
+    NothingListening {
+        /// The sandbox.
+        id: String,
+        /// The port.
+        port: u16,
+    },
+    /// A connection to the port failed for another reason.
+    #[error("sandbox {id}: connecting to port {port}: {detail}")]
+    ConnectFailed {
+        /// The sandbox.
+        id: String,
+        /// The port.
+        port: u16,
+        /// What the system said.
+        detail: String,
+    },
 }
 
 fn shown(ports: &[u16]) -> String {
@@ -56,7 +74,10 @@ impl PreviewError {
     pub const fn code(&self) -> ErrorCode {
         match self {
             Self::PortNotDeclared { .. } => ErrorCode::NotFound,
-            Self::ForwarderFailed { .. } | Self::ForwarderGone { .. } => ErrorCode::Unavailable,
+            Self::ForwarderFailed { .. }
+            | Self::ForwarderGone { .. }
+            | Self::NothingListening { .. }
+            | Self::ConnectFailed { .. } => ErrorCode::Unavailable,
             Self::ForwarderUnkillable { .. } => ErrorCode::Io,
         }
     }

@@ -80,6 +80,7 @@ impl Backend for DeclaresAll<'_> {
             write_batch: true,
             previews: true,
             reclaim: true,
+            port_connect: true,
             enforces: Enforcement::ALL,
         }
     }

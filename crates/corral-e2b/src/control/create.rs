@@ -58,6 +58,7 @@ struct NetworkBody {
     allow_out: Vec<String>,
     #[serde(default)]
     deny_out: Vec<String>,
+    allow_public_traffic: Option<bool>,
 }
 
 /// The timeout of a create, connect or `/timeout`, checked.
@@ -105,6 +106,13 @@ fn refuse_unserved(body: &NewSandbox) -> E2bResult<()> {
         .is_some_and(|n| !n.deny_out.is_empty())
     {
         Some("network.denyOut")
+    } else if body
+        .network
+        .as_ref()
+        .is_some_and(|n| n.allow_public_traffic == Some(false))
+    {
+        // Every sandbox port is public here (see the proxy module).
+        Some("network.allowPublicTraffic: false")
     } else {
         None
     };

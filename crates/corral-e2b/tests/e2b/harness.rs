@@ -20,8 +20,17 @@ pub struct Served {
 }
 
 pub async fn serve() -> Served {
-    let backend = Arc::new(MemoryBackend::new());
-    let service = E2bService::new(backend, Token::new(KEY).unwrap(), E2bConfig::default());
+    serve_backend(Arc::new(MemoryBackend::new())).await
+}
+
+/// The service over `backend`, on loopback.
+pub async fn serve_backend(backend: Arc<dyn corral_backend::Backend>) -> Served {
+    serve_with(backend, E2bConfig::default()).await
+}
+
+/// The service over `backend` with `config`, on loopback.
+pub async fn serve_with(backend: Arc<dyn corral_backend::Backend>, config: E2bConfig) -> Served {
+    let service = E2bService::new(backend, Token::new(KEY).unwrap(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -35,6 +44,7 @@ pub async fn serve() -> Served {
                 });
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc)
+                    .with_upgrades()
                     .await;
             });
         }

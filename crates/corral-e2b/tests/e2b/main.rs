@@ -7,5 +7,6 @@ mod fsmove;
 mod gzip;
 mod harness;
 mod pooled;
+mod ports;
 mod tables;
 mod watch;

@@ -108,14 +108,16 @@ pub struct Description {
 
 /// The members the backend routes do not carry: live process stdio and
 /// terminals (the contract's `openProcess` socket carries processes), and
-/// contained reads (the contract's reads carry them) and reclaim (it is
-/// the serving host's own housekeeping). `describe` clears
+/// contained reads (the contract's reads carry them), reclaim (it is
+/// the serving host's own housekeeping) and port connections (a byte
+/// stream into the sandbox has no route). `describe` clears
 /// them, so a remote backend never declares them.
 pub fn carried(mut caps: Capabilities) -> Capabilities {
     caps.start_process = false;
     caps.terminal = false;
     caps.contained_read = false;
     caps.reclaim = false;
+    caps.port_connect = false;
     caps
 }
 
@@ -392,11 +394,12 @@ mod tests {
             contained_read: true,
             pause: true,
             reclaim: true,
+            port_connect: true,
             ..Capabilities::default()
         };
         let carried = carried(all);
         assert!(!carried.start_process && !carried.terminal && !carried.contained_read);
-        assert!(!carried.reclaim);
+        assert!(!carried.reclaim && !carried.port_connect);
         assert!(carried.pause);
     }
 }

@@ -1,6 +1,7 @@
 //! A second protocol on the same listener: requests whose path is not
 //! under `/v1/` (no wire route is) go to a [`Fallback`] when the server
-//! was given one, before the wire's own authentication. The fallback
+//! was given one, before the wire's own authentication, and so do those
+//! it claims by their headers ([`Fallback::claims`]). The fallback
 //! authenticates its requests itself.
 
 use std::convert::Infallible;
@@ -22,6 +23,13 @@ pub type FallbackFuture = Pin<Box<dyn Future<Output = FallbackReply> + Send>>;
 pub trait Fallback: Send + Sync {
     /// Answers one request (it never fails: a refusal is a response).
     fn call(&self, req: Request<Incoming>) -> FallbackFuture;
+
+    /// Whether the fallback takes `req` even though its path is a wire
+    /// path (a request it knows by its headers, such as one addressed to a
+    /// sandbox's port). The default claims none.
+    fn claims(&self, _req: &Request<Incoming>) -> bool {
+        false
+    }
 }
 
 /// Whether `path` belongs to the wire (every wire route is under `/v1/`).

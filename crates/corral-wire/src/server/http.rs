@@ -88,7 +88,7 @@ pub(crate) async fn handle<P: SandboxProvider + 'static>(
     // not even which paths exist.
     let path = req.uri().path();
     if let Some(fallback) = shared.fallback.as_ref()
-        && !super::fallback::is_wire_path(path)
+        && (!super::fallback::is_wire_path(path) || fallback.claims(&req))
     {
         return Ok(fallback.call(req).await);
     }

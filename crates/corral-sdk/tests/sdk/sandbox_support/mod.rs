@@ -183,6 +183,7 @@ impl Wrapped {
             list_tree: false,
             write_batch: false,
             reclaim: false,
+            port_connect: false,
             ..inner.capabilities()
         };
         let wrapped = Wrapped {
