@@ -46,12 +46,14 @@ string_newtype!(EnvKey, "EnvKey", {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Environment(BTreeMap<EnvKey, String>);
 
+/// Refuses a value holding NUL. The refusal names the key, never the
+/// value: environment values carry secrets (`secret_env`), and an error
+/// line is logged and shown where a secret must not be.
 fn validate_env_value(key: &str, value: &str) -> Result<(), InvalidValue> {
     if value.contains('\0') {
-        Err(InvalidValue::string(
+        Err(InvalidValue::rule(
             format!("environment.{key}"),
-            value,
-            "contains NUL",
+            "its value contains NUL",
         ))
     } else {
         Ok(())

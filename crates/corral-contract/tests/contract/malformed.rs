@@ -104,6 +104,22 @@ fn environment_values_without_nul_and_keys_once() {
     assert!(env.insert(EnvKey::new("A").unwrap(), "a\0").is_err());
 }
 
+/// A refused environment value is never echoed: values carry secrets.
+#[test]
+fn a_refused_environment_value_is_not_shown() {
+    let mut env = Environment::new();
+    let err = env
+        .insert(EnvKey::new("TOKEN").unwrap(), "hunter2-secret\0")
+        .unwrap_err();
+    let line = err.to_string();
+    assert!(line.contains("environment.TOKEN"), "{line}");
+    assert!(!line.contains("hunter2"), "the secret leaked: {line}");
+    assert_eq!(err.shown_value(), None);
+    let decoded = serde_json::from_str::<Environment>(r#"{"TOKEN": "hunter2\u0000"}"#);
+    let line = decoded.unwrap_err().to_string();
+    assert!(!line.contains("hunter2"), "the secret leaked at decode: {line}");
+}
+
 /// Bounds table: "Command arguments | ≤ 256".
 #[test]
 fn bounds_command_arguments_at_most_256() {
