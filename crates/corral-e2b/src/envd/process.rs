@@ -115,6 +115,7 @@ pub async fn start(
         command: Command::Argv(argv),
         cwd: Some(cwd),
         env,
+        run_as: None,
     };
     spec.validate()
         .map_err(|e| E2bError::invalid("process", e.message()))?;

@@ -159,6 +159,10 @@ pub struct ExecBody {
     pub timeout_ms: Option<u64>,
     /// The SDK core's activity record path.
     pub activity_path: Option<String>,
+    /// Whom the command runs as; absent from older bodies, which decode
+    /// as `None` (the backend's default).
+    #[serde(default)]
+    pub run_as: Option<corral_backend::RunAs>,
 }
 
 /// One line of an `exec` response.
