@@ -48,6 +48,20 @@ async fn refused_where_undeclared(b: &corral_backend_linux::LinuxBackend, id: &s
     true
 }
 
+/// What [`IDENTITY`] shows for one identity.
+struct Seen {
+    /// `id -u`, `id -g`, `id -G`.
+    ids: [&'static str; 3],
+    /// `$HOME`.
+    home: &'static str,
+    /// The default working directory.
+    cwd: &'static str,
+    /// `$USER:$LOGNAME`.
+    names: &'static str,
+    /// Whether the effective capabilities are empty.
+    no_caps: bool,
+}
+
 const IDENTITY: &str = "id -u; id -g; id -G; echo \"$HOME\"; pwd; \
     echo \"${USER:-}:${LOGNAME:-}\"; grep CapEff /proc/self/status | cut -f2";
 
@@ -61,43 +75,39 @@ async fn commands_run_as_whom_they_ask() {
     if refused_where_undeclared(&b, &id).await {
         return;
     }
-    // (whom, uid, gid, groups, HOME, cwd, USER:LOGNAME, no capabilities)
-    let rows: [(Option<RunAs>, &str, &str, &str, &str, &str, &str, bool); 3] = [
-        (None, "0", "0", "0", "/workspace", "/workspace", ":", false),
-        (
-            Some(RunAs::Root),
-            "0",
-            "0",
-            "0",
-            "/workspace",
-            "/workspace",
-            ":",
-            false,
-        ),
-        (
-            Some(RunAs::User),
-            "1000",
-            "1000",
-            "1000",
-            "/home/user",
-            "/home/user",
-            "user:user",
-            true,
-        ),
+    let root = Seen {
+        ids: ["0", "0", "0"],
+        home: "/workspace",
+        cwd: "/workspace",
+        names: ":",
+        no_caps: false,
+    };
+    let user = Seen {
+        ids: ["1000", "1000", "1000"],
+        home: "/home/user",
+        cwd: "/home/user",
+        names: "user:user",
+        no_caps: true,
+    };
+    let rows = [
+        (None, &root),
+        (Some(RunAs::Root), &root),
+        (Some(RunAs::User), &user),
     ];
-    for (who, uid, gid, groups, home, cwd, names, no_caps) in rows {
+    for (who, want) in rows {
         let (code, out, err) = run_as(&b, &id, who, IDENTITY).await;
         assert_eq!(code, 0, "{who:?}: {err}");
         let lines: Vec<&str> = out.lines().collect();
+        let [uid, gid, groups] = want.ids;
         assert_eq!(
             &lines[..6],
-            &[uid, gid, groups, home, cwd, names],
+            &[uid, gid, groups, want.home, want.cwd, want.names],
             "{who:?}: {out}"
         );
         let caps = lines[6];
         assert_eq!(
             caps == "0000000000000000",
-            no_caps,
+            want.no_caps,
             "{who:?}: CapEff {caps}"
         );
     }
