@@ -440,6 +440,31 @@ mod tests {
     }
 
     #[test]
+    fn an_older_spawn_frame_runs_as_root() {
+        let older = r#"{"spawn":{"argv":["id"],"env":[],"cwd":"/","stdin":false}}"#;
+        let req: Request = serde_json::from_str(older).unwrap();
+        assert!(
+            matches!(
+                req,
+                Request::Spawn {
+                    user: SpawnUser::Root,
+                    tty: false,
+                    ..
+                }
+            ),
+            "{req:?}"
+        );
+        let rows = [
+            (None, SpawnUser::Root),
+            (Some(corral_backend::RunAs::Root), SpawnUser::Root),
+            (Some(corral_backend::RunAs::User), SpawnUser::User),
+        ];
+        for (run_as, want) in rows {
+            assert_eq!(SpawnUser::from(run_as), want, "{run_as:?}");
+        }
+    }
+
+    #[test]
     fn oversized_and_garbage_frames_are_refused() {
         let mut big = (u32::MAX).to_be_bytes().to_vec();
         big.extend_from_slice(b"{}");

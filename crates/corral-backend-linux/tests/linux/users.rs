@@ -111,6 +111,11 @@ async fn commands_run_as_whom_they_ask() {
             "{who:?}: CapEff {caps}"
         );
     }
+    // The user's workload is as exposed to the OOM killer as root's.
+    let score = "cat /proc/self/oom_score_adj";
+    let (_, as_root, _) = run_as(&b, &id, None, score).await;
+    let (_, as_user, _) = run_as(&b, &id, Some(RunAs::User), score).await;
+    assert_eq!(as_user, as_root, "oom_score_adj");
     b.destroy(&id).await.unwrap();
 }
 

@@ -258,8 +258,8 @@ pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
         (Some(RunAs::User), "the user when asked"),
     ];
     for (run_as, what) in rows {
-        let script = format!("echo ran > {marker}");
-        let mut req = ExecRequest::new(Command::shell(script));
+        // Relative, in the workspace: a backend on the host maps it.
+        let mut req = ExecRequest::new(Command::shell("echo ran > ran-as-user")).cwd(WORKSPACE_DIR);
         req.run_as = run_as;
         let (res, _) = run(backend, &sb.id, req, rule).await;
         let refused = run_as == Some(RunAs::User) && !caps.run_as_user;
@@ -293,8 +293,8 @@ pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
         && !caps.run_as_user
     {
         let spec = crate::ProcessSpec {
-            command: Command::shell(format!("echo ran > {marker}")),
-            cwd: None,
+            command: Command::shell("echo ran > ran-as-user"),
+            cwd: Some(WORKSPACE_DIR.to_string()),
             env: crate::Environment::new(),
             run_as: Some(RunAs::User),
         };

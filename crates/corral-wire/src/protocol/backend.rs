@@ -391,6 +391,28 @@ mod tests {
     }
 
     #[test]
+    fn exec_bodies_carry_whom_to_run_as_and_older_ones_decode() {
+        let body = ExecBody {
+            id: "sb".into(),
+            command: Command::argv(["id", "-u"]),
+            cwd: None,
+            env: corral_backend::Environment::new(),
+            stdin: None,
+            timeout_ms: None,
+            activity_path: None,
+            run_as: Some(corral_backend::RunAs::User),
+        };
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["run_as"], "user");
+        let back: ExecBody = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, body);
+        let mut older = json;
+        older.as_object_mut().unwrap().remove("run_as");
+        let decoded: ExecBody = serde_json::from_value(older).unwrap();
+        assert_eq!(decoded.run_as, None, "an older body runs as the default");
+    }
+
+    #[test]
     fn the_wire_never_declares_what_it_does_not_carry() {
         let all = Capabilities {
             start_process: true,
