@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use corral_backend::{
-    BackendError, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink, Result, StreamKind,
-    TimeoutLimit, WORKSPACE_DIR, now_ms,
+    Backend, BackendError, ExecError, ExecOutcome, ExecRequest, ExitStatus, OutputSink, Result,
+    StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms,
 };
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -119,6 +119,7 @@ pub(crate) async fn exec(
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
     req.validate()?;
+    corral_backend::check_run_as(backend.name(), &backend.capabilities(), req.run_as)?;
     if !labels::is_sandbox_id(id) {
         return Err(BackendError::sandbox_not_found(id));
     }

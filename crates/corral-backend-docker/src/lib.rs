@@ -126,6 +126,7 @@ impl Backend for DockerBackend {
             previews: true,
             reclaim: false,
             port_connect: false,
+            run_as_user: false,
             enforces: Enforcement {
                 network_none: true,
                 network_allowlist: false,

@@ -62,6 +62,7 @@ impl LinuxBackend {
         previews: true,
         reclaim: true,
         port_connect: false,
+        run_as_user: true,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -79,7 +80,8 @@ impl LinuxBackend {
     /// process and CPU limits, pause/resume and usage when a cgroup
     /// hierarchy was detected, allowlists when the network machinery
     /// works here (probed once per process), and `connect_port` (any port,
-    /// declared or not, through `crate::port`) unless rootless.
+    /// declared or not, through `crate::port`) and `run_as_user` unless
+    /// rootless.
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         let cg = self.state.cgroups.is_some();
@@ -90,6 +92,7 @@ impl LinuxBackend {
         caps.usage = cg;
         caps.enforces.network_allowlist = crate::network::available().is_ok();
         caps.port_connect = !self.state.rootless;
+        caps.run_as_user = run_as_user(&self.state);
         if self.state.rootless {
             // What needs privileges an ordinary user cannot get.
             caps.enforces.network_allowlist = false;
@@ -351,6 +354,7 @@ impl Backend for LinuxBackend {
         sink: &mut dyn OutputSink,
     ) -> Result<ExecOutcome> {
         req.validate()?;
+        check_run_as(&self.state, req.run_as)?;
         let state = self.state.clone();
         let id2 = id.to_string();
         let meta = blocking(move || {
@@ -462,4 +466,21 @@ impl corral_backend::Reclaim for LinuxBackend {
     async fn reclaim(&self) -> Result<corral_backend::ReclaimReport> {
         Ok(self.gc().await?.into())
     }
+}
+
+/// Whether this backend runs commands as the sandbox's user: not rootless,
+/// where the sandbox's ids may be root's alone (the single map `0 <uid>
+/// 1`, uid 1000 unmapped; it is mapped only with subordinate ranges,
+/// which are not known before a sandbox's namespace is mapped).
+fn run_as_user(state: &State) -> bool {
+    !state.rootless
+}
+
+/// [`corral_backend::check_run_as`] for this backend's declaration.
+pub(crate) fn check_run_as(state: &State, run_as: Option<corral_backend::RunAs>) -> Result<()> {
+    let caps = Capabilities {
+        run_as_user: run_as_user(state),
+        ..LinuxBackend::CAPABILITIES
+    };
+    corral_backend::check_run_as(NAME, &caps, run_as)
 }

@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 
 use crate::exec_run::{Event, Exit, LinuxRun};
 use crate::exec_timeout::DEFAULT_TIMEOUT_ENV;
-use crate::protocol::{self, Reply, Request, SpawnFailure};
+use crate::protocol::{self, Reply, Request, SpawnFailure, SpawnUser};
 use crate::state::{Meta, State};
 
 /// How long output is still drained after the group is dead.
@@ -51,17 +51,32 @@ const CHANNEL_DEPTH: usize = 16;
 /// What a failed blocking task of `exec` is called.
 const EXEC_TASK: &str = "exec task";
 
-/// The complete environment of a command: defaults, then the sandbox's,
-/// then the request's.
-pub fn command_env(meta: &Meta, extra: &Environment) -> Vec<String> {
-    env_lines(command_env_map(meta, extra))
+/// The complete environment of a command run as `user`: defaults, then
+/// the sandbox's, then the request's.
+pub fn command_env(meta: &Meta, extra: &Environment, user: SpawnUser) -> Vec<String> {
+    env_lines(command_env_map(meta, extra, user))
 }
 
-/// [`command_env`] before it is written as `KEY=value` lines.
-pub fn command_env_map(meta: &Meta, extra: &Environment) -> BTreeMap<String, String> {
+/// [`command_env`] before it is written as `KEY=value` lines. Root's
+/// `HOME` is the workspace; the user's is its home, with `USER` and
+/// `LOGNAME` naming it.
+pub fn command_env_map(
+    meta: &Meta,
+    extra: &Environment,
+    user: SpawnUser,
+) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
-    env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
+    match user {
+        SpawnUser::Root => {
+            env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
+        }
+        SpawnUser::User => {
+            env.insert("HOME".to_string(), crate::etc::USER_HOME.to_string());
+            env.insert("USER".to_string(), crate::etc::USER_NAME.to_string());
+            env.insert("LOGNAME".to_string(), crate::etc::USER_NAME.to_string());
+        }
+    }
     env.insert("HOSTNAME".to_string(), meta.id.clone());
     env.extend(
         meta.env
@@ -91,7 +106,7 @@ pub struct Spawned {
     pub pid: u32,
 }
 
-/// Connects to sandbox `id`'s PID 1 and spawns `argv` (blocking).
+/// Connects to sandbox `id`'s PID 1 and spawns `argv` as `user` (blocking).
 pub fn spawn(
     state: &State,
     id: &str,
@@ -99,6 +114,7 @@ pub fn spawn(
     env: Vec<String>,
     cwd: String,
     with_stdin: bool,
+    user: SpawnUser,
 ) -> Result<Spawned> {
     let io_err = |what: &str, e: std::io::Error| {
         BackendError::from_io(format_args!("sandbox {id}: {what}"), &e)
@@ -121,6 +137,7 @@ pub fn spawn(
         cwd,
         stdin: with_stdin,
         tty: false,
+        user,
     };
     let mut fds = Vec::new();
     if let Some(r) = &in_r {
@@ -329,13 +346,17 @@ pub async fn run(
 ) -> Result<ExecOutcome> {
     let started_at_ms = now_ms();
     let argv = req.command.to_argv();
-    let env = command_env(meta, &req.env);
-    let cwd = req.cwd.clone().unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let user = SpawnUser::from(req.run_as);
+    let env = command_env(meta, &req.env, user);
+    let cwd = req
+        .cwd
+        .clone()
+        .unwrap_or_else(|| user.default_cwd().to_string());
     let (state2, id) = (state.clone(), meta.id.clone());
     let with_stdin = req.stdin.is_some();
     let (spawned, oom) = corral_backend::task::blocking(EXEC_TASK, move || {
         let oom = OomWatch::start(&state2, &id);
-        spawn(&state2, &id, argv, env, cwd, with_stdin).map(|s| (s, oom))
+        spawn(&state2, &id, argv, env, cwd, with_stdin, user).map(|s| (s, oom))
     })
     .await?;
 

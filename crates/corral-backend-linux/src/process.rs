@@ -17,11 +17,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use corral_backend::{
     BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, LiveProcess, PlatformError,
-    ProcessControl, ProcessOps, ProcessSpec, Result, SandboxError, WORKSPACE_DIR,
+    ProcessControl, ProcessOps, ProcessSpec, Result, SandboxError,
 };
 use tokio::sync::watch;
 
 use crate::exec::{OomWatch, command_env, exit_status, spawn};
+use crate::protocol::SpawnUser;
 use crate::protocol::{self, Reply, Request};
 use crate::state::{State, require_meta};
 
@@ -160,10 +161,11 @@ impl ProcessControl for Control {
 
 fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let meta = require_meta(state, id)?;
-    let env = command_env(&meta, &spec.env);
-    let cwd = spec.cwd.unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let user = SpawnUser::from(spec.run_as);
+    let env = command_env(&meta, &spec.env, user);
+    let cwd = spec.cwd.unwrap_or_else(|| user.default_cwd().to_string());
     let oom = OomWatch::start(state, id);
-    let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true)?;
+    let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true, user)?;
     let control = Control::watch_with(spawned.control, id, spawned.pid, Some(oom))?;
     let stdin = spawned
         .stdin
@@ -184,6 +186,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
 impl ProcessOps for LinuxProcesses {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
         spec.validate()?;
+        crate::backend::check_run_as(&self.state, spec.run_as)?;
         let state = self.state.clone();
         let id = id.to_string();
         corral_backend::task::blocking("process task", move || start(&state, &id, spec)).await

@@ -154,6 +154,9 @@ pub enum Request {
         /// terminal's master side.
         #[serde(default)]
         tty: bool,
+        /// Whom the process runs as; absent from older frames (root).
+        #[serde(default)]
+        user: SpawnUser,
     },
     /// Send `signal` to the spawned process (or its whole group).
     Signal {
@@ -164,6 +167,38 @@ pub enum Request {
     },
     /// Kill every process of the sandbox and exit.
     Shutdown,
+}
+
+/// Whom a spawned process runs as, inside the sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpawnUser {
+    /// Root of the sandbox, with the sandbox's kept capabilities.
+    #[default]
+    Root,
+    /// The unprivileged user ([`crate::etc::USER_UID`],
+    /// [`crate::etc::USER_GID`]), with no capabilities.
+    User,
+}
+
+impl From<Option<corral_backend::RunAs>> for SpawnUser {
+    fn from(run_as: Option<corral_backend::RunAs>) -> Self {
+        match run_as {
+            None | Some(corral_backend::RunAs::Root) => SpawnUser::Root,
+            Some(corral_backend::RunAs::User) => SpawnUser::User,
+        }
+    }
+}
+
+impl SpawnUser {
+    /// The working directory when none is asked for: the workspace for
+    /// root (as always), the user's home for the user.
+    pub fn default_cwd(self) -> &'static str {
+        match self {
+            SpawnUser::Root => corral_backend::WORKSPACE_DIR,
+            SpawnUser::User => crate::etc::USER_HOME,
+        }
+    }
 }
 
 /// Why a spawn failed.
@@ -384,6 +419,7 @@ mod tests {
             cwd: "/workspace".into(),
             stdin: false,
             tty: false,
+            user: SpawnUser::User,
         };
         let mut bytes = encode(&req).unwrap();
         bytes.extend(encode(&Request::Shutdown).unwrap());
@@ -401,6 +437,31 @@ mod tests {
             Some(Request::Shutdown)
         );
         assert_eq!(read_frame::<Request>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn an_older_spawn_frame_runs_as_root() {
+        let older = r#"{"spawn":{"argv":["id"],"env":[],"cwd":"/","stdin":false}}"#;
+        let req: Request = serde_json::from_str(older).unwrap();
+        assert!(
+            matches!(
+                req,
+                Request::Spawn {
+                    user: SpawnUser::Root,
+                    tty: false,
+                    ..
+                }
+            ),
+            "{req:?}"
+        );
+        let rows = [
+            (None, SpawnUser::Root),
+            (Some(corral_backend::RunAs::Root), SpawnUser::Root),
+            (Some(corral_backend::RunAs::User), SpawnUser::User),
+        ];
+        for (run_as, want) in rows {
+            assert_eq!(SpawnUser::from(run_as), want, "{run_as:?}");
+        }
     }
 
     #[test]

@@ -12,13 +12,13 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use corral_backend::{
     BackendError, ControlSignal, ExecError, ExitStatus, ProcessControl, Result, Terminal,
-    TerminalControl, TerminalOps, TerminalSpec, WORKSPACE_DIR,
+    TerminalControl, TerminalOps, TerminalSpec,
 };
 use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::exec::{command_env_map, env_lines, request_spawn};
 use crate::process::Control;
-use crate::protocol::Request;
+use crate::protocol::{Request, SpawnUser};
 use crate::state::{State, require_meta};
 
 /// The program a terminal runs when the spec names none.
@@ -91,16 +91,18 @@ fn open(state: &State, id: &str, spec: TerminalSpec) -> Result<Terminal> {
         Some(c) => c.to_argv(),
         None => LOGIN_SHELL.iter().map(|s| (*s).to_string()).collect(),
     };
-    let mut env = command_env_map(&meta, &spec.env);
+    let user = SpawnUser::from(spec.run_as);
+    let mut env = command_env_map(&meta, &spec.env, user);
     if spec.env.get("TERM").is_none() {
         env.insert("TERM".into(), "xterm-256color".into());
     }
     let req = Request::Spawn {
         argv,
         env: env_lines(env),
-        cwd: WORKSPACE_DIR.to_string(),
+        cwd: user.default_cwd().to_string(),
         stdin: false,
         tty: true,
+        user,
     };
     let (conn, pid, mut fds) = request_spawn(state, id, &req, &[])?;
     let control = Control::watch(conn, id, pid)?;
@@ -133,6 +135,7 @@ impl TerminalOps for LinuxTerminals {
         if let Some(c) = &spec.command {
             c.validate()?;
         }
+        crate::backend::check_run_as(&self.state, spec.run_as)?;
         let (state, id) = (self.state.clone(), id.to_string());
         crate::blocking::blocking(move || open(&state, &id, spec)).await
     }

@@ -107,6 +107,11 @@ pub(crate) async fn exec(
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
     req.validate()?;
+    corral_backend::check_run_as(
+        crate::state::NAME,
+        &crate::LocalBackend::CAPABILITIES,
+        req.run_as,
+    )?;
     let placement = {
         let (state, id, cwd, env) = (
             state.clone(),

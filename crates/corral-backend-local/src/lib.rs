@@ -161,6 +161,8 @@ impl LocalBackend {
         previews: true,
         reclaim: true,
         port_connect: false,
+        // Commands run as the caller's own host user, whoever is asked for.
+        run_as_user: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,

@@ -125,6 +125,11 @@ pub(crate) async fn start(
     spec: ProcessSpec,
 ) -> Result<LiveProcess> {
     spec.validate()?;
+    corral_backend::check_run_as(
+        crate::state::NAME,
+        &crate::LocalBackend::CAPABILITIES,
+        spec.run_as,
+    )?;
     let placement = {
         let (state, id, cwd, env) = (
             state.clone(),

@@ -88,6 +88,7 @@ pub(crate) async fn run(
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
     req.validate()?;
+    corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, req.run_as)?;
     let sb = inner.sandbox(id)?;
     sb.refuse_paused()?;
     let cwd = sb.resolve_cwd(req.cwd.as_deref())?;

@@ -232,7 +232,7 @@ impl MemoryBackend {
 }
 
 /// What the memory backend declares: everything, simulated (see the crate docs).
-const CAPABILITIES: Capabilities = Capabilities {
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
     pause: true,
     snapshot: true,
     snapshot_clone: true,
@@ -246,6 +246,8 @@ const CAPABILITIES: Capabilities = Capabilities {
     previews: true,
     reclaim: false,
     port_connect: false,
+    // The simulated shell has no users or permissions to tell them apart.
+    run_as_user: false,
     enforces: Enforcement::ALL,
 };
 

@@ -132,6 +132,7 @@ impl TerminalControl for Control {
 impl ProcessOps for Inner {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
         spec.validate()?;
+        corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;
         let cwd = sb.resolve_cwd(spec.cwd.as_deref())?;

@@ -88,6 +88,7 @@ impl TerminalOps for Inner {
         if let Some(c) = &spec.command {
             c.validate()?;
         }
+        corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;
         let cwd = sb.resolve_cwd(None)?;

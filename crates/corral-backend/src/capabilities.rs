@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BackendError, Result};
+use crate::exec::RunAs;
 use crate::sandbox::{CreateRequest, Network};
 
 /// The optional members a backend implements. A declared member whose
@@ -47,6 +48,12 @@ pub struct Capabilities {
     /// loopback. Absent from older descriptions, which decode as `false`.
     #[serde(default)]
     pub port_connect: bool,
+    /// Commands, processes and terminals run as the sandbox's unprivileged
+    /// user ([`RunAs::User`]) when asked. A backend without it refuses
+    /// such a request with `unsupported` ([`check_run_as`]). Absent from
+    /// older descriptions, which decode as `false`.
+    #[serde(default)]
+    pub run_as_user: bool,
     /// What `create` can enforce.
     pub enforces: Enforcement,
 }
@@ -137,9 +144,56 @@ pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest
     Ok(())
 }
 
+/// The fail-closed rule for whom a command runs as: refuses
+/// [`RunAs::User`] with `unsupported` unless the backend declares
+/// [`Capabilities::run_as_user`]. Root, and no identity asked for, are what
+/// every backend runs. Backends call it where they validate an `exec`,
+/// `start_process` or `open_terminal` request, before anything runs.
+pub fn check_run_as(backend: &str, caps: &Capabilities, run_as: Option<RunAs>) -> Result<()> {
+    match run_as {
+        None | Some(RunAs::Root) => Ok(()),
+        Some(RunAs::User) if caps.run_as_user => Ok(()),
+        Some(RunAs::User) => Err(BackendError::unsupported(
+            backend,
+            "run commands as the sandbox's unprivileged user",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn run_as_user_needs_the_declaration() {
+        let declared = Capabilities {
+            run_as_user: true,
+            ..Capabilities::default()
+        };
+        let undeclared = Capabilities::default();
+        let rows: [(Option<RunAs>, &Capabilities, Option<ErrorCode>); 6] = [
+            (None, &undeclared, None),
+            (Some(RunAs::Root), &undeclared, None),
+            (Some(RunAs::User), &undeclared, Some(ErrorCode::Unsupported)),
+            (None, &declared, None),
+            (Some(RunAs::Root), &declared, None),
+            (Some(RunAs::User), &declared, None),
+        ];
+        for (run_as, caps, want) in rows {
+            let got = check_run_as("test", caps, run_as).err().map(|e| e.code());
+            assert_eq!(
+                got, want,
+                "{run_as:?} with run_as_user {}",
+                caps.run_as_user
+            );
+        }
+        let old = serde_json::to_value(Capabilities::default()).unwrap();
+        let mut old = old.as_object().unwrap().clone();
+        old.remove("run_as_user");
+        let decoded: Capabilities = serde_json::from_value(old.into()).unwrap();
+        assert!(!decoded.run_as_user, "older descriptions decode without it");
+    }
 
     /// What older descriptions decode as: each row edits the description
     /// of `pause` and `reclaim` declared, then says what must come out.

@@ -94,6 +94,20 @@ fn check_arg(i: usize, a: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whom a command runs as, inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunAs {
+    /// The sandbox's root: what every backend runs commands as when no
+    /// identity is asked for.
+    Root,
+    /// The sandbox's unprivileged user: uid 1000, gid 1000, home
+    /// `/home/user`, no capabilities. Only a backend declaring
+    /// [`crate::Capabilities::run_as_user`] runs it; any other refuses it
+    /// with `unsupported` ([`crate::check_run_as`]).
+    User,
+}
+
 /// One `exec` call.
 #[derive(Debug, Clone)]
 pub struct ExecRequest {
@@ -116,6 +130,8 @@ pub struct ExecRequest {
     /// settles — success, failure, timeout and abort alike. Otherwise it is
     /// `None` and the core keeps the record itself through file calls.
     pub activity_path: Option<String>,
+    /// Whom the command runs as; `None` = the backend's default, root.
+    pub run_as: Option<RunAs>,
 }
 
 impl ExecRequest {
@@ -129,7 +145,14 @@ impl ExecRequest {
             timeout: None,
             abort: None,
             activity_path: None,
+            run_as: None,
         }
+    }
+
+    /// Sets whom the command runs as.
+    pub fn run_as(mut self, who: RunAs) -> Self {
+        self.run_as = Some(who);
+        self
     }
 
     /// Sets stdin.

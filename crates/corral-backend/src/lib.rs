@@ -42,7 +42,7 @@ pub mod walk;
 pub mod rules;
 
 pub use backend::Backend;
-pub use capabilities::{Capabilities, Enforcement, check_enforceable};
+pub use capabilities::{Capabilities, Enforcement, check_enforceable, check_run_as};
 /// Re-exported: the environment every request carries is the contract's
 /// validated one.
 pub use corral_contract::{EnvKey, Environment};
@@ -52,7 +52,7 @@ pub use error::{
 };
 pub use exec::{
     CollectedOutput, Command, ExecOutcome, ExecRequest, ExitStatus, MAX_ARG_BYTES, MAX_ARGS,
-    OutputSink, StreamKind,
+    OutputSink, RunAs, StreamKind,
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
 pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};

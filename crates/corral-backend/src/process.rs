@@ -10,7 +10,7 @@ use corral_contract::Environment;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Result;
-use crate::exec::{Command, ExitStatus};
+use crate::exec::{Command, ExitStatus, RunAs};
 use crate::signal::ControlSignal;
 
 /// What to start.
@@ -22,6 +22,8 @@ pub struct ProcessSpec {
     pub cwd: Option<String>,
     /// Variables added to the sandbox's environment.
     pub env: Environment,
+    /// Whom the process runs as; `None` = the backend's default, root.
+    pub run_as: Option<RunAs>,
 }
 
 impl ProcessSpec {
@@ -139,6 +141,8 @@ pub struct TerminalSpec {
     pub rows: u16,
     /// Variables added to the environment.
     pub env: Environment,
+    /// Whom the program runs as; `None` = the backend's default, root.
+    pub run_as: Option<RunAs>,
 }
 
 /// Control of an open terminal.

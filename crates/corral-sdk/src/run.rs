@@ -120,6 +120,7 @@ impl Sandbox {
             timeout: options.timeout,
             abort: options.abort,
             activity_path: None,
+            run_as: None,
         };
         req.validate().map_err(|e| self.error(Operation::Run, e))?;
         let redactor = self.redactor();

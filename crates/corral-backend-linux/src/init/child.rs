@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rustix::io::Errno;
 
 use super::sys::{Forked, execve, exit_immediately, fork, reset_signals_in_child};
-use crate::protocol::SpawnFailure;
+use crate::protocol::{SpawnFailure, SpawnUser};
 
 /// `PATH` used to resolve a program when the environment sets none.
 const FALLBACK_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -31,6 +31,8 @@ pub struct SpawnSpec<'a> {
     pub stdin: bool,
     /// The terminal's slave side, for a process on a terminal (`fds` empty).
     pub tty: Option<OwnedFd>,
+    /// Whom the process runs as.
+    pub user: SpawnUser,
 }
 
 /// A failed spawn: why, and the errno (0 when none).
@@ -139,7 +141,7 @@ fn child(
                 return sys(e);
             }
         }
-        return exec_prepared(program, argv, envp, cwd, seccomp, error_pipe);
+        return exec_prepared(program, argv, envp, cwd, seccomp, error_pipe, spec.user);
     }
     let (stdin, rest) = if spec.stdin {
         (None, &spec.fds[1..])
@@ -170,11 +172,11 @@ fn child(
             return sys(e);
         }
     }
-    exec_prepared(program, argv, envp, cwd, seccomp, error_pipe)
+    exec_prepared(program, argv, envp, cwd, seccomp, error_pipe, spec.user)
 }
 
-/// The common tail of the child: working directory, descriptors,
-/// capabilities, seccomp, the OOM score, `execve`. Every descriptor above
+/// The common tail of the child: descriptors, capabilities, identity,
+/// working directory, seccomp, the OOM score, `execve`. Every descriptor above
 /// stderr is marked close-on-exec (the error pipe must stay open until
 /// `execve`), so the program starts with exactly stdin, stdout and stderr,
 /// whatever PID 1 holds. Returns only on failure.
@@ -192,17 +194,25 @@ fn exec_prepared(
     cwd: &CString,
     seccomp: &[u8],
     error_pipe: i32,
+    user: SpawnUser,
 ) -> Failure {
-    if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
-        return (SpawnFailure::CwdNotFound, e.raw_os_error());
-    }
     if super::hygiene()
         && let Err(e) = super::sys::above_stderr(super::sys::Sweep::CloseOnExec)
     {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
     }
+    // Needs CAP_SETPCAP, which the user is about to lose.
     if let Err(e) = drop_capabilities() {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
+    }
+    if user == SpawnUser::User
+        && let Err(e) = become_user()
+    {
+        return (SpawnFailure::System, e.raw_os_error());
+    }
+    // After the switch, so the user may only enter what it may enter.
+    if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
+        return (SpawnFailure::CwdNotFound, e.raw_os_error());
     }
     if let Err(e) = install_filter(seccomp) {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
@@ -259,6 +269,27 @@ fn drop_capabilities() -> std::io::Result<()> {
     }
     // As before rustix offered it safely, a failure here is not fatal.
     let _ = rustix::thread::clear_ambient_capability_set();
+    Ok(())
+}
+
+/// Becomes the sandbox's unprivileged user: no supplementary groups, then
+/// its gid and uid (real, effective and saved). Going from uid 0 to
+/// another without `SECBIT_KEEP_CAPS` makes the kernel clear the permitted
+/// and effective capabilities, so the program starts with none. These are
+/// the raw per-thread calls, right for this single-threaded forked child.
+fn become_user() -> Result<(), Errno> {
+    use crate::etc::{USER_GID, USER_UID};
+    use rustix::process::{Gid, Uid};
+    match rustix::thread::set_thread_groups(&[]) {
+        // Denied where the namespace's `setgroups` is `deny` (a rootless
+        // single-id map): then there are no supplementary groups to shed.
+        Ok(()) | Err(Errno::PERM) => {}
+        Err(e) => return Err(e),
+    }
+    let gid = Gid::from_raw(USER_GID);
+    rustix::thread::set_thread_res_gid(gid, gid, gid)?;
+    let uid = Uid::from_raw(USER_UID);
+    rustix::thread::set_thread_res_uid(uid, uid, uid)?;
     Ok(())
 }
 

@@ -185,6 +185,7 @@ impl Pid1 {
                     cwd,
                     stdin,
                     tty,
+                    user,
                 } => {
                     let fds = std::mem::take(&mut conn.fds);
                     let mut master = None;
@@ -217,6 +218,7 @@ impl Pid1 {
                             fds,
                             stdin,
                             tty: terminal.ok().flatten(),
+                            user,
                         };
                         match spawn(spec, &self.seccomp) {
                             Ok(pid) => {

@@ -226,6 +226,7 @@ async fn a_terminal_is_the_sandboxs_own_and_resizes() {
         cols: 80,
         rows: 24,
         env: Default::default(),
+        run_as: None,
     };
     let mut t = ops.open_terminal(&info_id, spec(None)).await.unwrap();
     t.input

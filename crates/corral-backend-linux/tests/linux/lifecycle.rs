@@ -124,6 +124,7 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
                 command: Command::argv(["tail", "/dev/zero"]),
                 cwd: None,
                 env: Default::default(),
+                run_as: None,
             },
         )
         .await
@@ -187,6 +188,7 @@ async fn start_process_streams_stdio_and_kills_its_group() {
         command: cmd,
         cwd: None,
         env: Default::default(),
+        run_as: None,
     };
     let mut p = ops
         .start_process(&info.id, spec(Command::argv(["cat"])))

@@ -25,3 +25,4 @@ mod reclaim;
 mod rules;
 mod seccomp;
 mod snapshots;
+mod users;

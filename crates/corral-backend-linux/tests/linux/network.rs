@@ -471,6 +471,7 @@ async fn a_preview_reaches_an_allowlisted_sandbox() {
                 ]),
                 cwd: None,
                 env: Default::default(),
+                run_as: None,
             },
         )
         .await;

@@ -19,6 +19,7 @@ fn spec(cmd: Command) -> ProcessSpec {
         command: cmd,
         cwd: None,
         env: Default::default(),
+        run_as: None,
     }
 }
 

@@ -271,6 +271,7 @@ async fn destroy_removes_locked_down_trees_and_kills_live_processes() {
                 command: corral_backend::Command::argv(["sleep", "30"]),
                 cwd: None,
                 env: Default::default(),
+                run_as: None,
             },
         )
         .await

@@ -113,6 +113,7 @@ async fn live_processes_of_a_none_network_sandbox_have_no_network_either() {
                 command: corral_backend::Command::argv(["cat", "/proc/net/dev"]),
                 cwd: None,
                 env: Default::default(),
+                run_as: None,
             },
         )
         .await

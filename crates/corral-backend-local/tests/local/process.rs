@@ -14,6 +14,7 @@ fn spec(argv: &[&str]) -> ProcessSpec {
         command: Command::argv(argv.iter().copied()),
         cwd: None,
         env: Default::default(),
+        run_as: None,
     }
 }
 

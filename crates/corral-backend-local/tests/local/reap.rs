@@ -240,6 +240,7 @@ async fn destroy_through_another_instance_reaches_live_processes_too() {
         command: Command::argv(argv.iter().copied()),
         cwd: None,
         env: Default::default(),
+        run_as: None,
     };
     let starter = ops
         .start_process(&id, spec(&["sh", "-c", ESCAPE]))

@@ -22,6 +22,7 @@ fn spec(command: Command) -> ProcessSpec {
         command,
         cwd: None,
         env: Default::default(),
+        run_as: None,
     }
 }
 
@@ -174,6 +175,7 @@ fn terminal(command: Option<Command>) -> TerminalSpec {
         cols: 80,
         rows: 24,
         env: Default::default(),
+        run_as: None,
     }
 }
 

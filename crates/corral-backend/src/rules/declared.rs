@@ -81,6 +81,7 @@ impl Backend for DeclaresAll<'_> {
             previews: true,
             reclaim: true,
             port_connect: true,
+            run_as_user: true,
             enforces: Enforcement::ALL,
         }
     }

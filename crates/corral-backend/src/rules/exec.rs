@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::backend::Backend;
 use crate::error::ErrorCode;
-use crate::exec::{CollectedOutput, Command, ExecRequest, ExitStatus, StreamKind};
+use crate::exec::{CollectedOutput, Command, ExecRequest, ExitStatus, RunAs, StreamKind};
 use crate::sandbox::WORKSPACE_DIR;
 
 use super::fresh;
@@ -239,5 +239,74 @@ pub async fn exec_abort_kills_the_whole_group_before_settling(backend: &dyn Back
     let err = res.expect_err("an aborted command must fail");
     assert_eq!(err.code(), ErrorCode::Aborted, "{rule}: {err}");
     assert_grandchild_dead(backend, &sb.id, rule).await;
+    backend.destroy(&sb.id).await.unwrap();
+}
+
+/// Whom a command runs as: root (asked for or not) runs as every backend
+/// always has; the unprivileged user runs as uid 1000 where the backend
+/// declares `run_as_user`, and is refused with `unsupported` before
+/// anything runs where it does not (by `exec` and, where declared,
+/// `start_process`).
+pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
+    let rule = "exec_runs_as_the_user_only_where_declared";
+    let caps = backend.capabilities();
+    let sb = fresh(backend, rule).await;
+    let marker = format!("{WORKSPACE_DIR}/ran-as-user");
+    let rows: [(Option<RunAs>, &str); 3] = [
+        (None, "root by default"),
+        (Some(RunAs::Root), "root when asked"),
+        (Some(RunAs::User), "the user when asked"),
+    ];
+    for (run_as, what) in rows {
+        // Relative, in the workspace: a backend on the host maps it.
+        let mut req = ExecRequest::new(Command::shell("echo ran > ran-as-user")).cwd(WORKSPACE_DIR);
+        req.run_as = run_as;
+        let (res, _) = run(backend, &sb.id, req, rule).await;
+        let refused = run_as == Some(RunAs::User) && !caps.run_as_user;
+        if refused {
+            let err = res.expect_err(&format!("{rule}: {what}: must be refused"));
+            assert_eq!(err.code(), ErrorCode::Unsupported, "{rule}: {what}: {err}");
+            match backend.files().stat(&sb.id, &marker).await {
+                Err(e) if e.code() == ErrorCode::NotFound => {}
+                other => panic!("{rule}: {what}: the refused command ran: {other:?}"),
+            }
+        } else if run_as == Some(RunAs::User) {
+            // Whether the user may write the workspace is the backend's own
+            // business; only that it ran, and as whom.
+            assert!(res.is_ok(), "{rule}: {what}: {res:?}");
+            let mut req = ExecRequest::new(Command::argv(["id", "-u"]));
+            req.run_as = run_as;
+            let (res, out) = run(backend, &sb.id, req, rule).await;
+            res.unwrap_or_else(|e| panic!("{rule}: {what}: id -u: {e}"));
+            assert_eq!(out.stdout, b"1000\n", "{rule}: {what}");
+        } else {
+            let outcome = res.unwrap_or_else(|e| panic!("{rule}: {what}: {e}"));
+            assert_eq!(outcome.status, ExitStatus::Code(0), "{rule}: {what}");
+            backend
+                .files()
+                .remove(&sb.id, &marker, false)
+                .await
+                .unwrap();
+        }
+    }
+    if let Some(processes) = backend.process_ops()
+        && !caps.run_as_user
+    {
+        let spec = crate::ProcessSpec {
+            command: Command::shell("echo ran > ran-as-user"),
+            cwd: Some(WORKSPACE_DIR.to_string()),
+            env: crate::Environment::new(),
+            run_as: Some(RunAs::User),
+        };
+        let err = processes
+            .start_process(&sb.id, spec)
+            .await
+            .expect_err("start_process as the user must be refused");
+        assert_eq!(
+            err.code(),
+            ErrorCode::Unsupported,
+            "{rule}: start_process: {err}"
+        );
+    }
     backend.destroy(&sb.id).await.unwrap();
 }

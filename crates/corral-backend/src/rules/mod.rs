@@ -123,6 +123,7 @@ macro_rules! backend_rules {
             exec_refuses_malformed_commands,
             exec_timeout_kills_the_whole_group_before_settling,
             exec_abort_kills_the_whole_group_before_settling,
+            exec_runs_as_the_user_only_where_declared,
             create_fails_closed_when_it_cannot_enforce,
             create_refuses_malformed_requests,
             files_whole_read_returns_every_byte,

@@ -102,6 +102,19 @@ impl EnvdUser {
         let name = decoded.split_once(':').map_or(decoded.as_str(), |(n, _)| n);
         Self::from_name(name)
     }
+
+    /// Whom a command asked for as this user runs as on a backend
+    /// declaring `caps`: `root` as root; `user` as the sandbox's
+    /// unprivileged user where the backend declares `run_as_user`, else as
+    /// the backend's default (root on every backend), since the SDK's
+    /// default user is `user` and refusing it would refuse every command.
+    pub fn run_as(self, caps: &corral_backend::Capabilities) -> Option<corral_backend::RunAs> {
+        match self {
+            EnvdUser::Root => Some(corral_backend::RunAs::Root),
+            EnvdUser::User if caps.run_as_user => Some(corral_backend::RunAs::User),
+            EnvdUser::User => None,
+        }
+    }
 }
 
 /// `path` made absolute (a relative path is under `/home/user`, `~` is
@@ -124,4 +137,33 @@ pub fn query_param<B>(req: &Request<B>, name: &str) -> E2bResult<Option<String>>
     let pairs = crate::control::query::form_pairs(req.uri().query().unwrap_or(""))
         .ok_or_else(|| E2bError::invalid("query", "is not form-encoded"))?;
     Ok(pairs.into_iter().find(|(k, _)| k == name).map(|(_, v)| v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EnvdUser;
+    use corral_backend::{Capabilities, RunAs};
+
+    #[test]
+    fn envd_users_map_to_whom_the_backend_can_run() {
+        let declared = Capabilities {
+            run_as_user: true,
+            ..Capabilities::default()
+        };
+        let undeclared = Capabilities::default();
+        let rows: [(EnvdUser, &Capabilities, Option<RunAs>); 4] = [
+            (EnvdUser::Root, &declared, Some(RunAs::Root)),
+            (EnvdUser::Root, &undeclared, Some(RunAs::Root)),
+            (EnvdUser::User, &declared, Some(RunAs::User)),
+            (EnvdUser::User, &undeclared, None),
+        ];
+        for (user, caps, want) in rows {
+            assert_eq!(
+                user.run_as(caps),
+                want,
+                "{user:?} with run_as_user {}",
+                caps.run_as_user
+            );
+        }
+    }
 }

@@ -3,8 +3,10 @@
 //! moment it attaches), `List`, `SendSignal`, `SendInput` and
 //! `CloseStdin`.
 //!
-//! Commands run as the backend's default user whoever is asked for: the
-//! backend primitives have no way to choose one (see `docs/e2b.md`).
+//! Commands run as the user asked for (`Authorization: Basic`): `root` as
+//! root, `user` as the sandbox's unprivileged user where the backend
+//! declares `run_as_user`, else as the backend's default, root (see
+//! `docs/e2b.md`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -83,7 +85,7 @@ pub async fn start(
     tx: mpsc::Sender<Bytes>,
 ) -> E2bResult<()> {
     let record = authorized(inner, &req)?;
-    let _user = EnvdUser::of(&req)?;
+    let user = EnvdUser::of(&req)?;
     let deadline = deadline(&req)?;
     let keepalive = keepalive(&req)?;
     let body = read_body(req, MAX_RPC_BYTES).await?;
@@ -115,6 +117,7 @@ pub async fn start(
         command: Command::Argv(argv),
         cwd: Some(cwd),
         env,
+        run_as: user.run_as(&inner.backend.capabilities()),
     };
     spec.validate()
         .map_err(|e| E2bError::invalid("process", e.message()))?;

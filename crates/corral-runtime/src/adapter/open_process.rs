@@ -228,6 +228,7 @@ pub(super) async fn run<B: Backend + 'static>(
         command: Command::Argv(argv),
         cwd: process.working_directory.as_ref().map(ToString::to_string),
         env: process.environment.clone(),
+        run_as: None,
     };
     let started_at = clock::now(op)?;
     let live = match ops.start_process(&located.sandbox_id, spec).await {

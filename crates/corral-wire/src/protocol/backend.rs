@@ -159,6 +159,10 @@ pub struct ExecBody {
     pub timeout_ms: Option<u64>,
     /// The SDK core's activity record path.
     pub activity_path: Option<String>,
+    /// Whom the command runs as; absent from older bodies, which decode
+    /// as `None` (the backend's default).
+    #[serde(default)]
+    pub run_as: Option<corral_backend::RunAs>,
 }
 
 /// One line of an `exec` response.
@@ -384,6 +388,28 @@ mod tests {
             idle_timeout: true,
             ..corral_backend::Enforcement::default()
         }
+    }
+
+    #[test]
+    fn exec_bodies_carry_whom_to_run_as_and_older_ones_decode() {
+        let body = ExecBody {
+            id: "sb".into(),
+            command: Command::argv(["id", "-u"]),
+            cwd: None,
+            env: corral_backend::Environment::new(),
+            stdin: None,
+            timeout_ms: None,
+            activity_path: None,
+            run_as: Some(corral_backend::RunAs::User),
+        };
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["run_as"], "user");
+        let back: ExecBody = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, body);
+        let mut older = json;
+        older.as_object_mut().unwrap().remove("run_as");
+        let decoded: ExecBody = serde_json::from_value(older).unwrap();
+        assert_eq!(decoded.run_as, None, "an older body runs as the default");
     }
 
     #[test]

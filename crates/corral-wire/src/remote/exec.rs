@@ -60,6 +60,7 @@ pub(super) async fn exec(
             .timeout
             .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         activity_path: req.activity_path,
+        run_as: req.run_as,
     };
     let response = tokio::select! {
         response = remote.open(route, &body) => response?,

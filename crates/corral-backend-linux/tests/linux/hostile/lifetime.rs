@@ -270,6 +270,7 @@ async fn a_script_whose_child_is_oom_killed_reports_oom_killed() {
                 command: Command::shell(script),
                 cwd: None,
                 env: Default::default(),
+                run_as: None,
             },
         )
         .await

@@ -22,8 +22,8 @@ const MARKER: &str = "ROOTLESS-CHILD";
 /// as root of a user namespace mapped to that user (`id -u` is 0, the
 /// `uid_map` names the user's uid; PID 1's memory map is closed to
 /// them), files written from the host are read
-/// inside and the other way round, a memory limit is refused with
-/// `unsupported`, and destroying it leaves nothing in the state directory.
+/// inside and the other way round, a memory limit and a command run as the
+/// sandbox's user are refused with `unsupported`, and destroying it leaves nothing in the state directory.
 /// Where the host refuses unprivileged user namespaces, the backend says
 /// so in one line naming root.
 #[test]
@@ -51,6 +51,8 @@ fn as_an_ordinary_user_a_sandbox_runs_as_root_of_a_user_namespace_of_that_user()
     assert_eq!(verdict("host uid of root"), uid.to_string(), "{out}");
     assert_eq!(verdict("PID 1 maps"), "refused", "{out}");
     assert_eq!(verdict("memory limit"), "unsupported", "{out}");
+    // Rootless, uid 1000 may be unmapped: the user is not declared.
+    assert_eq!(verdict("run as user"), "unsupported", "{out}");
     assert_eq!(verdict("left after destroy"), "0", "{out}");
 }
 
@@ -94,6 +96,21 @@ fn child_makes_a_sandbox() {
             super::common::sh(&b, &id, "cat /tmp/from-host; echo inside > /tmp/back").await;
         assert_eq!(inside, "written by the host\n");
         assert_eq!(b.files().read(&id, "/tmp/back").await.unwrap(), b"inside\n");
+        let mut as_user = corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"]));
+        as_user.run_as = Some(corral_backend::RunAs::User);
+        let verdict = match b
+            .exec(
+                &id,
+                as_user,
+                &mut corral_backend::CollectedOutput::default(),
+            )
+            .await
+        {
+            Err(e) if e.code() == ErrorCode::Unsupported => "unsupported".to_string(),
+            Err(e) => e.to_string(),
+            Ok(_) => "ran".to_string(),
+        };
+        println!("{MARKER} run as user: {verdict}");
         let mut limited = CreateRequest::default();
         limited.size.memory_bytes = Some(256 << 20);
         match b.create(limited).await {

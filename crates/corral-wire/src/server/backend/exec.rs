@@ -148,6 +148,7 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
         timeout: body.timeout_ms.map(Duration::from_millis),
         abort: Some(token.clone()),
         activity_path: body.activity_path,
+        run_as: body.run_as,
     };
     let backend = Arc::clone(backend);
     let runs = Arc::clone(runs);
