@@ -4,6 +4,7 @@ use async_trait::async_trait;
 
 use crate::capabilities::Capabilities;
 use crate::error::Result;
+use crate::key::SandboxKey;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
 use crate::port::PortConnectOps;
@@ -41,7 +42,7 @@ pub trait Backend: Send + Sync {
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo>;
 
     /// The sandbox created with `key`, if any.
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>>;
+    async fn find(&self, key: &SandboxKey) -> Result<Option<SandboxInfo>>;
 
     /// Attaches to sandbox `id`; `not_found` when it is gone.
     async fn connect(&self, id: &str) -> Result<SandboxInfo>;
