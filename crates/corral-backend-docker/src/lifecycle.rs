@@ -11,10 +11,7 @@ use crate::error::{map_error, sandbox_error};
 use crate::labels::{self, MANAGED};
 use crate::pending::TOMBSTONE_PREFIX;
 
-pub(crate) async fn find(
-    backend: &DockerBackend,
-    key: &SandboxKey,
-) -> Result<Option<SandboxInfo>> {
+pub(crate) async fn find(backend: &DockerBackend, key: &SandboxKey) -> Result<Option<SandboxInfo>> {
     match lookup(backend, &labels::keyed_id(key)).await? {
         Some(info) if info.key.as_ref() == Some(key) => Ok(Some(info)),
         _ => Ok(None),

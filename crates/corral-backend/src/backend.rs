@@ -4,9 +4,9 @@ use async_trait::async_trait;
 
 use crate::capabilities::Capabilities;
 use crate::error::Result;
-use crate::key::SandboxKey;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
+use crate::key::SandboxKey;
 use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
 use crate::reclaim::Reclaim;

@@ -57,9 +57,8 @@ impl Sandbox {
         options: CreateOptions,
     ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
-        let key = SandboxKey::new(key).map_err(|e| {
-            SandboxError::from_backend(&provider, Operation::GetOrCreate, e.into())
-        })?;
+        let key = SandboxKey::new(key)
+            .map_err(|e| SandboxError::from_backend(&provider, Operation::GetOrCreate, e.into()))?;
         let mut options = options;
         options.key = Some(key.clone());
         let started = Instant::now();

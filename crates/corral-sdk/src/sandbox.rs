@@ -200,9 +200,8 @@ impl Sandbox {
     /// The key the caller's `key` names: made here, where the caller's
     /// text enters, and refused as `find`'s `invalid_input`.
     pub(crate) fn find_key(backend: &dyn Backend, key: &str) -> Result<corral_backend::SandboxKey> {
-        corral_backend::SandboxKey::new(key).map_err(|e| {
-            SandboxError::from_backend(backend.name(), Operation::Find, e.into())
-        })
+        corral_backend::SandboxKey::new(key)
+            .map_err(|e| SandboxError::from_backend(backend.name(), Operation::Find, e.into()))
     }
 
     /// [`Sandbox::find`] with `hints`.

@@ -117,7 +117,11 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         .await
         .unwrap();
     until_gone(&b, &old.id).await;
-    assert_eq!(b.find(&"k".try_into().unwrap()).await.unwrap(), None, "gone to callers");
+    assert_eq!(
+        b.find(&"k".try_into().unwrap()).await.unwrap(),
+        None,
+        "gone to callers"
+    );
     assert!(sandbox_dir(&b, &old.id).is_dir(), "not yet reclaimed");
     let new = b.create(keyed(None)).await.unwrap();
     assert_ne!(new.id, old.id);
@@ -126,7 +130,10 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         "reclaimed by the create"
     );
     assert_eq!(
-        b.find(&"k".try_into().unwrap()).await.unwrap().map(|s| s.id),
+        b.find(&"k".try_into().unwrap())
+            .await
+            .unwrap()
+            .map(|s| s.id),
         Some(new.id.clone())
     );
     let held = b.create(keyed(None)).await.unwrap_err();

@@ -35,7 +35,12 @@ async fn two_instances_share_one_state_dir() {
         .expect("found by the other instance");
     assert_eq!(found.id, info.id);
     assert_eq!(found.labels, labels("share"));
-    assert!(b.find(&"other key".try_into().unwrap()).await.unwrap().is_none());
+    assert!(
+        b.find(&"other key".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(b.connect(&info.id).await.unwrap(), info);
     assert_eq!(b.list(&labels("share")).await.unwrap(), vec![info.clone()]);
     assert!(b.list(&labels("nothing")).await.unwrap().is_empty());
@@ -53,7 +58,12 @@ async fn two_instances_share_one_state_dir() {
         a.connect(&info.id).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
-    assert!(a.find(&"shared key/with spaces".try_into().unwrap()).await.unwrap().is_none());
+    assert!(
+        a.find(&"shared key/with spaces".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(a.list(&labels("share")).await.unwrap().is_empty());
     assert!(sandbox_dirs(&dir).is_empty(), "{:?}", sandbox_dirs(&dir));
     // The key is free again.
@@ -93,7 +103,11 @@ async fn concurrent_creates_with_one_key_have_one_winner() {
             "the loser rolled back"
         );
         assert_eq!(
-            b.find(&format!("race-{round}").try_into().unwrap()).await.unwrap().unwrap().id,
+            b.find(&format!("race-{round}").try_into().unwrap())
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
             winner.id
         );
     }
@@ -163,7 +177,10 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
             sandbox_dirs(&dir)
         );
         assert!(
-            b.find(&format!("key-{what}").try_into().unwrap()).await.unwrap().is_none(),
+            b.find(&format!("key-{what}").try_into().unwrap())
+                .await
+                .unwrap()
+                .is_none(),
             "{what}"
         );
     }

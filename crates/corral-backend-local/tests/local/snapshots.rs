@@ -160,7 +160,12 @@ async fn a_corrupted_snapshot_is_refused_and_nothing_is_created() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Provider, "{err}");
     assert!(sandbox_dirs(&dir).is_empty(), "{:?}", sandbox_dirs(&dir));
-    assert!(b.find(&"restored".try_into().unwrap()).await.unwrap().is_none());
+    assert!(
+        b.find(&"restored".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     let err = b
         .snapshot_clone_ops()
         .unwrap()

@@ -129,7 +129,8 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
     }
     let made = crate::SandboxKey::new(String::new());
     assert_eq!(
-        made.map_err(|e| crate::BackendError::from(e).code()).unwrap_err(),
+        made.map_err(|e| crate::BackendError::from(e).code())
+            .unwrap_err(),
         ErrorCode::InvalidInput,
         "{rule}: empty key"
     );

@@ -26,7 +26,9 @@ pub async fn lifecycle_find_list_connect_destroy(backend: &dyn Backend) {
     assert!(
         backend
             .find(&SandboxKey::new("no-such-key").unwrap())
-            .await.unwrap().is_none(),
+            .await
+            .unwrap()
+            .is_none(),
         "{rule}"
     );
     if backend.key_mode() == KeyMode::Exact {

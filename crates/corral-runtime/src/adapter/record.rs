@@ -36,7 +36,9 @@
 //! one that the runtime, which keeps its own lifecycle state and re-checks
 //! every identity, decides anyway.
 
-use corral_backend::{Backend, CORRAL_LABEL, Labels, RequestError, SandboxInfo, SandboxKey, SnapshotInfo};
+use corral_backend::{
+    Backend, CORRAL_LABEL, Labels, RequestError, SandboxInfo, SandboxKey, SnapshotInfo,
+};
 use corral_contract::bounds::CONTROL_ROOT;
 use corral_contract::{
     Digest, FailureReason, InstanceId, InstanceState, Operation, Placement, ProfileId,
