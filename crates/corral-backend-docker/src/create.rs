@@ -122,7 +122,7 @@ pub(crate) async fn create(backend: &DockerBackend, req: CreateRequest) -> Resul
         let err = map_error(&context, &e);
         return Err(match (err.code(), &req.key, &req.snapshot) {
             (ErrorCode::Conflict, Some(key), _) => CreateError::KeyTaken {
-                key: key.clone(),
+                key: key.to_string(),
                 owner: None,
             }
             .into(),

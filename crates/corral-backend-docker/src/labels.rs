@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use corral_backend::{BackendError, Labels, Result, SandboxInfo, SandboxStatus};
+use corral_backend::{BackendError, Labels, Result, SandboxInfo, SandboxKey, SandboxStatus};
 use sha2::{Digest, Sha256};
 
 /// Every container the backend makes carries this label set to `1`.
@@ -41,7 +41,7 @@ pub fn random_hex() -> Result<String> {
 /// The id (and container name) of the sandbox with get-or-create `key`:
 /// the engine refuses a second container with the same name, which makes
 /// keys exact.
-pub fn keyed_id(key: &str) -> String {
+pub fn keyed_id(key: &SandboxKey) -> String {
     let digest = Sha256::digest(key.as_bytes());
     format!("{ID_PREFIX}k{}", &hex::encode(digest)[..32])
 }
@@ -59,7 +59,7 @@ pub fn is_sandbox_id(id: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Record {
     /// The get-or-create key.
-    pub key: Option<String>,
+    pub key: Option<SandboxKey>,
     /// The names of the labels given at create (or snapshot).
     pub labels: Vec<String>,
     /// Creation time, epoch milliseconds.
@@ -134,9 +134,15 @@ mod tests {
     #[test]
     fn ids_are_recognised() {
         assert!(is_sandbox_id(&random_id().unwrap()));
-        assert!(is_sandbox_id(&keyed_id("some key")));
-        assert_eq!(keyed_id("a"), keyed_id("a"));
-        assert_ne!(keyed_id("a"), keyed_id("b"));
+        assert!(is_sandbox_id(&keyed_id(&"some key".try_into().unwrap())));
+        assert_eq!(
+            keyed_id(&"a".try_into().unwrap()),
+            keyed_id(&"a".try_into().unwrap())
+        );
+        assert_ne!(
+            keyed_id(&"a".try_into().unwrap()),
+            keyed_id(&"b".try_into().unwrap())
+        );
         for bad in ["", "dkr-", "no-such-sandbox", "dkr-../x", "abc123"] {
             assert!(!is_sandbox_id(bad), "{bad}");
         }
@@ -145,7 +151,7 @@ mod tests {
     #[test]
     fn only_the_recorded_labels_are_shown() {
         let record = Record {
-            key: Some("k".into()),
+            key: Some("k".try_into().unwrap()),
             labels: vec!["corral".into()],
             created_at_ms: 7,
             source: None,

@@ -145,7 +145,7 @@ impl Backend for DockerBackend {
         create::create(self, req).await
     }
 
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         lifecycle::find(self, key).await
     }
 

@@ -4,17 +4,16 @@
 use bollard::errors::Error;
 use bollard::models::{ContainerInspectResponse, ContainerSummary, ContainerSummaryStateEnum};
 use bollard::query_parameters::ListContainersOptions;
-use corral_backend::{BackendError, Labels, Result, SandboxInfo};
+use corral_backend::{BackendError, Labels, Result, SandboxInfo, SandboxKey};
 
 use crate::DockerBackend;
 use crate::error::{map_error, sandbox_error};
 use crate::labels::{self, MANAGED};
 use crate::pending::TOMBSTONE_PREFIX;
 
-pub(crate) async fn find(backend: &DockerBackend, key: &str) -> Result<Option<SandboxInfo>> {
-    corral_backend::validate_key(key)?;
+pub(crate) async fn find(backend: &DockerBackend, key: &SandboxKey) -> Result<Option<SandboxInfo>> {
     match lookup(backend, &labels::keyed_id(key)).await? {
-        Some(info) if info.key.as_deref() == Some(key) => Ok(Some(info)),
+        Some(info) if info.key.as_ref() == Some(key) => Ok(Some(info)),
         _ => Ok(None),
     }
 }

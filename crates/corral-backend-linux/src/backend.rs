@@ -306,13 +306,13 @@ impl Backend for LinuxBackend {
         blocking(move || crate::create::create(&state, &pool, &caps, req)).await
     }
 
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         let state = self.state.clone();
-        let key = key.to_string();
+        let key = key.clone();
         blocking(move || {
             Ok(list_metas(&state)?
                 .into_iter()
-                .find(|m| m.key.as_deref() == Some(key.as_str()))
+                .find(|m| m.key.as_ref() == Some(&key))
                 .and_then(|m| info_of(&state, &m)))
         })
         .await

@@ -42,7 +42,7 @@ pub struct Meta {
     /// Its id.
     pub id: String,
     /// Its get-or-create key.
-    pub key: Option<String>,
+    pub key: Option<corral_backend::SandboxKey>,
     /// Its labels.
     pub labels: Labels,
     /// Creation time, epoch milliseconds.

@@ -41,7 +41,7 @@ pub enum Piece {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
     id: String,
-    key: Option<String>,
+    key: Option<corral_backend::SandboxKey>,
     built: Vec<Piece>,
 }
 
@@ -68,8 +68,8 @@ impl Progress {
     }
 
     /// `key` is claimed for the sandbox.
-    pub fn claimed(&mut self, key: &str) {
-        self.key = Some(key.to_string());
+    pub fn claimed(&mut self, key: &corral_backend::SandboxKey) {
+        self.key = Some(key.clone());
         self.built(Piece::KeyClaim);
     }
 

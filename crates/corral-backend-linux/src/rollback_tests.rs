@@ -55,7 +55,7 @@ fn progress(pieces: &[Piece]) -> Progress {
     let mut p = Progress::new(ID);
     for piece in pieces {
         match piece {
-            Piece::KeyClaim => p.claimed(KEY),
+            Piece::KeyClaim => p.claimed(&KEY.try_into().unwrap()),
             other => p.built(*other),
         }
     }
@@ -158,7 +158,7 @@ fn a_create_that_built_nothing_of_its_own_undoes_nothing() {
 fn progress_keeps_each_piece_once_in_build_order() {
     let mut p = Progress::new(ID);
     p.built(Piece::Cgroup);
-    p.claimed(KEY);
+    p.claimed(&KEY.try_into().unwrap());
     p.built(Piece::Cgroup);
     p.built(Piece::Directory);
     assert_eq!(

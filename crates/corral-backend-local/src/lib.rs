@@ -222,14 +222,14 @@ impl Backend for LocalBackend {
         blocking(move || create::create(&state, &caps, req)).await
     }
 
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
-        let (state, key) = (self.state.clone(), key.to_owned());
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
+        let (state, key) = (self.state.clone(), key.clone());
         blocking(move || {
             let Some(id) = keys::owner(&state, &key)? else {
                 return Ok(None);
             };
             Ok(state::read_meta(&state, &id)?
-                .filter(|m| m.key.as_deref() == Some(key.as_str()))
+                .filter(|m| m.key.as_ref() == Some(&key))
                 .map(|m| m.info()))
         })
         .await

@@ -92,7 +92,7 @@ pub(crate) struct Meta {
     /// Its id.
     pub(crate) id: String,
     /// Its get-or-create key.
-    pub(crate) key: Option<String>,
+    pub(crate) key: Option<corral_backend::SandboxKey>,
     /// Its labels.
     pub(crate) labels: Labels,
     /// Creation time, epoch milliseconds.

@@ -103,7 +103,7 @@ use async_trait::async_trait;
 use corral_backend::{
     Backend, BackendError, BatchWriteOps, Capabilities, ContainedReadOps, CreateError,
     CreateRequest, Enforcement, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
-    PauseOps, PreviewError, PreviewUrl, ProcessOps, RequestError, Result, SandboxInfo,
+    PauseOps, PreviewError, PreviewUrl, ProcessOps, RequestError, Result, SandboxInfo, SandboxKey,
     SnapshotCloneOps, SnapshotError, SnapshotOps, TerminalOps, TreeListOps, UsageOps,
     check_enforceable, labels_match,
 };
@@ -275,7 +275,7 @@ impl Backend for MemoryBackend {
             && let Some(holder) = st.sandboxes.values().find(|s| s.key.as_ref() == Some(key))
         {
             return Err(CreateError::KeyTaken {
-                key: key.clone(),
+                key: key.to_string(),
                 owner: Some(holder.id.clone()),
             }
             .into());
@@ -321,11 +321,11 @@ impl Backend for MemoryBackend {
         Ok(info)
     }
 
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &SandboxKey) -> Result<Option<SandboxInfo>> {
         let st = self.inner.state();
         Ok(st
             .all_live(self.inner.clock.now_ms())
-            .find(|s| s.key.as_deref() == Some(key))
+            .find(|s| s.key.as_ref() == Some(key))
             .map(|s| s.info()))
     }
 

@@ -21,7 +21,7 @@ pub(crate) struct Sandbox {
     /// Creation order, for listings.
     pub(crate) seq: u64,
     pub(crate) id: String,
-    pub(crate) key: Option<String>,
+    pub(crate) key: Option<corral_backend::SandboxKey>,
     pub(crate) labels: Labels,
     pub(crate) created_at_ms: u64,
     pub(crate) expires_at_ms: Option<u64>,

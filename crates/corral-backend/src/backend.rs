@@ -6,6 +6,7 @@ use crate::capabilities::Capabilities;
 use crate::error::Result;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
+use crate::key::SandboxKey;
 use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
 use crate::reclaim::Reclaim;
@@ -41,7 +42,7 @@ pub trait Backend: Send + Sync {
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo>;
 
     /// The sandbox created with `key`, if any.
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>>;
+    async fn find(&self, key: &SandboxKey) -> Result<Option<SandboxInfo>>;
 
     /// Attaches to sandbox `id`; `not_found` when it is gone.
     async fn connect(&self, id: &str) -> Result<SandboxInfo>;

@@ -19,6 +19,7 @@ mod exec;
 mod files;
 pub mod host_exec;
 pub mod host_process;
+mod key;
 mod labels;
 pub mod leaves;
 pub mod path;
@@ -55,6 +56,7 @@ pub use exec::{
     OutputSink, RunAs, StreamKind,
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
+pub use key::{MAX_SANDBOX_KEY_BYTES, SandboxKey};
 pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
 pub use port::{BoxedPortStream, PortConnectOps, PortStream, check_port, connect_failed};
 pub use process::{
@@ -64,7 +66,7 @@ pub use process::{
 pub use reclaim::{HostStateReclaim, Reclaim, ReclaimDetail, ReclaimReport};
 pub use sandbox::{
     CORRAL_LABEL, CreateRequest, DEFAULT_PATH, Destination, KeyMode, Limits, Network, PreviewUrl,
-    SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms, validate_key,
+    SandboxId, SandboxInfo, SandboxStatus, Size, WORKSPACE_DIR, labels_match, now_ms,
 };
 pub use signal::{ControlSignal, SignalName};
 pub use snapshot::{PauseOps, SnapshotCloneOps, SnapshotInfo, SnapshotOps, Usage, UsageOps};

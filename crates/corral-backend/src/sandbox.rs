@@ -7,6 +7,7 @@ use corral_contract::Environment;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RequestError, Result};
+use crate::key::SandboxKey;
 pub use crate::labels::Labels;
 
 /// The label every sandbox created through corral carries.
@@ -111,7 +112,7 @@ pub struct CreateRequest {
     #[serde(with = "opt_duration_ms")]
     pub timeout: Option<Duration>,
     /// A caller-chosen unique name for get-or-create.
-    pub key: Option<String>,
+    pub key: Option<SandboxKey>,
     /// The image to start from, where the backend has images (`None` = its default).
     pub image: Option<String>,
     /// End the sandbox when the process that created it ends, however it
@@ -123,12 +124,10 @@ pub struct CreateRequest {
 
 impl CreateRequest {
     /// Checks what every backend must refuse before allocating anything: a
-    /// malformed key, size or port. Labels and environment need no check:
-    /// [`Labels`] and [`Environment`] are valid from the moment they exist.
+    /// malformed size or port. The key, labels and environment need no
+    /// check: [`SandboxKey`], [`Labels`] and [`Environment`] are valid from
+    /// the moment they exist.
     pub fn validate(&self) -> Result<()> {
-        if let Some(key) = &self.key {
-            validate_key(key)?;
-        }
         if let Some(cpus) = self.size.cpus
             && !(cpus.is_finite() && cpus > 0.0)
         {
@@ -144,14 +143,6 @@ impl CreateRequest {
         }
         Ok(())
     }
-}
-
-/// Refuses a get-or-create key that is empty, too long or not printable.
-pub fn validate_key(key: &str) -> Result<()> {
-    if key.is_empty() || key.len() > 256 || key.chars().any(|c| c.is_control()) {
-        return Err(RequestError::Key { key: key.into() }.into());
-    }
-    Ok(())
 }
 
 /// Whether a sandbox can run commands right now.
@@ -175,7 +166,7 @@ pub struct SandboxInfo {
     /// The backend's name.
     pub backend: String,
     /// The get-or-create key, if one was given.
-    pub key: Option<String>,
+    pub key: Option<SandboxKey>,
     /// The labels.
     pub labels: Labels,
     /// Running or paused.
@@ -247,7 +238,7 @@ mod tests {
         assert!(Environment::new().with("A-B", "x").is_err());
         assert!(Environment::new().with("A", "x\0y").is_err());
         assert!(Environment::new().with("_A1", "").is_ok());
-        assert!(validate_key("").is_err());
+        assert!(SandboxKey::new("").is_err());
     }
 
     #[test]

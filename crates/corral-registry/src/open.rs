@@ -162,7 +162,7 @@ mod tests {
         async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
             self.inner.create(req).await
         }
-        async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+        async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
             self.inner.find(key).await
         }
         async fn connect(&self, id: &str) -> Result<SandboxInfo> {

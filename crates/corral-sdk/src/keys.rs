@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corral_backend::{Backend, ErrorCode, KeyMode};
+use corral_backend::{Backend, ErrorCode, KeyMode, SandboxKey};
 
 use crate::Operation;
 use crate::error::{Result, SandboxError};
@@ -57,15 +57,10 @@ impl Sandbox {
         options: CreateOptions,
     ) -> Result<Sandbox> {
         let provider = backend.name().to_string();
-        if let Err(e) = corral_backend::validate_key(key) {
-            return Err(SandboxError::from_backend(
-                &provider,
-                Operation::GetOrCreate,
-                e,
-            ));
-        }
+        let key = SandboxKey::new(key)
+            .map_err(|e| SandboxError::from_backend(&provider, Operation::GetOrCreate, e.into()))?;
         let mut options = options;
-        options.key = Some(key.to_string());
+        options.key = Some(key.clone());
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
@@ -74,7 +69,7 @@ impl Sandbox {
                     match Sandbox::create_hinted(backend.clone(), hints, options.clone()).await {
                         Ok(sandbox) => return Ok(sandbox),
                         Err(e) if e.code == ErrorCode::Conflict => {
-                            if let Some(found) = attach(&backend, hints, key, &options).await? {
+                            if let Some(found) = attach(&backend, hints, &key, &options).await? {
                                 return Ok(found);
                             }
                         }
@@ -82,7 +77,7 @@ impl Sandbox {
                     }
                 }
                 KeyMode::BestEffort => {
-                    if let Some(found) = attach(&backend, hints, key, &options).await? {
+                    if let Some(found) = attach(&backend, hints, &key, &options).await? {
                         return Ok(found);
                     }
                     return Sandbox::create_hinted(backend.clone(), hints, options).await;
@@ -99,7 +94,8 @@ impl Sandbox {
             provider,
             Operation::GetOrCreate,
             format!(
-                "key {key:?} is taken, but no sandbox with it could be found for {}s (still being created, or its claim was left behind)",
+                "key {:?} is taken, but no sandbox with it could be found for {}s (still being created, or its claim was left behind)",
+                key.as_str(),
                 SETTLE.as_secs()
             ),
         ))
@@ -113,7 +109,7 @@ impl Sandbox {
 async fn attach(
     backend: &Arc<dyn Backend>,
     hints: ProviderHints,
-    key: &str,
+    key: &SandboxKey,
     options: &CreateOptions,
 ) -> Result<Option<Sandbox>> {
     let found = Sandbox::find_hinted(backend.clone(), hints, key).await?;

@@ -115,5 +115,5 @@ pub use corral_sdk_macros::sh;
 /// Re-exported backend types the SDK's API speaks in.
 pub use corral_backend::{
     Backend, CancellationToken, Command, ErrorCode, ExitStatus, KeyMode, Labels, Network,
-    SignalName, StreamKind,
+    SandboxKey, SignalName, StreamKind,
 };

@@ -108,7 +108,8 @@ impl Provider {
 
     /// [`Sandbox::find`], carrying this provider's hints.
     pub async fn find(&self, key: &str) -> Result<Option<Sandbox>> {
-        Sandbox::find_hinted(self.backend.clone(), self.hints, key).await
+        let key = Sandbox::find_key(self.backend.as_ref(), key)?;
+        Sandbox::find_hinted(self.backend.clone(), self.hints, &key).await
     }
 
     /// [`Sandbox::list`], carrying this provider's hints.

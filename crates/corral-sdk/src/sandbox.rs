@@ -46,7 +46,7 @@ pub struct CreateOptions {
     /// Destroy this long after creation.
     pub timeout: Option<Duration>,
     /// A unique name for get-or-create.
-    pub key: Option<String>,
+    pub key: Option<corral_backend::SandboxKey>,
     /// The image to start from, where the backend has images.
     pub image: Option<String>,
     /// End the sandbox with the process that created it, however that
@@ -193,14 +193,22 @@ impl Sandbox {
     /// The sandbox created with `key`, if any. No [`ProviderHints`]
     /// ([`crate::Provider::find`] gives them).
     pub async fn find(backend: Arc<dyn Backend>, key: &str) -> Result<Option<Sandbox>> {
-        Sandbox::find_hinted(backend, ProviderHints::default(), key).await
+        let key = Sandbox::find_key(backend.as_ref(), key)?;
+        Sandbox::find_hinted(backend, ProviderHints::default(), &key).await
+    }
+
+    /// The key the caller's `key` names: made here, where the caller's
+    /// text enters, and refused as `find`'s `invalid_input`.
+    pub(crate) fn find_key(backend: &dyn Backend, key: &str) -> Result<corral_backend::SandboxKey> {
+        corral_backend::SandboxKey::new(key)
+            .map_err(|e| SandboxError::from_backend(backend.name(), Operation::Find, e.into()))
     }
 
     /// [`Sandbox::find`] with `hints`.
     pub(crate) async fn find_hinted(
         backend: Arc<dyn Backend>,
         hints: ProviderHints,
-        key: &str,
+        key: &corral_backend::SandboxKey,
     ) -> Result<Option<Sandbox>> {
         let provider = backend.name().to_string();
         let found = backend

@@ -121,9 +121,10 @@ pub struct CreateArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
-    /// A unique key: refused if a sandbox with this key exists.
-    #[arg(long)]
-    pub key: Option<String>,
+    /// A unique key: refused if a sandbox with this key exists (and, when
+    /// it is not a key, where the arguments are parsed).
+    #[arg(long, value_parser = |s: &str| corral_backend::SandboxKey::new(s))]
+    pub key: Option<corral_backend::SandboxKey>,
 }
 
 /// `corral exec`.

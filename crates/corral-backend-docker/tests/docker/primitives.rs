@@ -114,7 +114,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     let source = backend
         .create(CreateRequest {
             labels: source_labels,
-            key: Some(key.clone()),
+            key: Some(key.clone().try_into().unwrap()),
             ..CreateRequest::default()
         })
         .await
@@ -262,7 +262,9 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     let Some(backend) = common::backend(test).await else {
         return;
     };
-    let key = format!("{test}-{}", corral_backend::now_ms());
+    let key: corral_backend::SandboxKey = format!("{test}-{}", corral_backend::now_ms())
+        .try_into()
+        .unwrap();
     let req = CreateRequest {
         key: Some(key.clone()),
         ..request(test)

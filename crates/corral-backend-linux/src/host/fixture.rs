@@ -56,7 +56,7 @@ impl Fixture {
     pub(crate) fn write_record(&self) {
         let meta = Meta {
             id: ID.to_string(),
-            key: Some(KEY.to_string()),
+            key: Some(KEY.try_into().unwrap()),
             labels: Default::default(),
             created_at_ms: 1,
             env: Default::default(),

@@ -52,7 +52,7 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
         return;
     };
     let req = CreateRequest {
-        key: Some("expiring".into()),
+        key: Some("expiring".try_into().unwrap()),
         timeout: Some(Duration::from_millis(1500)),
         ..CreateRequest::default()
     };
@@ -84,7 +84,7 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
     );
     let listed = b.list(&Labels::default()).await.unwrap();
     assert!(listed.iter().all(|s| s.id != info.id), "{listed:?}");
-    assert_eq!(b.find("expiring").await.unwrap(), None);
+    assert_eq!(b.find(&"expiring".try_into().unwrap()).await.unwrap(), None);
     let refused = b.files().read(&info.id, "/etc/hostname").await.unwrap_err();
     assert_eq!(refused.code(), ErrorCode::NotFound, "{refused}");
     // Those were reads: they tore nothing down.
@@ -108,7 +108,7 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         return;
     };
     let keyed = |timeout: Option<Duration>| CreateRequest {
-        key: Some("k".into()),
+        key: Some("k".try_into().unwrap()),
         timeout,
         ..CreateRequest::default()
     };
@@ -117,7 +117,11 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         .await
         .unwrap();
     until_gone(&b, &old.id).await;
-    assert_eq!(b.find("k").await.unwrap(), None, "gone to callers");
+    assert_eq!(
+        b.find(&"k".try_into().unwrap()).await.unwrap(),
+        None,
+        "gone to callers"
+    );
     assert!(sandbox_dir(&b, &old.id).is_dir(), "not yet reclaimed");
     let new = b.create(keyed(None)).await.unwrap();
     assert_ne!(new.id, old.id);
@@ -126,7 +130,10 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         "reclaimed by the create"
     );
     assert_eq!(
-        b.find("k").await.unwrap().map(|s| s.id),
+        b.find(&"k".try_into().unwrap())
+            .await
+            .unwrap()
+            .map(|s| s.id),
         Some(new.id.clone())
     );
     let held = b.create(keyed(None)).await.unwrap_err();

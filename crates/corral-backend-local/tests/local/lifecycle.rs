@@ -18,7 +18,7 @@ async fn two_instances_share_one_state_dir() {
     let info = a
         .create(CreateRequest {
             labels: labels("share"),
-            key: Some("shared key/with spaces".into()),
+            key: Some("shared key/with spaces".try_into().unwrap()),
             env,
             ..CreateRequest::default()
         })
@@ -29,13 +29,18 @@ async fn two_instances_share_one_state_dir() {
     assert_eq!(b.key_mode(), KeyMode::Exact);
 
     let found = b
-        .find("shared key/with spaces")
+        .find(&"shared key/with spaces".try_into().unwrap())
         .await
         .unwrap()
         .expect("found by the other instance");
     assert_eq!(found.id, info.id);
     assert_eq!(found.labels, labels("share"));
-    assert!(b.find("other key").await.unwrap().is_none());
+    assert!(
+        b.find(&"other key".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(b.connect(&info.id).await.unwrap(), info);
     assert_eq!(b.list(&labels("share")).await.unwrap(), vec![info.clone()]);
     assert!(b.list(&labels("nothing")).await.unwrap().is_empty());
@@ -53,13 +58,18 @@ async fn two_instances_share_one_state_dir() {
         a.connect(&info.id).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
-    assert!(a.find("shared key/with spaces").await.unwrap().is_none());
+    assert!(
+        a.find(&"shared key/with spaces".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(a.list(&labels("share")).await.unwrap().is_empty());
     assert!(sandbox_dirs(&dir).is_empty(), "{:?}", sandbox_dirs(&dir));
     // The key is free again.
     let again = a
         .create(CreateRequest {
-            key: Some("shared key/with spaces".into()),
+            key: Some("shared key/with spaces".try_into().unwrap()),
             ..CreateRequest::default()
         })
         .await
@@ -77,7 +87,7 @@ async fn concurrent_creates_with_one_key_have_one_winner() {
         let (dir, a) = backend();
         let b = LocalBackend::open(dir.path()).unwrap();
         let req = CreateRequest {
-            key: Some(format!("race-{round}")),
+            key: Some(format!("race-{round}").try_into().unwrap()),
             ..CreateRequest::default()
         };
         let (ra, rb) = tokio::join!(a.create(req.clone()), b.create(req.clone()));
@@ -93,7 +103,11 @@ async fn concurrent_creates_with_one_key_have_one_winner() {
             "the loser rolled back"
         );
         assert_eq!(
-            b.find(&format!("race-{round}")).await.unwrap().unwrap().id,
+            b.find(&format!("race-{round}").try_into().unwrap())
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
             winner.id
         );
     }
@@ -154,7 +168,7 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
         },
     ));
     for (what, mut req) in cases {
-        req.key = Some(format!("key-{what}"));
+        req.key = Some(format!("key-{what}").try_into().unwrap());
         let err = b.create(req).await.expect_err(what);
         assert_eq!(err.code(), ErrorCode::Unsupported, "{what}: {err}");
         assert!(
@@ -163,7 +177,10 @@ async fn creates_it_cannot_enforce_fail_closed_and_leave_nothing() {
             sandbox_dirs(&dir)
         );
         assert!(
-            b.find(&format!("key-{what}")).await.unwrap().is_none(),
+            b.find(&format!("key-{what}").try_into().unwrap())
+                .await
+                .unwrap()
+                .is_none(),
             "{what}"
         );
     }
@@ -218,7 +235,7 @@ async fn half_created_sandboxes_are_invisible_and_destroyable() {
     // A half-created sandbox holding a key claim releases it on destroy.
     let info = b
         .create(CreateRequest {
-            key: Some("k".into()),
+            key: Some("k".try_into().unwrap()),
             ..Default::default()
         })
         .await
@@ -230,10 +247,10 @@ async fn half_created_sandboxes_are_invisible_and_destroyable() {
             .join("meta.json"),
     )
     .unwrap();
-    assert!(b.find("k").await.unwrap().is_none());
+    assert!(b.find(&"k".try_into().unwrap()).await.unwrap().is_none());
     assert_eq!(
         b.create(CreateRequest {
-            key: Some("k".into()),
+            key: Some("k".try_into().unwrap()),
             ..Default::default()
         })
         .await
@@ -244,7 +261,7 @@ async fn half_created_sandboxes_are_invisible_and_destroyable() {
     b.destroy(&info.id).await.unwrap();
     let again = b
         .create(CreateRequest {
-            key: Some("k".into()),
+            key: Some("k".try_into().unwrap()),
             ..Default::default()
         })
         .await

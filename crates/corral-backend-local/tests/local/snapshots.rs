@@ -153,14 +153,19 @@ async fn a_corrupted_snapshot_is_refused_and_nothing_is_created() {
     let err = b
         .create(CreateRequest {
             snapshot: Some(snap.id.clone()),
-            key: Some("restored".into()),
+            key: Some("restored".try_into().unwrap()),
             ..Default::default()
         })
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Provider, "{err}");
     assert!(sandbox_dirs(&dir).is_empty(), "{:?}", sandbox_dirs(&dir));
-    assert!(b.find("restored").await.unwrap().is_none());
+    assert!(
+        b.find(&"restored".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     let err = b
         .snapshot_clone_ops()
         .unwrap()

@@ -39,7 +39,7 @@ async fn ids_are_deterministic_and_keys_exact() {
     let b = MemoryBackend::with_clock(clock.clone());
     let a = b
         .create(CreateRequest {
-            key: Some("k".into()),
+            key: Some("k".try_into().unwrap()),
             labels: labels(&[("team", "a")]),
             ..CreateRequest::default()
         })
@@ -51,7 +51,7 @@ async fn ids_are_deterministic_and_keys_exact() {
     );
     assert_eq!(a.status, SandboxStatus::Running);
     let dup = CreateRequest {
-        key: Some("k".into()),
+        key: Some("k".try_into().unwrap()),
         ..CreateRequest::default()
     };
     assert_eq!(
@@ -60,7 +60,10 @@ async fn ids_are_deterministic_and_keys_exact() {
     );
     let c = b.create(CreateRequest::default()).await.unwrap();
     assert_eq!(c.id, "mem-2");
-    assert_eq!(b.find("k").await.unwrap().unwrap().id, "mem-1");
+    assert_eq!(
+        b.find(&"k".try_into().unwrap()).await.unwrap().unwrap().id,
+        "mem-1"
+    );
     let listed: Vec<String> = b
         .list(&Labels::new())
         .await
@@ -84,7 +87,7 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
     let timed = b
         .create(CreateRequest {
             timeout: Some(Duration::from_secs(60)),
-            key: Some("timed".into()),
+            key: Some("timed".try_into().unwrap()),
             ..CreateRequest::default()
         })
         .await
@@ -111,15 +114,25 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
     );
     assert_eq!(b.connect(&timed.id).await.unwrap().id, timed.id);
     clock.set(59_999);
-    assert!(b.find("timed").await.unwrap().is_some());
+    assert!(
+        b.find(&"timed".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_some()
+    );
     clock.set(60_000);
-    assert!(b.find("timed").await.unwrap().is_none());
+    assert!(
+        b.find(&"timed".try_into().unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(b.list(&Labels::new()).await.unwrap().is_empty());
     let err = b.files().read(&timed.id, "/tmp/x").await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
     // An expired key is free again.
     b.create(CreateRequest {
-        key: Some("timed".into()),
+        key: Some("timed".try_into().unwrap()),
         ..CreateRequest::default()
     })
     .await
@@ -137,7 +150,7 @@ async fn reading_an_expired_sandbox_twice_changes_nothing() {
     let timed = b
         .create(CreateRequest {
             timeout: Some(Duration::from_secs(10)),
-            key: Some("timed".into()),
+            key: Some("timed".try_into().unwrap()),
             ..CreateRequest::default()
         })
         .await
@@ -147,7 +160,13 @@ async fn reading_an_expired_sandbox_twice_changes_nothing() {
     let held = format!("{b:?}");
     assert!(held.contains("sandboxes: 2"), "{held}");
     for round in 1..=2 {
-        assert!(b.find("timed").await.unwrap().is_none(), "round {round}");
+        assert!(
+            b.find(&"timed".try_into().unwrap())
+                .await
+                .unwrap()
+                .is_none(),
+            "round {round}"
+        );
         let listed: Vec<String> = b
             .list(&Labels::new())
             .await

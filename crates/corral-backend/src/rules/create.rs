@@ -112,9 +112,9 @@ pub async fn create_fails_closed_when_it_cannot_enforce(backend: &dyn Backend) {
 pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
     let rule = "create_refuses_malformed_requests";
     let labels = rule_labels(rule);
-    let mut bad: Vec<(&str, CreateRequest)> = Vec::new();
-    // Malformed labels and a malformed environment cannot reach a backend:
-    // they are refused where they are made, before any request carries them.
+    // Malformed labels, a malformed environment and a malformed key cannot
+    // reach a backend: they are refused where they are made, before any
+    // request carries them.
     let made = labels.clone().with("bad key", "x");
     assert!(
         made.is_err(),
@@ -127,21 +127,13 @@ pub async fn create_refuses_malformed_requests(backend: &dyn Backend) {
         let made = crate::Environment::new().with(key, value);
         assert!(made.is_err(), "{rule}: {what} must be refused");
     }
-    bad.push((
-        "empty key",
-        CreateRequest {
-            labels: labels.clone(),
-            key: Some(String::new()),
-            ..CreateRequest::default()
-        },
-    ));
-    for (what, req) in bad {
-        let err = backend
-            .create(req)
-            .await
-            .expect_err(&format!("{rule}: {what} must be refused"));
-        assert_eq!(err.code(), ErrorCode::InvalidInput, "{rule}: {what}: {err}");
-    }
+    let made = crate::SandboxKey::new(String::new());
+    assert_eq!(
+        made.map_err(|e| crate::BackendError::from(e).code())
+            .unwrap_err(),
+        ErrorCode::InvalidInput,
+        "{rule}: empty key"
+    );
     assert_eq!(
         count(backend, &labels).await,
         0,

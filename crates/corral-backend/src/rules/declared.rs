@@ -7,6 +7,7 @@ use crate::capabilities::{Capabilities, Enforcement};
 use crate::error::{ErrorCode, Result};
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
+use crate::key::SandboxKey;
 use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo};
 use crate::verify::verify;
 
@@ -88,7 +89,7 @@ impl Backend for DeclaresAll<'_> {
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
         self.inner.create(req).await
     }
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &SandboxKey) -> Result<Option<SandboxInfo>> {
         self.inner.find(key).await
     }
     async fn connect(&self, id: &str) -> Result<SandboxInfo> {

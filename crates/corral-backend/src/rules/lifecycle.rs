@@ -2,6 +2,7 @@
 
 use crate::backend::Backend;
 use crate::error::ErrorCode;
+use crate::key::SandboxKey;
 use crate::sandbox::{CreateRequest, KeyMode};
 
 use super::rule_labels;
@@ -11,7 +12,7 @@ use super::rule_labels;
 pub async fn lifecycle_find_list_connect_destroy(backend: &dyn Backend) {
     let rule = "lifecycle_find_list_connect_destroy";
     let labels = rule_labels(rule);
-    let key = format!("rule-key-{}", crate::sandbox::now_ms());
+    let key = SandboxKey::new(format!("rule-key-{}", crate::sandbox::now_ms())).unwrap();
     let req = CreateRequest {
         labels: labels.clone(),
         key: Some(key.clone()),
@@ -23,7 +24,11 @@ pub async fn lifecycle_find_list_connect_destroy(backend: &dyn Backend) {
     let found = backend.find(&key).await.unwrap();
     assert_eq!(found.map(|f| f.id), Some(info.id.clone()), "{rule}: find");
     assert!(
-        backend.find("no-such-key").await.unwrap().is_none(),
+        backend
+            .find(&SandboxKey::new("no-such-key").unwrap())
+            .await
+            .unwrap()
+            .is_none(),
         "{rule}"
     );
     if backend.key_mode() == KeyMode::Exact {

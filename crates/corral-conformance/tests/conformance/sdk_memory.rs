@@ -139,7 +139,7 @@ impl Backend for Renamed {
         corral_backend::check_enforceable(self.name, &self.capabilities(), &req)?;
         self.inner.create(req).await
     }
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         self.call();
         self.inner.find(key).await
     }

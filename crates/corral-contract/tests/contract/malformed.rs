@@ -117,7 +117,10 @@ fn a_refused_environment_value_is_not_shown() {
     assert_eq!(err.shown_value(), None);
     let decoded = serde_json::from_str::<Environment>(r#"{"TOKEN": "hunter2\u0000"}"#);
     let line = decoded.unwrap_err().to_string();
-    assert!(!line.contains("hunter2"), "the secret leaked at decode: {line}");
+    assert!(
+        !line.contains("hunter2"),
+        "the secret leaked at decode: {line}"
+    );
 }
 
 /// Bounds table: "Command arguments | ≤ 256".

@@ -395,7 +395,7 @@ async fn crash_after(budget: Option<usize>) -> (Option<Crashed>, Vec<Event>) {
     drop(tx);
     drop(adapter);
     let sandbox = inner
-        .find(instance.instance_id.as_str())
+        .find(&instance.instance_id.as_str().try_into().unwrap())
         .await
         .unwrap()
         .unwrap()

@@ -31,7 +31,7 @@ use corral_contract::{
 
 use super::ContractAdapter;
 use super::errors::{Subject, failed, from_backend};
-use super::record::{InstanceRecord, instance_labels};
+use super::record::{InstanceRecord, instance_key, instance_labels};
 use super::rollback::{DestroySandbox, Owned};
 
 /// `<prefix>-` and 32 lowercase hex digits (128 bits) from the kernel's
@@ -125,6 +125,8 @@ pub(super) fn admit<B: Backend>(
     check_mount_plan(&request.mounts, envelope).map_err(|refusal| refusal.into_error())?;
     let labels = instance_labels(instance_id, request)
         .map_err(|_| failed(operation, FailureReason::PlatformRejected))?;
+    let key = instance_key(instance_id)
+        .map_err(|_| failed(operation, FailureReason::PlatformRejected))?;
     Ok(CreateRequest {
         size: Size {
             cpus: r.cpu_millicores.map(|m| m.get() as f64 / 1000.0),
@@ -136,7 +138,7 @@ pub(super) fn admit<B: Backend>(
             pids: r.max_processes.map(|p| p.get()),
         },
         labels,
-        key: Some(instance_id.to_string()),
+        key: Some(key),
         image: match envelope.image_mode {
             corral_contract::ImageMode::Profile => Some(request.root_image.to_string()),
             corral_contract::ImageMode::Host => None,

@@ -36,7 +36,9 @@
 //! one that the runtime, which keeps its own lifecycle state and re-checks
 //! every identity, decides anyway.
 
-use corral_backend::{Backend, CORRAL_LABEL, Labels, SandboxInfo, SnapshotInfo};
+use corral_backend::{
+    Backend, CORRAL_LABEL, Labels, RequestError, SandboxInfo, SandboxKey, SnapshotInfo,
+};
 use corral_contract::bounds::CONTROL_ROOT;
 use corral_contract::{
     Digest, FailureReason, InstanceId, InstanceState, Operation, Placement, ProfileId,
@@ -119,6 +121,12 @@ impl InstanceRecord {
 /// here — so a refusal is a defect of this module, never of a request.
 fn labels_of<const N: usize>(pairs: [(String, String); N]) -> Labels {
     Labels::from_pairs(pairs).expect("the adapter's own labels follow the label rules")
+}
+
+/// The get-or-create key of an instance's sandbox: its instance id, the
+/// one place the contract's identity becomes a backend key.
+pub(crate) fn instance_key(instance_id: &InstanceId) -> Result<SandboxKey, RequestError> {
+    SandboxKey::new(instance_id.to_string())
 }
 
 /// The labels of a new instance's sandbox.
@@ -330,7 +338,7 @@ impl<B: Backend> ContractAdapter<B> {
         &self,
         instance_id: &InstanceId,
     ) -> corral_backend::Result<Option<SandboxInfo>> {
-        let found = self.backend.find(instance_id.as_str()).await?;
+        let found = self.backend.find(&instance_key(instance_id)?).await?;
         Ok(found.filter(|info| {
             InstanceLabels::parse(&info.labels).is_some_and(|l| &l.instance_id == instance_id)
         }))

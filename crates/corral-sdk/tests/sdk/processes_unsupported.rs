@@ -28,7 +28,7 @@ impl Backend for NoSetsid {
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
         self.0.create(req).await
     }
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         self.0.find(key).await
     }
     async fn connect(&self, id: &str) -> Result<SandboxInfo> {

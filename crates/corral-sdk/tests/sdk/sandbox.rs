@@ -22,7 +22,7 @@ async fn create_labels_corral_and_list_find_destroy() {
         let b = t.backend.clone();
         let opts = CreateOptions {
             labels: labels(&[("team", "a")]),
-            key: Some("k1".into()),
+            key: Some("k1".try_into().unwrap()),
             ..CreateOptions::default()
         };
         let s = Sandbox::create(b.clone(), opts).await.unwrap();

@@ -9,7 +9,7 @@
 //! are unknown routes (404).
 
 use corral_backend::{
-    BackendError, Capabilities, Command, ExecOutcome, KeyMode, Labels, StreamKind,
+    BackendError, Capabilities, Command, ExecOutcome, KeyMode, Labels, SandboxKey, StreamKind,
 };
 use corral_contract::Octets;
 use corral_contract::bounds::{MAX_FILE_CONTENT_BYTES, MIB};
@@ -131,8 +131,8 @@ pub struct SandboxRef {
 /// A key to find.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyBody {
-    /// The key.
-    pub key: String,
+    /// The key (a bad one is refused at decode).
+    pub key: SandboxKey,
 }
 
 /// A label filter.

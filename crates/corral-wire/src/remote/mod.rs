@@ -101,8 +101,11 @@ impl Backend for RemoteBackend {
         self.remote.call(BackendRoute::Create, &req).await
     }
 
-    async fn find(&self, key: &str) -> corral_backend::Result<Option<SandboxInfo>> {
-        let body = KeyBody { key: key.into() };
+    async fn find(
+        &self,
+        key: &corral_backend::SandboxKey,
+    ) -> corral_backend::Result<Option<SandboxInfo>> {
+        let body = KeyBody { key: key.clone() };
         self.remote.call(BackendRoute::Find, &body).await
     }
 

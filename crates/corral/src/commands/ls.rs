@@ -50,7 +50,7 @@ pub fn table(list: &[SandboxInfo]) -> String {
             s.backend.clone(),
             status,
             age(now.saturating_sub(s.created_at_ms)),
-            s.key.clone().unwrap_or_else(|| "-".into()),
+            s.key.as_deref().unwrap_or("-").to_string(),
             labels,
         ]);
     }

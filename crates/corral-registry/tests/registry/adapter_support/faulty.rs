@@ -264,7 +264,7 @@ impl<B: Backend> Backend for Faulty<B> {
         self.inner.create(req).await
     }
 
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         self.control.alive()?;
         self.inner.find(key).await
     }

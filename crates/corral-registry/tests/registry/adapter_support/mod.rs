@@ -204,7 +204,7 @@ pub fn read(instance: &SandboxInstance, root: &str, at: &str, max: u64) -> ReadF
 pub async fn sandbox_of<B: Backend>(adapter: &ContractAdapter<B>, id: &InstanceId) -> String {
     adapter
         .backend()
-        .find(id.as_str())
+        .find(&id.as_str().try_into().unwrap())
         .await
         .unwrap()
         .expect("the instance's sandbox exists")
@@ -213,7 +213,12 @@ pub async fn sandbox_of<B: Backend>(adapter: &ContractAdapter<B>, id: &InstanceI
 
 /// Whether the backend still holds the instance's sandbox.
 pub async fn exists<B: Backend>(adapter: &ContractAdapter<B>, id: &InstanceId) -> bool {
-    adapter.backend().find(id.as_str()).await.unwrap().is_some()
+    adapter
+        .backend()
+        .find(&id.as_str().try_into().unwrap())
+        .await
+        .unwrap()
+        .is_some()
 }
 
 /// Reads a file of an instance through the backend, bypassing the adapter.

@@ -288,10 +288,10 @@ impl Backend for Wrapped {
         }
         self.inner.create(req).await
     }
-    async fn find(&self, key: &str) -> Result<Option<SandboxInfo>> {
+    async fn find(&self, key: &corral_backend::SandboxKey) -> Result<Option<SandboxInfo>> {
         if self.key_mode == KeyMode::BestEffort {
             let mut labels = Labels::new();
-            labels.insert("test.key", key).unwrap();
+            labels.insert("test.key", key.as_str()).unwrap();
             return Ok(self.inner.list(&labels).await?.into_iter().next());
         }
         self.inner.find(key).await

@@ -1,4 +1,4 @@
-//! Hostile environments and labels a client may send to the backend
+//! Hostile environments, labels and keys a client may send to the backend
 //! routes, and what the server's decoder makes of each: refused at decode,
 //! before any backend sees the request, in one line that names the field
 //! and the rule. The wire shape of a valid one is a plain JSON object.
@@ -6,7 +6,7 @@
 use corral_backend::CreateRequest;
 
 use super::decode;
-use crate::protocol::backend::{ExecBody, LabelsBody};
+use crate::protocol::backend::{ExecBody, KeyBody, LabelsBody};
 
 /// An `exec` body whose `env` is `env` (raw JSON).
 fn exec_body(env: &str) -> String {
@@ -90,6 +90,29 @@ fn hostile_labels_are_refused_at_decode_in_one_line() {
         assert!(line.starts_with("labels"), "{attack}: {line}");
         assert!(line.contains(rule), "{attack}: {line}");
     }
+}
+
+/// Rule: a get-or-create key is 1-256 bytes with no control character.
+#[test]
+fn hostile_keys_are_refused_at_decode_in_one_line() {
+    let long = format!(r#""{}""#, "k".repeat(257));
+    let rows = [
+        ("an empty key", r#""""#.to_string()),
+        ("an over-long key", long),
+        ("NUL in the key", r#""a\u0000b""#.to_string()),
+        ("a line break in the key", r#""a\nb""#.to_string()),
+        ("an escape in the key", r#""\u001b[2J""#.to_string()),
+        ("DEL in the key", r#""a\u007fb""#.to_string()),
+    ];
+    for (attack, key) in rows {
+        let line = refused::<KeyBody>(attack, &format!(r#"{{"key":{key}}}"#));
+        assert!(line.starts_with("key"), "{attack}: {line}");
+        assert!(line.contains("1-256"), "{attack}: {line}");
+    }
+    let Ok(decoded) = decode::<KeyBody>(br#"{"key":"team/a key \u00e9"}"#) else {
+        panic!("refused a valid key");
+    };
+    assert_eq!(decoded.key.as_str(), "team/a key \u{e9}");
 }
 
 /// The environment's wire shape did not change: a plain object of strings.
