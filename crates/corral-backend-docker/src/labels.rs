@@ -58,7 +58,10 @@ pub fn is_sandbox_id(id: &str) -> bool {
 /// What a container (or image) records about itself in its own label.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Record {
-    /// The get-or-create key.
+    /// The get-or-create key. One that is no key (the engine's label was
+    /// altered) reads as none: the container stays the backend's, listed
+    /// and reclaimable, and only get-or-create no longer finds it.
+    #[serde(default, deserialize_with = "key_or_none")]
     pub key: Option<SandboxKey>,
     /// The names of the labels given at create (or snapshot).
     pub labels: Vec<String>,
@@ -67,6 +70,14 @@ pub struct Record {
     /// For a snapshot: the sandbox it was captured from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+/// A recorded key, or none where the value is no valid key.
+fn key_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<SandboxKey>, D::Error> {
+    let raw: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(raw.and_then(|k| SandboxKey::new(k).ok()))
 }
 
 impl Record {
@@ -130,6 +141,24 @@ pub fn info(id: &str, all: &HashMap<String, String>, paused: bool) -> Option<San
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// attack (a record label altered on the engine) → the container stays
+    /// the backend's: listed, reclaimable, only no longer found by key.
+    #[test]
+    fn a_record_with_an_altered_key_stays_the_backends() {
+        let table = [
+            (r#"{"key":"k","labels":[],"created_at_ms":1}"#, Some("k")),
+            (r#"{"key":"","labels":[],"created_at_ms":1}"#, None),
+            (r#"{"key":"a\u0000b","labels":[],"created_at_ms":1}"#, None),
+            (r#"{"key":null,"labels":[],"created_at_ms":1}"#, None),
+            (r#"{"labels":[],"created_at_ms":1}"#, None),
+        ];
+        for (label, key) in table {
+            let all = HashMap::from([(RECORD.to_string(), label.to_string())]);
+            let record = Record::decode(&all, RECORD).unwrap_or_else(|| panic!("{label} decodes"));
+            assert_eq!(record.key.as_deref(), key, "{label}");
+        }
+    }
 
     #[test]
     fn ids_are_recognised() {
