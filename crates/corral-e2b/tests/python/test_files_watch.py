@@ -8,12 +8,6 @@ a skip that names it.
 
 import asyncio
 import inspect
-import os
-import re
-import secrets
-import subprocess
-import tempfile
-import time
 
 import pytest
 from e2b.sandbox_sync.filesystem.filesystem import Filesystem
@@ -23,29 +17,6 @@ def sdk_lacks(method, parameter):
     """A skip for an SDK whose `Filesystem.<method>` has no `parameter`."""
     missing = parameter not in inspect.signature(getattr(Filesystem, method)).parameters
     return pytest.mark.skipif(missing, reason=f"this SDK version's files.{method} has no {parameter}")
-
-
-@pytest.fixture(scope="module")
-def server():
-    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
-    backend = os.environ.get("CORRAL_BACKEND", "memory")
-    key = "e2b_" + secrets.token_hex(20)
-    with tempfile.NamedTemporaryFile("w", delete=False) as f:
-        f.write(key)
-    proc = subprocess.Popen(
-        [binary, "serve", "--backend", backend, "--listen", "127.0.0.1:0", "--token-file", f.name],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    url = re.search(r"http://\S+", line).group(0)
-    os.environ["E2B_API_URL"] = url
-    os.environ["E2B_SANDBOX_URL"] = url
-    os.environ["E2B_API_KEY"] = key
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
-    os.unlink(f.name)
 
 
 def test_watch_dir_sees_creates_writes_and_removes(server):

@@ -10,39 +10,12 @@ files the SDK wrote).
 
 import http.client
 import json
-import os
-import re
-import secrets
-import subprocess
-import tempfile
 import time
 from urllib.parse import urlparse
 
 import pytest
 
-BACKEND = os.environ.get("CORRAL_BACKEND", "memory")
-
-
-@pytest.fixture(scope="module")
-def server():
-    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
-    key = "e2b_" + secrets.token_hex(20)
-    with tempfile.NamedTemporaryFile("w", delete=False) as f:
-        f.write(key)
-    proc = subprocess.Popen(
-        [binary, "serve", "--backend", BACKEND, "--listen", "127.0.0.1:0", "--token-file", f.name],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    url = re.search(r"http://\S+", line).group(0)
-    os.environ["E2B_API_URL"] = url
-    os.environ["E2B_SANDBOX_URL"] = url
-    os.environ["E2B_API_KEY"] = key
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
-    os.unlink(f.name)
+from conftest import BACKEND
 
 
 def get(server, host, path="/"):

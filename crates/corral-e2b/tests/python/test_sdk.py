@@ -5,17 +5,15 @@ The same file runs under every pinned SDK version (requirements-e2b-*.txt);
 a call a version does not have is a skip that names it.
 """
 
-import os
 import re
 import secrets
-import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from importlib.metadata import version
 
 import pytest
+from conftest import serving
 
 from e2b import Sandbox, SandboxQuery
 from e2b.exceptions import AuthenticationException, NotFoundException, TimeoutException
@@ -23,42 +21,6 @@ from e2b.sandbox.commands.command_handle import CommandExitException
 from e2b.sandbox_sync.commands.command import Commands
 
 SDK_VERSION = tuple(int(part) for part in version("e2b").split(".")[:2])
-
-
-@pytest.fixture(scope="module")
-def server():
-    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
-    backend = os.environ.get("CORRAL_BACKEND", "memory")
-    key = "e2b_" + secrets.token_hex(20)
-    with tempfile.NamedTemporaryFile("w", delete=False) as f:
-        f.write(key)
-    proc = subprocess.Popen(
-        [binary, "serve", "--backend", backend, "--listen", "127.0.0.1:0", "--token-file", f.name],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()
-        found = re.search(r"http://\S+", line)
-        assert found, f"corral serve printed {line!r}"
-        url = found.group(0)
-        os.environ["E2B_API_URL"] = url
-        os.environ["E2B_SANDBOX_URL"] = url
-        os.environ["E2B_API_KEY"] = key
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        os.unlink(f.name)
-
-
-@pytest.fixture
-def sbx(server):
-    sandbox = Sandbox.create()
-    try:
-        yield sandbox
-    finally:
-        sandbox.kill()
 
 
 def listed(metadata):
@@ -81,14 +43,7 @@ def test_wrong_api_key_is_refused(server):
 
 
 def test_serve_without_a_token_file_generates_an_e2b_key():
-    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
-    proc = subprocess.Popen(
-        [binary, "serve", "--backend", "memory", "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = re.search(r"http://\S+", proc.stdout.readline()).group(0)
+    with serving(backend="memory") as (proc, url):
         second = proc.stdout.readline()
         found = re.fullmatch(r"corral: token (e2b_[0-9a-f]{40}) \(generated: no --token-file\)\n", second)
         assert found, f"corral serve printed {second!r}"
@@ -98,9 +53,6 @@ def test_serve_without_a_token_file_generates_an_e2b_key():
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url + "/v2/sandboxes")
         assert refused.value.code == 401
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_create_info_list_timeout_kill(server):

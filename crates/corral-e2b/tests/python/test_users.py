@@ -9,54 +9,15 @@ refused.
 
 import inspect
 import os
-import re
-import secrets
-import subprocess
-import tempfile
 
 import pytest
 
 from e2b import Sandbox
 from e2b.sandbox_sync.commands.command import Commands
 
-BACKEND = os.environ.get("CORRAL_BACKEND", "memory")
+from conftest import BACKEND
 # The linux backend declares run_as_user unless it runs rootless.
 RUNS_AS_USER = BACKEND == "linux" and os.geteuid() == 0
-
-
-@pytest.fixture(scope="module")
-def server():
-    binary = os.environ.get("CORRAL_BIN", "target/debug/corral")
-    key = "e2b_" + secrets.token_hex(20)
-    with tempfile.NamedTemporaryFile("w", delete=False) as f:
-        f.write(key)
-    proc = subprocess.Popen(
-        [binary, "serve", "--backend", BACKEND, "--listen", "127.0.0.1:0", "--token-file", f.name],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()
-        found = re.search(r"http://\S+", line)
-        assert found, f"corral serve printed {line!r}"
-        url = found.group(0)
-        os.environ["E2B_API_URL"] = url
-        os.environ["E2B_SANDBOX_URL"] = url
-        os.environ["E2B_API_KEY"] = key
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        os.unlink(f.name)
-
-
-@pytest.fixture
-def sbx(server):
-    sandbox = Sandbox.create()
-    try:
-        yield sandbox
-    finally:
-        sandbox.kill()
 
 
 def takes_user():
