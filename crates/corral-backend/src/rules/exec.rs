@@ -246,7 +246,9 @@ pub async fn exec_abort_kills_the_whole_group_before_settling(backend: &dyn Back
 /// always has; the unprivileged user runs as uid 1000 where the backend
 /// declares `run_as_user`, and is refused with `unsupported` before
 /// anything runs where it does not (by `exec` and, where declared,
-/// `start_process`).
+/// `start_process`). SDK rules "Declare what you implement" and "Fail
+/// closed": an identity the backend cannot give is `unsupported`, never
+/// quietly root.
 pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
     let rule = "exec_runs_as_the_user_only_where_declared";
     let caps = backend.capabilities();
