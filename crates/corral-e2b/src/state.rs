@@ -74,17 +74,20 @@ fn digest(token: &[u8]) -> TokenDigest {
 /// The sandboxes of one service.
 #[derive(Debug, Default)]
 pub struct Sandboxes {
-    records: Mutex<BTreeMap<String, Arc<Record>>>,
-    by_token: Mutex<BTreeMap<TokenDigest, String>>,
+    index: Mutex<Index>,
+}
+
+/// The records, and which record each access token's digest belongs to:
+/// one lock, so the two never disagree.
+#[derive(Debug, Default)]
+struct Index {
+    records: BTreeMap<String, Arc<Record>>,
+    by_token: BTreeMap<TokenDigest, String>,
 }
 
 impl Sandboxes {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Record>>> {
-        self.records.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn tokens(&self) -> MutexGuard<'_, BTreeMap<TokenDigest, String>> {
-        self.by_token.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The record whose access token is `token`: found by the token's
@@ -94,19 +97,22 @@ impl Sandboxes {
         if token.is_empty() {
             return None;
         }
-        let id = self.tokens().get(&digest(token)).cloned()?;
-        let record = self.get(&id)?;
+        let record = {
+            let index = self.lock();
+            let id = index.by_token.get(&digest(token))?;
+            index.records.get(id).cloned()?
+        };
         presents(&record.access_check, Some(token)).then_some(record)
     }
 
     /// The record of `id`, if this service made it and it is not gone.
     pub fn get(&self, id: &str) -> Option<Arc<Record>> {
-        self.lock().get(id).cloned()
+        self.lock().records.get(id).cloned()
     }
 
     /// Every record, in creation order.
     pub fn all(&self) -> Vec<Arc<Record>> {
-        let mut all: Vec<_> = self.lock().values().cloned().collect();
+        let mut all: Vec<_> = self.lock().records.values().cloned().collect();
         all.sort_by_key(|r| r.seq);
         all
     }
@@ -116,9 +122,13 @@ impl Sandboxes {
     pub fn insert(self: &Arc<Self>, record: Arc<Record>, backend: Arc<dyn Backend>) {
         let mut end = record.end_at.subscribe();
         let id = record.id.clone();
-        self.tokens()
-            .insert(digest(record.access_token.as_bytes()), id.clone());
-        self.lock().insert(id.clone(), record);
+        {
+            let mut index = self.lock();
+            index
+                .by_token
+                .insert(digest(record.access_token.as_bytes()), id.clone());
+            index.records.insert(id.clone(), record);
+        }
         let sandboxes = Arc::downgrade(self);
         tokio::spawn(async move {
             loop {
@@ -152,11 +162,16 @@ impl Sandboxes {
         id: &str,
         backend: &dyn Backend,
     ) -> Result<bool, corral_backend::BackendError> {
-        let Some(record) = self.lock().remove(id) else {
-            return Ok(false);
+        let record = {
+            let mut index = self.lock();
+            let Some(record) = index.records.remove(id) else {
+                return Ok(false);
+            };
+            index
+                .by_token
+                .remove(&digest(record.access_token.as_bytes()));
+            record
         };
-        self.tokens()
-            .remove(&digest(record.access_token.as_bytes()));
         let live: Vec<_> = record.processes().values().cloned().collect();
         for entry in live {
             let _ = entry.control.kill().await;
