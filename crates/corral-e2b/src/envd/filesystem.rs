@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use corral_backend::FileType;
+use crate::envd::tree_walk::walk;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,6 +16,10 @@ use crate::state::Record;
 
 /// The deepest listing served.
 pub const MAX_DEPTH: u32 = 16;
+
+/// The most entries one `ListDir` answers; a tree with more is refused
+/// (`resource_exhausted`, naming the limit) rather than held whole.
+pub const MAX_LIST_ENTRIES: usize = 50_000;
 
 /// The fields of every filesystem request.
 #[derive(Debug, Deserialize)]
@@ -48,16 +52,14 @@ pub async fn call(
         Rpc::ListDir => {
             let path = resolve("path", &req.path)?;
             let depth = req.depth.clamp(1, MAX_DEPTH);
-            let mut entries = Vec::new();
-            let mut frontier = vec![(path, 1)];
-            while let Some((dir, level)) = frontier.pop() {
-                for e in files.list(id, &dir).await? {
-                    if e.file_type == FileType::Directory && level < depth {
-                        frontier.push((e.path.clone(), level + 1));
-                    }
-                    entries.push(entry_json(&e.path, e.file_type, e.size, e.mode, None));
-                }
-            }
+            let found = walk(files, id, &path, depth, MAX_LIST_ENTRIES).await?;
+            let entries: Vec<Value> = found
+                .iter()
+                .map(|f| {
+                    let e = &f.entry;
+                    entry_json(&e.path, e.file_type, e.size, e.mode, None)
+                })
+                .collect();
             Ok(json!({ "entries": entries }))
         }
         Rpc::MakeDir => {

@@ -12,6 +12,7 @@ use corral_backend::{ErrorCode, FileOps, FileType};
 use serde_json::{Value, json};
 
 use super::entry::stat_json;
+use super::tree_walk::walk;
 use crate::error::{E2bError, E2bResult};
 
 /// The most entries a directory move copies.
@@ -37,37 +38,23 @@ struct Planned {
 /// holds more than [`MAX_MOVE_ENTRIES`] or anything but directories and
 /// regular files (the primitives cannot make the rest).
 async fn plan(files: &dyn FileOps, id: &str, root: &str) -> E2bResult<Vec<Planned>> {
-    let mut planned = Vec::new();
-    let mut frontier = vec![(root.to_string(), String::new())];
-    while let Some((dir, prefix)) = frontier.pop() {
-        for e in files.list(id, &dir).await? {
-            if planned.len() >= MAX_MOVE_ENTRIES {
-                return Err(E2bError::TreeTooLarge {
-                    path: root.to_string(),
-                    limit: MAX_MOVE_ENTRIES,
-                });
-            }
-            let relative = format!("{prefix}/{}", e.name);
-            match e.file_type {
-                FileType::Directory => frontier.push((e.path.clone(), relative.clone())),
-                FileType::File => {}
-                _ => {
-                    return Err(E2bError::NotServed {
-                        what: format!(
-                            "Move of a directory holding a symlink or a special file ({})",
-                            e.path
-                        ),
-                    });
-                }
-            }
-            planned.push(Planned {
-                relative,
-                file_type: e.file_type,
-                mode: e.mode,
-            });
-        }
-    }
-    Ok(planned)
+    let found = walk(files, id, root, u32::MAX, MAX_MOVE_ENTRIES).await?;
+    found
+        .into_iter()
+        .map(|f| match f.entry.file_type {
+            FileType::Directory | FileType::File => Ok(Planned {
+                relative: format!("/{}", f.relative),
+                file_type: f.entry.file_type,
+                mode: f.entry.mode,
+            }),
+            _ => Err(E2bError::NotServed {
+                what: format!(
+                    "Move of a directory holding a symlink or a special file ({})",
+                    f.entry.path
+                ),
+            }),
+        })
+        .collect()
 }
 
 async fn copy_tree(

@@ -12,6 +12,7 @@ pub mod live;
 pub mod multipart;
 pub mod process;
 pub mod rpc;
+pub mod tree_walk;
 pub mod unserved;
 pub mod watch;
 

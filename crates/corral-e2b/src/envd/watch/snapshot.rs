@@ -16,7 +16,8 @@ use corral_backend::{FileOps, FileType};
 use serde_json::{Value, json};
 
 use crate::envd::entry::entry_json;
-use crate::error::{E2bError, E2bResult};
+use crate::envd::tree_walk::{Found, walk};
+use crate::error::E2bResult;
 
 /// The most entries one snapshot holds; a watched tree with more is
 /// refused (when the watch starts) or ends the watch (when it grows).
@@ -68,42 +69,32 @@ impl Scope {
 
 /// A snapshot of `scope`'s directory now.
 pub async fn take(files: &dyn FileOps, scope: &Scope) -> E2bResult<Snapshot> {
-    let too_large = || E2bError::TreeTooLarge {
-        path: scope.root.clone(),
-        limit: MAX_WATCH_ENTRIES,
-    };
+    let depth = if scope.recursive { u32::MAX } else { 1 };
+    let found = walk(files, &scope.sandbox, &scope.root, depth, MAX_WATCH_ENTRIES).await?;
     let mut entries = BTreeMap::new();
-    let mut frontier = vec![(scope.root.clone(), String::new())];
-    while let Some((dir, prefix)) = frontier.pop() {
-        for e in files.list(&scope.sandbox, &dir).await? {
-            if entries.len() >= MAX_WATCH_ENTRIES {
-                return Err(too_large());
-            }
-            let relative = format!("{prefix}{}", e.name);
-            let mut seen = Seen {
-                file_type: e.file_type,
-                size: e.size,
-                mode: e.mode,
-                modified_ms: 0,
-            };
-            if e.file_type == FileType::Directory {
-                if scope.recursive {
-                    frontier.push((e.path.clone(), format!("{relative}/")));
+    for Found {
+        relative, entry: e, ..
+    } in found
+    {
+        let mut seen = Seen {
+            file_type: e.file_type,
+            size: e.size,
+            mode: e.mode,
+            modified_ms: 0,
+        };
+        if e.file_type != FileType::Directory {
+            match files.stat(&scope.sandbox, &e.path).await {
+                Ok(stat) => {
+                    seen.size = stat.size;
+                    seen.mode = stat.mode;
+                    seen.modified_ms = stat.modified_at_ms;
                 }
-            } else {
-                match files.stat(&scope.sandbox, &e.path).await {
-                    Ok(stat) => {
-                        seen.size = stat.size;
-                        seen.mode = stat.mode;
-                        seen.modified_ms = stat.modified_at_ms;
-                    }
-                    // Gone between the listing and the stat: not seen now.
-                    Err(err) if err.code() == corral_backend::ErrorCode::NotFound => continue,
-                    Err(err) => return Err(err.into()),
-                }
+                // Gone between the listing and the stat: not seen now.
+                Err(err) if err.code() == corral_backend::ErrorCode::NotFound => continue,
+                Err(err) => return Err(err.into()),
             }
-            entries.insert(relative, seen);
         }
+        entries.insert(relative, seen);
     }
     Ok(Snapshot { entries })
 }
