@@ -94,6 +94,15 @@ fn orphan_killed() -> Vec<HostCall> {
     ]
 }
 
+/// A pass that kills [`ID`]'s orphaned PID 1, tears the sandbox down and
+/// sweeps the firewall tables.
+fn orphan_killed_then_torn_down(f: &Fixture) -> Vec<HostCall> {
+    let mut calls = orphan_killed();
+    calls.extend(torn_down(f));
+    calls.push(HostCall::SweepTables);
+    calls
+}
+
 /// A pass that finds nothing to do but sweep the firewall tables.
 fn nothing(_: &Fixture) -> Vec<HostCall> {
     vec![HostCall::SweepTables]
@@ -158,12 +167,7 @@ const ROWS: &[Row] = &[
         forwarders: &[(5000, 1, ServedDir::Here(ID))],
         mounts: &["fs"],
         cgroups: &[(ID, Some(OLD))],
-        effects: |f| {
-            let mut calls = orphan_killed();
-            calls.extend(torn_down(f));
-            calls.push(HostCall::SweepTables);
-            calls
-        },
+        effects: orphan_killed_then_torn_down,
         report: (&[ID], 1, 0, &[], 0),
         ..BASE
     },
@@ -172,12 +176,7 @@ const ROWS: &[Row] = &[
         init: InitModel::Paused,
         sandbox: Sandbox::Complete { expired: true },
         inits: &[(INIT_PID, INIT_START, ID)],
-        effects: |f| {
-            let mut calls = orphan_killed();
-            calls.extend(torn_down(f));
-            calls.push(HostCall::SweepTables);
-            calls
-        },
+        effects: orphan_killed_then_torn_down,
         report: (&[ID], 1, 0, &[], 0),
         ..BASE
     },
