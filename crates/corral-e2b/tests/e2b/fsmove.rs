@@ -3,7 +3,13 @@
 
 use serde_json::json;
 
-use crate::harness::serve;
+use crate::harness::{Answer, Served, serve};
+
+/// A `Move` of `source` to `destination`, as answered.
+async fn mv(s: &Served, id: &str, token: &str, source: &str, destination: &str) -> Answer {
+    let body = json!({"source": source, "destination": destination});
+    s.filesystem(id, token, "Move", body).await
+}
 
 #[tokio::test]
 async fn a_directory_tree_moves_whole_and_the_source_is_gone() {
@@ -15,14 +21,7 @@ async fn a_directory_tree_moves_whole_and_the_source_is_gone() {
         .filesystem(&id, &token, "MakeDir", json!({"path": "/tmp/src/empty"}))
         .await;
     assert_eq!(made.status, 200);
-    let moved = s
-        .filesystem(
-            &id,
-            &token,
-            "Move",
-            json!({"source": "/tmp/src", "destination": "/tmp/dst"}),
-        )
-        .await;
+    let moved = mv(&s, &id, &token, "/tmp/src", "/tmp/dst").await;
     assert_eq!(
         moved.status,
         200,
@@ -49,14 +48,7 @@ async fn a_directory_does_not_move_onto_an_existing_entry() {
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     s.put(&id, &token, "/tmp/one/a.txt", b"a").await;
     s.put(&id, &token, "/tmp/two/b.txt", b"b").await;
-    let a = s
-        .filesystem(
-            &id,
-            &token,
-            "Move",
-            json!({"source": "/tmp/one", "destination": "/tmp/two"}),
-        )
-        .await;
+    let a = mv(&s, &id, &token, "/tmp/one", "/tmp/two").await;
     assert_eq!(a.json()["code"], "already_exists", "{}", a.json());
     let kept = s.get_file(&id, &token, "/tmp/one/a.txt").await;
     assert_eq!(kept.body, b"a");
@@ -79,14 +71,7 @@ async fn relative_paths_resolve_under_the_home_everywhere() {
         .filesystem(&id, &token, "MakeDir", json!({"path": "~/made"}))
         .await;
     assert_eq!(made.json()["entry"]["path"], "/home/user/made");
-    let moved = s
-        .filesystem(
-            &id,
-            &token,
-            "Move",
-            json!({"source": "rel", "destination": "made/rel"}),
-        )
-        .await;
+    let moved = mv(&s, &id, &token, "rel", "made/rel").await;
     assert_eq!(moved.json()["entry"]["path"], "/home/user/made/rel");
     let down = s.get_file(&id, &token, "made/rel/x.txt").await;
     assert_eq!(down.body, b"x");

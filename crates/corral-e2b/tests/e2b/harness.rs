@@ -35,23 +35,40 @@ pub async fn serve_with(backend: Arc<dyn corral_backend::Backend>, config: E2bCo
     let service = E2bService::new(backend, Token::new(KEY).unwrap(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let service = service_fn(move |req| {
+        let service = service.clone();
+        async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+    });
+    serve_connections(listener, service);
+    Served { addr }
+}
+
+/// Serves HTTP/1, upgrades allowed, on each connection `listener` accepts.
+pub fn serve_connections<S, B>(listener: TcpListener, service: S)
+where
+    S: hyper::service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = hyper::Response<B>,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
+        while let Ok((stream, _)) = listener.accept().await {
             let service = service.clone();
             tokio::spawn(async move {
-                let svc = service_fn(move |req| {
-                    let service = service.clone();
-                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
-                });
                 let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
+                    .serve_connection(TokioIo::new(stream), service)
                     .with_upgrades()
                     .await;
             });
         }
     });
-    Served { addr }
 }
 
 /// A whole answer: status, headers and body.

@@ -179,8 +179,8 @@ async fn a_sandbox_holds_a_bounded_number_of_watchers() {
     create_watcher(&s, &id, &token, json!({"path": "/tmp"})).await;
 }
 
-/// The raw stream of a `WatchDir` call, as it arrives.
-async fn open_watch(
+/// A `WatchDir` stream of `path`, read past its first frame, its start.
+async fn started_watch(
     s: &Served,
     id: &str,
     token: &str,
@@ -197,18 +197,7 @@ async fn open_watch(
         .await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["content-type"], "application/connect+json");
-    res.into_body()
-}
-
-/// A `WatchDir` stream read past its first frame, which is its start.
-async fn started_watch(
-    s: &Served,
-    id: &str,
-    token: &str,
-    path: &str,
-    timeout_ms: Option<u64>,
-) -> hyper::body::Incoming {
-    let mut body = open_watch(s, id, token, path, timeout_ms).await;
+    let mut body = res.into_body();
     let start = read_frames(&mut body, |f| !f.is_empty()).await;
     assert_eq!(start[0].1, json!({"start": {}}));
     body
