@@ -1,11 +1,27 @@
 //! `process.Process/Connect`: attached to a running process by pid or by
 //! tag, a stream sees what it does from then on and its end.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use crate::harness::{Served, enveloped, frames, serve};
+use crate::harness::{Answer, Served, enveloped, frames, sandbox_headers, serve};
+
+/// The content type of Connect streams.
+const STREAM: &str = "application/connect+json";
+
+/// A `Start` of `start` on sandbox `id`, answered in the background.
+fn spawn_start(
+    s: &Arc<Served>,
+    id: &str,
+    token: &str,
+    start: Vec<u8>,
+) -> tokio::task::JoinHandle<Answer> {
+    let (s, id, token) = (Arc::clone(s), id.to_string(), token.to_string());
+    tokio::spawn(async move { s.stream(&id, &token, "process.Process/Start", start).await })
+}
 
 /// Waits until `List` shows a process; its pid.
 async fn listed_pid(s: &Served, id: &str, token: &str) -> u64 {
@@ -36,40 +52,23 @@ fn stdout_and_end(body: &[u8]) -> (String, Value) {
 
 #[tokio::test]
 async fn connect_by_pid_and_by_tag_streams_the_rest_and_the_end() {
-    let s = std::sync::Arc::new(serve().await);
+    let s = Arc::new(serve().await);
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     for by_tag in [false, true] {
         let start = enveloped(&json!({
             "process": {"cmd": "/bin/bash", "args": ["-c", "echo early; sleep 1; echo late; exit 4"]},
             "tag": "job",
         }));
-        let (sa, ida, tokena) = (std::sync::Arc::clone(&s), id.clone(), token.clone());
-        let started = tokio::spawn(async move {
-            sa.envd(
-                &ida,
-                &tokena,
-                "POST",
-                "/process.Process/Start",
-                "application/connect+json",
-                start,
-            )
-            .await
-        });
+        let started = spawn_start(&s, &id, &token, start);
         let pid = listed_pid(&s, &id, &token).await;
         let selector = if by_tag {
             json!({"tag": "job"})
         } else {
             json!({"pid": pid})
         };
+        let connect = enveloped(&json!({ "process": selector }));
         let attached = s
-            .envd(
-                &id,
-                &token,
-                "POST",
-                "/process.Process/Connect",
-                "application/connect+json",
-                enveloped(&json!({ "process": selector })),
-            )
+            .stream(&id, &token, "process.Process/Connect", connect)
             .await;
         assert_eq!(attached.status, 200);
         assert_eq!(attached.headers["content-type"], "application/connect+json");
@@ -98,29 +97,18 @@ async fn a_connect_at_its_deadline_ends_and_the_process_goes_on() {
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     let start = enveloped(&json!({"process": {"cmd": "/bin/bash", "args": ["-c", "sleep 30"]}}));
     // A start whose client goes away at once: the process goes on.
-    let _ = tokio::time::timeout(
-        Duration::from_millis(300),
-        s.envd(
-            &id,
-            &token,
-            "POST",
-            "/process.Process/Start",
-            "application/connect+json",
-            start,
-        ),
-    )
-    .await;
+    let start = s.stream(&id, &token, "process.Process/Start", start);
+    let _ = tokio::time::timeout(Duration::from_millis(300), start).await;
     let pid = listed_pid(&s, &id, &token).await;
     let a = s
         .send(
             "POST",
             "/process.Process/Connect",
-            &[
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", token.clone()),
-                ("content-type", "application/connect+json".into()),
-                ("Connect-Timeout-Ms", "200".into()),
-            ],
+            &sandbox_headers(
+                &id,
+                &token,
+                &[("content-type", STREAM), ("Connect-Timeout-Ms", "200")],
+            ),
             enveloped(&json!({"process": {"pid": pid}})),
         )
         .await;
@@ -144,11 +132,7 @@ async fn a_connect_at_its_deadline_ends_and_the_process_goes_on() {
 
 #[tokio::test]
 async fn an_attached_stream_that_falls_behind_ends_with_one_clear_error() {
-    use bytes::Bytes;
-    use http_body_util::{BodyExt, Full};
-    use hyper_util::rt::TokioIo;
-
-    let s = std::sync::Arc::new(serve().await);
+    let s = Arc::new(serve().await);
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     // Far more than the attached stream holds, and the socket's buffers.
     s.put(&id, &token, "/tmp/big", &vec![b'x'; 32 * 1024 * 1024])
@@ -156,35 +140,14 @@ async fn an_attached_stream_that_falls_behind_ends_with_one_clear_error() {
     let start = enveloped(&json!({
         "process": {"cmd": "/bin/bash", "args": ["-c", "sleep 0.5; cat /tmp/big"]},
     }));
-    let (sa, ida, tokena) = (std::sync::Arc::clone(&s), id.clone(), token.clone());
-    let started = tokio::spawn(async move {
-        sa.envd(
-            &ida,
-            &tokena,
-            "POST",
-            "/process.Process/Start",
-            "application/connect+json",
-            start,
-        )
-        .await
-    });
+    let started = spawn_start(&s, &id, &token, start);
     let pid = listed_pid(&s, &id, &token).await;
     // Attached, and not read until the process has ended.
-    let stream = tokio::net::TcpStream::connect(s.addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let req = hyper::Request::post("/process.Process/Connect")
-        .header("host", "localhost")
-        .header("E2b-Sandbox-Id", id.as_str())
-        .header("X-Access-Token", token.as_str())
-        .header("content-type", "application/connect+json")
-        .body(Full::new(Bytes::from(enveloped(
-            &json!({"process": {"pid": pid}}),
-        ))))
-        .unwrap();
-    let res = sender.send_request(req).await.unwrap();
+    let headers = sandbox_headers(&id, &token, &[("content-type", STREAM)]);
+    let connect = enveloped(&json!({"process": {"pid": pid}}));
+    let res = s
+        .open("POST", "/process.Process/Connect", &headers, connect)
+        .await;
     let (_, end) = stdout_and_end(&started.await.unwrap().body);
     assert_eq!(end["exitCode"], 0);
     let body = res.into_body().collect().await.unwrap().to_bytes();

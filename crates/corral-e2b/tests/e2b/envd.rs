@@ -2,7 +2,13 @@
 
 use serde_json::json;
 
-use crate::harness::{enveloped, frames, serve};
+use crate::harness::{Answer, Served, enveloped, frames, serve};
+
+/// A GET of `path` naming no sandbox, carrying only the access `token`.
+async fn by_token(s: &Served, token: &str, path: &str) -> Answer {
+    let headers = [("X-Access-Token", token.to_string())];
+    s.send("GET", path, &headers, Vec::new()).await
+}
 
 #[tokio::test]
 async fn start_streams_start_data_end_and_the_end_of_stream() {
@@ -11,16 +17,7 @@ async fn start_streams_start_data_end_and_the_end_of_stream() {
     let req = enveloped(
         &json!({"process": {"cmd": "/bin/bash", "args": ["-l", "-c", "echo hi; echo oops >&2; exit 3"]}}),
     );
-    let a = s
-        .envd(
-            &id,
-            &token,
-            "POST",
-            "/process.Process/Start",
-            "application/connect+json",
-            req,
-        )
-        .await;
+    let a = s.stream(&id, &token, "process.Process/Start", req).await;
     assert_eq!(a.status, 200);
     assert_eq!(a.headers["content-type"], "application/connect+json");
     let frames = frames(&a.body);
@@ -72,40 +69,15 @@ async fn files_go_up_raw_and_multipart_and_come_down() {
         )
         .await;
     assert_eq!(up.status, 200, "{}", String::from_utf8_lossy(&up.body));
-    let down = s
-        .envd(
-            &id,
-            &token,
-            "GET",
-            "/files?path=%2Ftmp%2Fb.txt",
-            "",
-            Vec::new(),
-        )
-        .await;
+    let down = s.get_file(&id, &token, "%2Ftmp%2Fb.txt").await;
     assert_eq!(
         (down.status, down.body.as_slice()),
         (200, b"multi".as_slice())
     );
-    let down = s
-        .envd(
-            &id,
-            &token,
-            "GET",
-            "/files?path=notes/a.txt",
-            "",
-            Vec::new(),
-        )
-        .await;
+    let down = s.get_file(&id, &token, "notes/a.txt").await;
     assert_eq!(down.body, b"raw");
     let stat = s
-        .envd(
-            &id,
-            &token,
-            "POST",
-            "/filesystem.Filesystem/Stat",
-            "application/json",
-            br#"{"path":"/tmp/nope"}"#.to_vec(),
-        )
+        .filesystem(&id, &token, "Stat", json!({"path": "/tmp/nope"}))
         .await;
     assert_eq!(stat.status, 404);
     assert_eq!(stat.json()["code"], "not_found");
@@ -119,23 +91,9 @@ async fn a_call_naming_no_sandbox_is_routed_by_its_access_token() {
     s.put(&first, &first_token, "/tmp/whose", b"first").await;
     s.put(&second, &second_token, "/tmp/whose", b"second").await;
     for (token, says) in [(&first_token, "first"), (&second_token, "second")] {
-        let a = s
-            .send(
-                "GET",
-                "/files?path=/tmp/whose",
-                &[("X-Access-Token", token.clone())],
-                Vec::new(),
-            )
-            .await;
+        let a = by_token(&s, token, "/files?path=/tmp/whose").await;
         assert_eq!((a.status, a.body.as_slice()), (200, says.as_bytes()));
-        let health = s
-            .send(
-                "GET",
-                "/health",
-                &[("X-Access-Token", token.clone())],
-                Vec::new(),
-            )
-            .await;
+        let health = by_token(&s, token, "/health").await;
         assert_eq!(health.status, 204);
     }
     // A killed sandbox's token routes nowhere.
@@ -149,13 +107,6 @@ async fn a_call_naming_no_sandbox_is_routed_by_its_access_token() {
         .status,
         204
     );
-    let a = s
-        .send(
-            "GET",
-            "/files?path=/tmp/whose",
-            &[("X-Access-Token", first_token.clone())],
-            Vec::new(),
-        )
-        .await;
+    let a = by_token(&s, &first_token, "/files?path=/tmp/whose").await;
     assert_eq!(a.status, 400, "{}", String::from_utf8_lossy(&a.body));
 }

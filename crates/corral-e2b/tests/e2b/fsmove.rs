@@ -3,7 +3,13 @@
 
 use serde_json::json;
 
-use crate::harness::serve;
+use crate::harness::{Answer, Served, serve};
+
+/// A `Move` of `source` to `destination`, as answered.
+async fn mv(s: &Served, id: &str, token: &str, source: &str, destination: &str) -> Answer {
+    let body = json!({"source": source, "destination": destination});
+    s.filesystem(id, token, "Move", body).await
+}
 
 #[tokio::test]
 async fn a_directory_tree_moves_whole_and_the_source_is_gone() {
@@ -12,22 +18,10 @@ async fn a_directory_tree_moves_whole_and_the_source_is_gone() {
     s.put(&id, &token, "/tmp/src/a.txt", b"a").await;
     s.put(&id, &token, "/tmp/src/deep/er/b.txt", b"bee").await;
     let made = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/MakeDir",
-            json!({"path": "/tmp/src/empty"}),
-        )
+        .filesystem(&id, &token, "MakeDir", json!({"path": "/tmp/src/empty"}))
         .await;
     assert_eq!(made.status, 200);
-    let moved = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Move",
-            json!({"source": "/tmp/src", "destination": "/tmp/dst"}),
-        )
-        .await;
+    let moved = mv(&s, &id, &token, "/tmp/src", "/tmp/dst").await;
     assert_eq!(
         moved.status,
         200,
@@ -36,33 +30,14 @@ async fn a_directory_tree_moves_whole_and_the_source_is_gone() {
     );
     assert_eq!(moved.json()["entry"]["type"], "FILE_TYPE_DIRECTORY");
     assert_eq!(moved.json()["entry"]["path"], "/tmp/dst");
-    let down = s
-        .envd(
-            &id,
-            &token,
-            "GET",
-            "/files?path=/tmp/dst/deep/er/b.txt",
-            "",
-            Vec::new(),
-        )
-        .await;
+    let down = s.get_file(&id, &token, "/tmp/dst/deep/er/b.txt").await;
     assert_eq!(down.body, b"bee");
     let empty = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Stat",
-            json!({"path": "/tmp/dst/empty"}),
-        )
+        .filesystem(&id, &token, "Stat", json!({"path": "/tmp/dst/empty"}))
         .await;
     assert_eq!(empty.json()["entry"]["type"], "FILE_TYPE_DIRECTORY");
     let gone = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Stat",
-            json!({"path": "/tmp/src"}),
-        )
+        .filesystem(&id, &token, "Stat", json!({"path": "/tmp/src"}))
         .await;
     assert_eq!(gone.json()["code"], "not_found");
 }
@@ -73,25 +48,9 @@ async fn a_directory_does_not_move_onto_an_existing_entry() {
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     s.put(&id, &token, "/tmp/one/a.txt", b"a").await;
     s.put(&id, &token, "/tmp/two/b.txt", b"b").await;
-    let a = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Move",
-            json!({"source": "/tmp/one", "destination": "/tmp/two"}),
-        )
-        .await;
+    let a = mv(&s, &id, &token, "/tmp/one", "/tmp/two").await;
     assert_eq!(a.json()["code"], "already_exists", "{}", a.json());
-    let kept = s
-        .envd(
-            &id,
-            &token,
-            "GET",
-            "/files?path=/tmp/one/a.txt",
-            "",
-            Vec::new(),
-        )
-        .await;
+    let kept = s.get_file(&id, &token, "/tmp/one/a.txt").await;
     assert_eq!(kept.body, b"a");
 }
 
@@ -101,68 +60,27 @@ async fn relative_paths_resolve_under_the_home_everywhere() {
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     s.put(&id, &token, "rel/x.txt", b"x").await;
     let stat = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Stat",
-            json!({"path": "rel/x.txt"}),
-        )
+        .filesystem(&id, &token, "Stat", json!({"path": "rel/x.txt"}))
         .await;
     assert_eq!(stat.json()["entry"]["path"], "/home/user/rel/x.txt");
     let listed = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/ListDir",
-            json!({"path": "rel"}),
-        )
+        .filesystem(&id, &token, "ListDir", json!({"path": "rel"}))
         .await;
     assert_eq!(listed.json()["entries"][0]["path"], "/home/user/rel/x.txt");
     let made = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/MakeDir",
-            json!({"path": "~/made"}),
-        )
+        .filesystem(&id, &token, "MakeDir", json!({"path": "~/made"}))
         .await;
     assert_eq!(made.json()["entry"]["path"], "/home/user/made");
-    let moved = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Move",
-            json!({"source": "rel", "destination": "made/rel"}),
-        )
-        .await;
+    let moved = mv(&s, &id, &token, "rel", "made/rel").await;
     assert_eq!(moved.json()["entry"]["path"], "/home/user/made/rel");
-    let down = s
-        .envd(
-            &id,
-            &token,
-            "GET",
-            "/files?path=made/rel/x.txt",
-            "",
-            Vec::new(),
-        )
-        .await;
+    let down = s.get_file(&id, &token, "made/rel/x.txt").await;
     assert_eq!(down.body, b"x");
     let removed = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Remove",
-            json!({"path": "made"}),
-        )
+        .filesystem(&id, &token, "Remove", json!({"path": "made"}))
         .await;
     assert_eq!(removed.status, 200);
     let gone = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Stat",
-            json!({"path": "/home/user/made"}),
-        )
+        .filesystem(&id, &token, "Stat", json!({"path": "/home/user/made"}))
         .await;
     assert_eq!(gone.json()["code"], "not_found");
 }

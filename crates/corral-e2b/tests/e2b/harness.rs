@@ -15,10 +15,12 @@ use tokio::net::{TcpListener, TcpStream};
 
 pub const KEY: &str = "e2b_0123456789abcdef0123456789abcdef";
 
+/// A served service's address.
 pub struct Served {
     pub addr: std::net::SocketAddr,
 }
 
+/// The service over a fresh memory backend, on loopback.
 pub async fn serve() -> Served {
     serve_backend(Arc::new(MemoryBackend::new())).await
 }
@@ -33,25 +35,43 @@ pub async fn serve_with(backend: Arc<dyn corral_backend::Backend>, config: E2bCo
     let service = E2bService::new(backend, Token::new(KEY).unwrap(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let service = service_fn(move |req| {
+        let service = service.clone();
+        async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+    });
+    serve_connections(listener, service);
+    Served { addr }
+}
+
+/// Serves HTTP/1, upgrades allowed, on each connection `listener` accepts.
+pub fn serve_connections<S, B>(listener: TcpListener, service: S)
+where
+    S: hyper::service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = hyper::Response<B>,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
+        while let Ok((stream, _)) = listener.accept().await {
             let service = service.clone();
             tokio::spawn(async move {
-                let svc = service_fn(move |req| {
-                    let service = service.clone();
-                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
-                });
                 let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
+                    .serve_connection(TokioIo::new(stream), service)
                     .with_upgrades()
                     .await;
             });
         }
     });
-    Served { addr }
 }
 
+/// A whole answer: status, headers and body.
 pub struct Answer {
     pub status: u16,
     pub headers: hyper::HeaderMap,
@@ -59,19 +79,22 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The body as JSON (null when it is not JSON).
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 }
 
 impl Served {
-    pub async fn send(
+    /// Sends a request and leaves its answer's body unread, to be read as
+    /// it arrives.
+    pub async fn open(
         &self,
         method: &str,
         path: &str,
         headers: &[(&str, String)],
         body: Vec<u8>,
-    ) -> Answer {
+    ) -> hyper::Response<hyper::body::Incoming> {
         let stream = TcpStream::connect(self.addr).await.unwrap();
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
@@ -84,10 +107,21 @@ impl Served {
         for (k, v) in headers {
             req = req.header(*k, v.as_str());
         }
-        let res = sender
+        sender
             .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Sends a request and reads its whole answer.
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Answer {
+        let res = self.open(method, path, headers, body).await;
         let status = res.status().as_u16();
         let headers = res.headers().clone();
         let body = res.into_body().collect().await.unwrap().to_bytes().to_vec();
@@ -138,18 +172,23 @@ impl Served {
         content_type: &str,
         body: Vec<u8>,
     ) -> Answer {
-        self.send(
-            method,
-            path,
-            &[
-                ("E2b-Sandbox-Id", id.to_string()),
-                ("X-Access-Token", token.to_string()),
-                ("content-type", content_type.to_string()),
-            ],
-            body,
-        )
-        .await
+        let headers = sandbox_headers(id, token, &[("content-type", content_type)]);
+        self.send(method, path, &headers, body).await
     }
+}
+
+/// The headers naming sandbox `id` with its access token, then `extra`.
+pub fn sandbox_headers(
+    id: &str,
+    token: &str,
+    extra: &[(&'static str, &str)],
+) -> Vec<(&'static str, String)> {
+    let mut headers = vec![
+        ("E2b-Sandbox-Id", id.to_string()),
+        ("X-Access-Token", token.to_string()),
+    ];
+    headers.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    headers
 }
 
 /// The frames of a Connect stream: (flags, JSON).
@@ -185,6 +224,25 @@ impl Served {
             serde_json::to_vec(&body).unwrap(),
         )
         .await
+    }
+
+    /// A `filesystem.Filesystem` unary call on sandbox `id`: `method`'s answer.
+    pub async fn filesystem(&self, id: &str, token: &str, method: &str, body: Value) -> Answer {
+        let procedure = format!("filesystem.Filesystem/{method}");
+        self.rpc(id, token, &procedure, body).await
+    }
+
+    /// A streaming Connect call on sandbox `id` with the (enveloped) `body`.
+    pub async fn stream(&self, id: &str, token: &str, procedure: &str, body: Vec<u8>) -> Answer {
+        let path = format!("/{procedure}");
+        self.envd(id, token, "POST", &path, "application/connect+json", body)
+            .await
+    }
+
+    /// The answer to a download of `path`.
+    pub async fn get_file(&self, id: &str, token: &str, path: &str) -> Answer {
+        let path = format!("/files?path={path}");
+        self.envd(id, token, "GET", &path, "", Vec::new()).await
     }
 
     /// Writes `bytes` to `path` with a raw upload.

@@ -12,7 +12,6 @@ use corral_backend_local::LocalBackend;
 use corral_e2b::E2bConfig;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -20,7 +19,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::harness::{Served, serve, serve_backend, serve_with};
+use crate::harness::{Served, serve, serve_backend, serve_connections, serve_with};
 
 /// Sends `head` (and `body`) on a new connection to `served` and reads
 /// the whole answer (the request asks to close).
@@ -39,6 +38,7 @@ async fn raw(served: &Served, head: &str, body: &[u8]) -> (u16, String) {
     (status, text)
 }
 
+/// A GET of `path` for `host` (with the `extra` header lines), whole.
 async fn get(served: &Served, host: &str, path: &str, extra: &str) -> (u16, String) {
     let head = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n");
     raw(served, &head, b"").await
@@ -123,20 +123,11 @@ async fn a_backend_without_connect_port_answers_501_and_hostile_hosts_are_refuse
 async fn upstream() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let svc = service_fn(answer);
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .with_upgrades()
-                    .await;
-            });
-        }
-    });
+    serve_connections(listener, service_fn(answer));
     port
 }
 
+/// The upstream's answer to `req`.
 async fn answer(mut req: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Error> {
     if req.headers().get("upgrade").is_some() {
         let on = hyper::upgrade::on(&mut req);

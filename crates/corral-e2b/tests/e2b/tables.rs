@@ -2,9 +2,9 @@
 
 use corral_backend::ErrorCode;
 use corral_e2b::{ConnectCode, connect_code_of, http_status_of};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::harness::{KEY, enveloped, frames, serve};
+use crate::harness::{KEY, enveloped, frames, sandbox_headers, serve};
 
 /// method, path, headers, body, status, what the message says.
 type Case<'a> = (
@@ -39,85 +39,137 @@ fn every_backend_code_has_one_status_and_one_connect_code() {
     assert_eq!(ConnectCode::NotFound.as_str(), "not_found");
 }
 
+/// A refused `POST /v2/sandboxes`: body, status, what the message says.
+type CreateCase<'a> = (Vec<u8>, u16, &'a str);
+
+/// A refused envd call with the JSON headers: path, body, status, what the
+/// message says.
+type EnvdCase<'a> = (&'a str, &'a [u8], u16, &'a str);
+
+/// The one frame of a stream refused at once: its end-of-stream error.
+fn lone_error(what: &str, body: &[u8]) -> Value {
+    let all = frames(body);
+    assert_eq!(all.len(), 1, "{what}: {all:?}");
+    assert_eq!(all[0].0, 2, "{what}: not an end-of-stream frame");
+    all[0].1["error"].clone()
+}
+
 #[tokio::test]
 async fn hostile_inputs_get_one_clear_line() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     let (_other, other_token) = s.create(json!({"templateID": "base"})).await;
     let key = ("X-API-KEY", KEY.to_string());
-    let envd = vec![
-        ("E2b-Sandbox-Id", id.clone()),
-        ("X-Access-Token", token.clone()),
-        ("content-type", "application/json".to_string()),
-    ];
+    let named = |token: &str| sandbox_headers(&id, token, &[]);
+    let json_type = ("content-type", "application/json");
+    let envd = sandbox_headers(&id, &token, &[json_type]);
+    let encoded =
+        |encoding| sandbox_headers(&id, &token, &[json_type, ("content-encoding", encoding)]);
     // A directory holding a symlink, which the file primitives cannot make.
-    let ln = s
-        .envd(
-            &id,
-            &token,
-            "POST",
-            "/process.Process/Start",
-            "application/connect+json",
-            enveloped(&json!({"process": {"cmd": "/bin/bash", "args": ["-c", "mkdir -p /tmp/ln && ln -s /tmp /tmp/ln/link"]}})),
-        )
-        .await;
+    let ln = enveloped(
+        &json!({"process": {"cmd": "/bin/bash", "args": ["-c", "mkdir -p /tmp/ln && ln -s /tmp /tmp/ln/link"]}}),
+    );
+    let ln = s.stream(&id, &token, "process.Process/Start", ln).await;
     assert!(frames(&ln.body).len() >= 2, "{:?}", frames(&ln.body));
     // A directory too large to watch.
     let big = crate::watch::many_files((0..5001).map(|i| format!("/tmp/big/f{i}")));
-    let up = s
-        .envd(
-            &id,
-            &token,
-            "POST",
-            "/files",
-            "multipart/form-data; boundary=b",
-            big,
-        )
-        .await;
+    let multipart = "multipart/form-data; boundary=b";
+    let up = s.envd(&id, &token, "POST", "/files", multipart, big).await;
     assert_eq!(up.status, 200);
-    let mut gzipped = envd.clone();
-    gzipped.push(("content-encoding", "gzip".to_string()));
-    let cases: Vec<Case> = vec![
+    let creates: Vec<CreateCase> = vec![
         (
-            "POST",
-            "/v2/sandboxes",
-            vec![key.clone()],
             b"{not json".to_vec(),
             400,
             "the body of POST /sandboxes is not valid",
         ),
+        (vec![b' '; 2 * 1024 * 1024], 413, "the body is larger than"),
         (
-            "POST",
-            "/v2/sandboxes",
-            vec![key.clone()],
-            vec![b' '; 2 * 1024 * 1024],
-            413,
-            "the body is larger than",
-        ),
-        (
-            "POST",
-            "/v2/sandboxes",
-            vec![key.clone()],
             br#"{"templateID":"nope"}"#.to_vec(),
             404,
             "template \"nope\" not found",
         ),
         (
-            "POST",
-            "/v2/sandboxes",
-            vec![key.clone()],
             br#"{"templateID":"base","metadata":{"a b":"x"}}"#.to_vec(),
             400,
             "metadata.a b",
         ),
         (
-            "POST",
-            "/v2/sandboxes",
-            vec![key.clone()],
             br#"{"templateID":"base","envVars":{"1A":"x"}}"#.to_vec(),
             400,
             "envVars",
         ),
+    ];
+    let envd_calls: Vec<EnvdCase> = vec![
+        (
+            "/filesystem.Filesystem/Move",
+            br#"{"source":"/tmp/m","destination":"/tmp/m/inside"}"#,
+            400,
+            "cannot move /tmp/m into itself (/tmp/m/inside)",
+        ),
+        (
+            "/filesystem.Filesystem/Move",
+            br#"{"source":"/","destination":"/tmp/root"}"#,
+            400,
+            "cannot move / into itself",
+        ),
+        (
+            "/filesystem.Filesystem/Stat",
+            br#"{"path":"no/such/relative"}"#,
+            404,
+            "/home/user/no/such/relative",
+        ),
+        (
+            "/filesystem.Filesystem/GetWatcherEvents",
+            br#"{"watcherId":"w-none"}"#,
+            404,
+            "watcher \"w-none\" not found",
+        ),
+        (
+            "/filesystem.Filesystem/RemoveWatcher",
+            br#"{"watcherId":""}"#,
+            404,
+            "watcher \"\" not found",
+        ),
+        (
+            "/filesystem.Filesystem/CreateWatcher",
+            br#"{"path":"/tmp/big/f0"}"#,
+            400,
+            "/tmp/big/f0 is not a directory",
+        ),
+        (
+            "/filesystem.Filesystem/CreateWatcher",
+            br#"{"path":"never-made"}"#,
+            404,
+            "/home/user/never-made",
+        ),
+        (
+            "/filesystem.Filesystem/CreateWatcher",
+            br#"{"path":"/tmp/big"}"#,
+            429,
+            "/tmp/big holds more than 5000 entries",
+        ),
+        (
+            "/filesystem.Filesystem/CreateWatcher",
+            br#"{"path":"/tmp/a\u0000b"}"#,
+            400,
+            "path",
+        ),
+        (
+            "/filesystem.Filesystem/Move",
+            br#"{"source":"/tmp/ln","destination":"/tmp/ln-moved"}"#,
+            501,
+            "Move of a directory holding a symlink or a special file (/tmp/ln/link)",
+        ),
+    ];
+    let creates = creates.into_iter().map(|(body, status, says)| {
+        let headers = vec![key.clone()];
+        ("POST", "/v2/sandboxes", headers, body, status, says)
+    });
+    let envd_calls = envd_calls.into_iter().map(|(path, body, status, says)| {
+        ("POST", path, envd.clone(), body.to_vec(), status, says)
+    });
+    let mut cases: Vec<Case> = creates.chain(envd_calls).collect();
+    cases.extend([
         (
             "GET",
             "/templates",
@@ -129,10 +181,7 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "GET",
             "/files?path=/tmp/x",
-            vec![
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", "wrong-token-0123456789".into()),
-            ],
+            named("wrong-token-0123456789"),
             Vec::new(),
             401,
             "X-Access-Token is missing or wrong",
@@ -148,10 +197,7 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "POST",
             "/process.Process/SendInput",
-            vec![
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", token.clone()),
-            ],
+            named(&token),
             br#"{"process":{"pid":1},"input":{"stdin":"%%%"}}"#.to_vec(),
             404,
             "process pid 1 not found",
@@ -159,42 +205,15 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "GET",
             "/files?path=a%00b",
-            vec![
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", token.clone()),
-            ],
+            named(&token),
             Vec::new(),
             400,
             "path",
         ),
         (
             "POST",
-            "/filesystem.Filesystem/Move",
-            envd.clone(),
-            br#"{"source":"/tmp/m","destination":"/tmp/m/inside"}"#.to_vec(),
-            400,
-            "cannot move /tmp/m into itself (/tmp/m/inside)",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/Move",
-            envd.clone(),
-            br#"{"source":"/","destination":"/tmp/root"}"#.to_vec(),
-            400,
-            "cannot move / into itself",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/Stat",
-            envd.clone(),
-            br#"{"path":"no/such/relative"}"#.to_vec(),
-            404,
-            "/home/user/no/such/relative",
-        ),
-        (
-            "POST",
             "/files?path=/tmp/bomb",
-            gzipped.clone(),
+            encoded("gzip"),
             crate::gzip::bomb(65),
             413,
             "the gzip body inflates to more than 67108864 bytes",
@@ -202,7 +221,7 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "POST",
             "/files?path=/tmp/notgz",
-            gzipped.clone(),
+            encoded("gzip"),
             b"plain bytes, not gzip".to_vec(),
             400,
             "the body is not valid gzip",
@@ -210,70 +229,10 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "POST",
             "/files?path=/tmp/br",
-            {
-                let mut h = envd.clone();
-                h.push(("content-encoding", "br".to_string()));
-                h
-            },
+            encoded("br"),
             b"x".to_vec(),
             501,
             "Content-Encoding \"br\" on uploads (gzip is) is not served",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/GetWatcherEvents",
-            envd.clone(),
-            br#"{"watcherId":"w-none"}"#.to_vec(),
-            404,
-            "watcher \"w-none\" not found",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/RemoveWatcher",
-            envd.clone(),
-            br#"{"watcherId":""}"#.to_vec(),
-            404,
-            "watcher \"\" not found",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/CreateWatcher",
-            envd.clone(),
-            br#"{"path":"/tmp/big/f0"}"#.to_vec(),
-            400,
-            "/tmp/big/f0 is not a directory",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/CreateWatcher",
-            envd.clone(),
-            br#"{"path":"never-made"}"#.to_vec(),
-            404,
-            "/home/user/never-made",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/CreateWatcher",
-            envd.clone(),
-            br#"{"path":"/tmp/big"}"#.to_vec(),
-            429,
-            "/tmp/big holds more than 5000 entries",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/CreateWatcher",
-            envd.clone(),
-            br#"{"path":"/tmp/a\u0000b"}"#.to_vec(),
-            400,
-            "path",
-        ),
-        (
-            "POST",
-            "/filesystem.Filesystem/Move",
-            envd.clone(),
-            br#"{"source":"/tmp/ln","destination":"/tmp/ln-moved"}"#.to_vec(),
-            501,
-            "Move of a directory holding a symlink or a special file (/tmp/ln/link)",
         ),
         // Routed by the access token alone: an empty one routes nowhere.
         (
@@ -297,10 +256,7 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "POST",
             "/process.Process/List",
-            vec![
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", other_token.clone()),
-            ],
+            named(&other_token),
             b"{}".to_vec(),
             401,
             "X-Access-Token is missing or wrong",
@@ -308,15 +264,12 @@ async fn hostile_inputs_get_one_clear_line() {
         (
             "GET",
             "/files?path=/tmp/a",
-            vec![
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", other_token.clone()),
-            ],
+            named(&other_token),
             Vec::new(),
             401,
             "X-Access-Token is missing or wrong",
         ),
-    ];
+    ]);
     for (method, path, headers, body, status, says) in cases {
         let a = s.send(method, path, &headers, body).await;
         let message = a.json()["message"].as_str().unwrap_or_default().to_string();
@@ -342,10 +295,7 @@ async fn hostile_inputs_get_one_clear_line() {
         .send(
             "POST",
             "/files?path=../../../../tmp/escape-e2b",
-            &[
-                ("E2b-Sandbox-Id", id.clone()),
-                ("X-Access-Token", token.clone()),
-            ],
+            &named(&token),
             b"x".to_vec(),
         )
         .await;
@@ -395,21 +345,11 @@ async fn hostile_watch_streams_end_with_one_clear_error() {
     ];
     for (body, code, says) in cases {
         let a = s
-            .envd(
-                &id,
-                &token,
-                "POST",
-                "/filesystem.Filesystem/WatchDir",
-                "application/connect+json",
-                body.clone(),
-            )
+            .stream(&id, &token, "filesystem.Filesystem/WatchDir", body)
             .await;
-        let all = frames(&a.body);
-        assert_eq!(all.len(), 1, "{all:?}");
-        let (flags, end) = &all[0];
-        assert_eq!(*flags, 2);
-        let message = end["error"]["message"].as_str().unwrap_or_default();
-        assert_eq!(end["error"]["code"], code, "{message}");
+        let error = lone_error(says, &a.body);
+        let message = error["message"].as_str().unwrap_or_default();
+        assert_eq!(error["code"], code, "{message}");
         assert!(message.contains(says), "{message:?} does not say {says:?}");
         assert!(!message.contains('\n'), "{message:?}");
     }
@@ -438,23 +378,12 @@ async fn unserved_procedures_are_refused_in_their_clients_shape() {
         ("/other.Service/Call", unary, 501, unary),
     ];
     for (path, content_type, status, answered_as) in cases {
-        let a = s
-            .envd(
-                &id,
-                &token,
-                "POST",
-                path,
-                content_type,
-                enveloped(&json!({})),
-            )
-            .await;
+        let body = enveloped(&json!({}));
+        let a = s.envd(&id, &token, "POST", path, content_type, body).await;
         assert_eq!(a.status, status, "{path} as {content_type}");
         assert_eq!(a.headers["content-type"], answered_as, "{path}");
         let error = if answered_as == stream {
-            let all = frames(&a.body);
-            assert_eq!(all.len(), 1, "{path}: {all:?}");
-            assert_eq!(all[0].0, 2, "{path}: not an end-of-stream frame");
-            all[0].1["error"].clone()
+            lone_error(path, &a.body)
         } else {
             a.json()
         };
@@ -492,21 +421,11 @@ async fn hostile_connects_end_with_one_clear_error() {
         (b"{}".to_vec(), "invalid_argument", "5-byte envelope"),
     ];
     for (body, code, says) in cases {
-        let a = s
-            .envd(
-                &id,
-                &token,
-                "POST",
-                "/process.Process/Connect",
-                "application/connect+json",
-                body,
-            )
-            .await;
+        let a = s.stream(&id, &token, "process.Process/Connect", body).await;
         assert_eq!(a.status, 200);
-        let all = frames(&a.body);
-        assert_eq!(all.len(), 1, "{all:?}");
-        let message = all[0].1["error"]["message"].as_str().unwrap_or_default();
-        assert_eq!(all[0].1["error"]["code"], code, "{message}");
+        let error = lone_error(says, &a.body);
+        let message = error["message"].as_str().unwrap_or_default();
+        assert_eq!(error["code"], code, "{message}");
         assert!(message.contains(says), "{message:?} does not say {says:?}");
     }
 }

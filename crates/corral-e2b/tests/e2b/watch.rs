@@ -2,13 +2,10 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
 
-use crate::harness::{Served, enveloped, frames, serve};
+use crate::harness::{Answer, Served, enveloped, frames, sandbox_headers, serve};
 
 /// A multipart body writing each of `paths` empty.
 pub fn many_files(paths: impl Iterator<Item = String>) -> Vec<u8> {
@@ -25,15 +22,15 @@ pub fn many_files(paths: impl Iterator<Item = String>) -> Vec<u8> {
     body
 }
 
+/// One `GetWatcherEvents` call on watcher `watcher`, as answered.
+async fn poll(s: &Served, id: &str, token: &str, watcher: &str) -> Answer {
+    let body = json!({"watcherId": watcher});
+    s.filesystem(id, token, "GetWatcherEvents", body).await
+}
+
+/// The events a poll of `watcher` returns: (type without its prefix, name).
 async fn events(s: &Served, id: &str, token: &str, watcher: &str) -> Vec<(String, String)> {
-    let a = s
-        .rpc(
-            id,
-            token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": watcher}),
-        )
-        .await;
+    let a = poll(s, id, token, watcher).await;
     assert_eq!(a.status, 200, "{}", a.json());
     a.json()["events"]
         .as_array()
@@ -52,18 +49,24 @@ async fn events(s: &Served, id: &str, token: &str, watcher: &str) -> Vec<(String
         .collect()
 }
 
+/// Owned copies of (type, name) pairs, to compare with `events`.
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect()
 }
 
+/// A new polled watcher made from `body`: its id.
 async fn create_watcher(s: &Served, id: &str, token: &str, body: Value) -> String {
-    let a = s
-        .rpc(id, token, "filesystem.Filesystem/CreateWatcher", body)
-        .await;
+    let a = s.filesystem(id, token, "CreateWatcher", body).await;
     assert_eq!(a.status, 200, "{}", a.json());
     a.json()["watcherId"].as_str().unwrap().to_string()
+}
+
+/// Makes the directory `path`.
+async fn make_dir(s: &Served, id: &str, token: &str, path: &str) {
+    s.filesystem(id, token, "MakeDir", json!({"path": path}))
+        .await;
 }
 
 #[tokio::test]
@@ -91,12 +94,7 @@ async fn a_polled_watcher_reports_creates_writes_and_removes_of_children() {
         pairs(&[("CREATE", "sub")])
     );
     let removed = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/Remove",
-            json!({"path": "w/seed.txt"}),
-        )
+        .filesystem(&id, &token, "Remove", json!({"path": "w/seed.txt"}))
         .await;
     assert_eq!(removed.status, 200);
     assert_eq!(
@@ -104,34 +102,17 @@ async fn a_polled_watcher_reports_creates_writes_and_removes_of_children() {
         pairs(&[("REMOVE", "seed.txt")])
     );
     // A rename is a remove and a create.
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/Move",
-        json!({"source": "w/a.txt", "destination": "w/b.txt"}),
-    )
-    .await;
+    let rename = json!({"source": "w/a.txt", "destination": "w/b.txt"});
+    s.filesystem(&id, &token, "Move", rename).await;
     assert_eq!(
         events(&s, &id, &token, &w).await,
         pairs(&[("REMOVE", "a.txt"), ("CREATE", "b.txt"), ("WRITE", "b.txt")])
     );
     let gone = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/RemoveWatcher",
-            json!({"watcherId": w}),
-        )
+        .filesystem(&id, &token, "RemoveWatcher", json!({"watcherId": w}))
         .await;
     assert_eq!(gone.status, 200);
-    let again = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
-        .await;
+    let again = poll(&s, &id, &token, &w).await;
     assert_eq!(again.json()["code"], "not_found");
 }
 
@@ -139,13 +120,7 @@ async fn a_polled_watcher_reports_creates_writes_and_removes_of_children() {
 async fn a_recursive_watcher_names_nested_paths_and_carries_entries() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/MakeDir",
-        json!({"path": "/tmp/r"}),
-    )
-    .await;
+    make_dir(&s, &id, &token, "/tmp/r").await;
     let w = create_watcher(
         &s,
         &id,
@@ -154,15 +129,7 @@ async fn a_recursive_watcher_names_nested_paths_and_carries_entries() {
     )
     .await;
     s.put(&id, &token, "/tmp/r/n/f.txt", b"abc").await;
-    let a = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
-        .await;
-    let got = a.json()["events"].clone();
+    let got = poll(&s, &id, &token, &w).await.json()["events"].clone();
     assert_eq!(got[0]["name"], "n");
     assert_eq!(got[0]["type"], "EVENT_TYPE_CREATE");
     assert_eq!(got[1]["name"], "n/f.txt");
@@ -175,45 +142,17 @@ async fn a_recursive_watcher_names_nested_paths_and_carries_entries() {
 async fn a_watcher_that_is_never_read_overflows_into_one_clear_error() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/MakeDir",
-        json!({"path": "/tmp/o"}),
-    )
-    .await;
+    make_dir(&s, &id, &token, "/tmp/o").await;
     let w = create_watcher(&s, &id, &token, json!({"path": "/tmp/o"})).await;
     let body = many_files((0..1100).map(|i| format!("/tmp/o/f{i}")));
-    let up = s
-        .envd(
-            &id,
-            &token,
-            "POST",
-            "/files",
-            "multipart/form-data; boundary=b",
-            body,
-        )
-        .await;
+    let multipart = "multipart/form-data; boundary=b";
+    let up = s.envd(&id, &token, "POST", "/files", multipart, body).await;
     assert_eq!(up.status, 200);
-    let a = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
-        .await;
+    let a = poll(&s, &id, &token, &w).await;
     assert_eq!(a.json()["code"], "resource_exhausted", "{}", a.json());
     let says = a.json()["message"].as_str().unwrap().to_string();
     assert!(says.contains("lost events: more than 1024"), "{says}");
-    let b = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
-        .await;
+    let b = poll(&s, &id, &token, &w).await;
     assert_eq!(b.json()["code"], "not_found");
 }
 
@@ -226,12 +165,7 @@ async fn a_sandbox_holds_a_bounded_number_of_watchers() {
         ids.push(create_watcher(&s, &id, &token, json!({"path": "/tmp"})).await);
     }
     let refused = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/CreateWatcher",
-            json!({"path": "/tmp"}),
-        )
+        .filesystem(&id, &token, "CreateWatcher", json!({"path": "/tmp"}))
         .await;
     assert_eq!(refused.json()["code"], "resource_exhausted");
     assert!(
@@ -240,47 +174,33 @@ async fn a_sandbox_holds_a_bounded_number_of_watchers() {
             .unwrap()
             .contains("16 watchers")
     );
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/RemoveWatcher",
-        json!({"watcherId": ids[0]}),
-    )
-    .await;
+    let first = json!({"watcherId": ids[0]});
+    s.filesystem(&id, &token, "RemoveWatcher", first).await;
     create_watcher(&s, &id, &token, json!({"path": "/tmp"})).await;
 }
 
-/// The raw stream of a `WatchDir` call, as it arrives.
-async fn open_watch(
+/// A `WatchDir` stream of `path`, read past its first frame, its start.
+async fn started_watch(
     s: &Served,
     id: &str,
     token: &str,
     path: &str,
     timeout_ms: Option<u64>,
 ) -> hyper::body::Incoming {
-    let stream = TcpStream::connect(s.addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let mut req = hyper::Request::builder()
-        .method("POST")
-        .uri("/filesystem.Filesystem/WatchDir")
-        .header("host", "localhost")
-        .header("E2b-Sandbox-Id", id)
-        .header("X-Access-Token", token)
-        .header("content-type", "application/connect+json");
+    let mut headers = sandbox_headers(id, token, &[("content-type", "application/connect+json")]);
     if let Some(ms) = timeout_ms {
-        req = req.header("Connect-Timeout-Ms", ms.to_string());
+        headers.push(("Connect-Timeout-Ms", ms.to_string()));
     }
     let body = enveloped(&json!({"path": path}));
-    let res = sender
-        .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
-        .await
-        .unwrap();
+    let res = s
+        .open("POST", "/filesystem.Filesystem/WatchDir", &headers, body)
+        .await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["content-type"], "application/connect+json");
-    res.into_body()
+    let mut body = res.into_body();
+    let start = read_frames(&mut body, |f| !f.is_empty()).await;
+    assert_eq!(start[0].1, json!({"start": {}}));
+    body
 }
 
 /// Reads frames until `until` says stop (or the stream ends), within 10 s.
@@ -309,6 +229,7 @@ async fn read_frames(
     }
 }
 
+/// How many of `bytes` make whole frames.
 fn whole_frames(bytes: &[u8]) -> usize {
     let mut at = 0;
     while bytes.len() >= at + 5 {
@@ -322,22 +243,22 @@ fn whole_frames(bytes: &[u8]) -> usize {
     at
 }
 
+/// The rest of a stream, to its end; the end-of-stream frame's JSON too.
+async fn read_to_end(body: &mut hyper::body::Incoming) -> (Vec<(u8, Value)>, Value) {
+    let all = read_frames(body, |_| false).await;
+    let (flags, end) = all.last().unwrap().clone();
+    assert_eq!(flags, 2, "not an end-of-stream frame: {end}");
+    (all, end)
+}
+
 #[tokio::test]
 async fn watch_dir_streams_start_changes_and_ends_at_its_deadline() {
     let s = serve().await;
     let (id, token) = s.create(json!({"templateID": "base"})).await;
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/MakeDir",
-        json!({"path": "/tmp/s"}),
-    )
-    .await;
-    let mut body = open_watch(&s, &id, &token, "/tmp/s", Some(1500)).await;
-    let start = read_frames(&mut body, |f| !f.is_empty()).await;
-    assert_eq!(start[0].1, json!({"start": {}}));
+    make_dir(&s, &id, &token, "/tmp/s").await;
+    let mut body = started_watch(&s, &id, &token, "/tmp/s", Some(1500)).await;
     s.put(&id, &token, "/tmp/s/new.txt", b"n").await;
-    let all = read_frames(&mut body, |_| false).await;
+    let (all, end) = read_to_end(&mut body).await;
     let changes: Vec<&Value> = all
         .iter()
         .filter_map(|(_, f)| f.get("filesystem"))
@@ -349,8 +270,6 @@ async fn watch_dir_streams_start_changes_and_ends_at_its_deadline() {
             &json!({"name": "new.txt", "type": "EVENT_TYPE_WRITE"}),
         ]
     );
-    let (flags, end) = all.last().unwrap();
-    assert_eq!(*flags, 2);
     assert_eq!(end["error"]["code"], "deadline_exceeded");
 }
 
@@ -360,23 +279,18 @@ async fn watch_dir_ends_with_its_sandbox_and_frees_its_place_when_the_client_lea
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     // Sixteen streams whose clients go away free their places.
     for _ in 0..16 {
-        let mut body = open_watch(&s, &id, &token, "/tmp", None).await;
-        read_frames(&mut body, |f| !f.is_empty()).await;
-        drop(body);
+        drop(started_watch(&s, &id, &token, "/tmp", None).await);
     }
     tokio::time::sleep(Duration::from_millis(600)).await;
     create_watcher(&s, &id, &token, json!({"path": "/tmp"})).await;
-    let mut body = open_watch(&s, &id, &token, "/tmp", None).await;
-    read_frames(&mut body, |f| !f.is_empty()).await;
+    let mut body = started_watch(&s, &id, &token, "/tmp", None).await;
     assert_eq!(
         s.api("DELETE", &format!("/sandboxes/{id}"), Value::Null)
             .await
             .status,
         204
     );
-    let all = read_frames(&mut body, |_| false).await;
-    let (flags, end) = all.last().unwrap();
-    assert_eq!(*flags, 2);
+    let (_, end) = read_to_end(&mut body).await;
     assert_eq!(end["error"]["code"], "not_found", "{end}");
 }
 
@@ -386,44 +300,19 @@ async fn a_watched_directory_that_goes_away_ends_the_watch_with_one_error() {
     let (id, token) = s.create(json!({"templateID": "base"})).await;
     s.put(&id, &token, "/tmp/g/f.txt", b"f").await;
     let w = create_watcher(&s, &id, &token, json!({"path": "/tmp/g"})).await;
-    let mut body = open_watch(&s, &id, &token, "/tmp/g", None).await;
-    read_frames(&mut body, |f| !f.is_empty()).await;
-    s.rpc(
-        &id,
-        &token,
-        "filesystem.Filesystem/Remove",
-        json!({"path": "/tmp/g"}),
-    )
-    .await;
-    let all = read_frames(&mut body, |_| false).await;
-    let (flags, end) = all.last().unwrap();
-    assert_eq!(
-        (*flags, &end["error"]["code"]),
-        (2, &json!("not_found")),
-        "{end}"
-    );
-    let a = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
+    let mut body = started_watch(&s, &id, &token, "/tmp/g", None).await;
+    s.filesystem(&id, &token, "Remove", json!({"path": "/tmp/g"}))
         .await;
+    let (_, end) = read_to_end(&mut body).await;
+    assert_eq!(end["error"]["code"], "not_found", "{end}");
+    let a = poll(&s, &id, &token, &w).await;
     assert_eq!(a.json()["code"], "not_found");
     assert!(
         a.json()["message"].as_str().unwrap().contains("/tmp/g"),
         "{}",
         a.json()
     );
-    let b = s
-        .rpc(
-            &id,
-            &token,
-            "filesystem.Filesystem/GetWatcherEvents",
-            json!({"watcherId": w}),
-        )
-        .await;
+    let b = poll(&s, &id, &token, &w).await;
     assert!(
         b.json()["message"].as_str().unwrap().contains("watcher"),
         "{}",
