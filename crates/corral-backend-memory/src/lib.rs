@@ -96,7 +96,7 @@ mod snapshot;
 mod terminal;
 mod tree;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -160,6 +160,8 @@ pub(crate) struct State {
     pub(crate) snapshots: BTreeMap<u64, snapshot::Stored>,
     next_sandbox: u64,
     pub(crate) next_snapshot: u64,
+    /// The image names a create may ask for ([`MemoryBackend::with_image`]).
+    images: BTreeSet<String>,
 }
 
 impl State {
@@ -225,6 +227,16 @@ impl MemoryBackend {
         }
     }
 
+    /// The backend with one more image a create may name. An image here is
+    /// a name and nothing else: a sandbox made from it starts with the same
+    /// tree as any other. A create naming an image not given here fails
+    /// with `not_found` rather than pretending to hold it.
+    #[must_use]
+    pub fn with_image(self, name: impl Into<String>) -> Self {
+        self.inner.state().images.insert(name.into());
+        self
+    }
+
     /// The clock this backend reads.
     pub fn clock(&self) -> Arc<dyn Clock> {
         Arc::clone(&self.inner.clock)
@@ -277,6 +289,17 @@ impl Backend for MemoryBackend {
             return Err(CreateError::KeyTaken {
                 key: key.to_string(),
                 owner: Some(holder.id.clone()),
+            }
+            .into());
+        }
+        if let Some(image) = &req.image
+            && !st.images.contains(image)
+        {
+            return Err(CreateError::ImageNotFound {
+                image: image.clone(),
+                hint: "the memory backend holds only the images it was opened with \
+                       (`MemoryBackend::with_image`)"
+                    .into(),
             }
             .into());
         }

@@ -142,13 +142,15 @@ pub enum E2bError {
         "no sandbox named: send the E2b-Sandbox-Id header, a <port>-<id>.<domain> Host, or a sandbox's X-Access-Token"
     )]
     Unrouted,
-    /// A template that names no image this server knows.
+    /// A template that names no image the backend holds.
     #[error(
-        "template {template:?} not found; this server serves \"base\" (the backend's default image)"
+        "template {template:?} not found: {detail} (a template names an image of the backend; \"base\" is its default image)"
     )]
     UnknownTemplate {
         /// The template asked for.
         template: String,
+        /// The backend's own line saying why.
+        detail: String,
     },
     /// A body that is not the JSON the route takes.
     #[error("the body of {route} is not valid: {detail}")]

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corral_backend::{Backend, CreateRequest, ErrorCode, KeyMode, Labels, SandboxStatus, verify};
+use corral_backend::{
+    Backend, BackendError, CreateError, CreateRequest, ErrorCode, KeyMode, Labels, SandboxStatus,
+    verify,
+};
 use corral_backend_memory::{ManualClock, MemoryBackend};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -205,7 +208,7 @@ async fn reading_an_expired_sandbox_twice_changes_nothing() {
 
 #[tokio::test]
 async fn previews_and_native() {
-    let b = MemoryBackend::new();
+    let b = MemoryBackend::new().with_image("ignored:latest");
     let mut req = CreateRequest {
         ports: vec![8080],
         image: Some("ignored:latest".into()),
@@ -366,5 +369,39 @@ async fn pause_resume_and_usage() {
     assert_eq!(
         (u.disk_bytes, u.processes, u.cpu_ms),
         (Some(15), Some(0), None)
+    );
+}
+
+/// An image is held only when the backend was opened with it: a create
+/// naming another is `not_found` with the image named, never a sandbox
+/// pretending to run it.
+#[tokio::test]
+async fn only_images_it_was_opened_with_are_held() {
+    let b = MemoryBackend::new().with_image("python-3");
+    let made = b
+        .create(CreateRequest {
+            image: Some("python-3".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(b.native(&made.id).await.unwrap()["image"], "python-3");
+    let e = b
+        .create(CreateRequest {
+            image: Some("python-4".into()),
+            ..CreateRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    assert!(e.message().contains("\"python-4\""), "{e}");
+    assert!(matches!(
+        e,
+        BackendError::Create(CreateError::ImageNotFound { .. })
+    ));
+    assert_eq!(
+        b.list(&Labels::new()).await.unwrap().len(),
+        1,
+        "nothing half-made"
     );
 }

@@ -128,14 +128,11 @@ fn refuse_unserved(body: &NewSandbox) -> E2bResult<()> {
 pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Reply> {
     let bytes = read_body(req, MAX_BODY_BYTES).await?;
     let body: NewSandbox = parse("POST /sandboxes", &bytes)?;
-    if body.template_id != BASE_TEMPLATE {
-        return Err(E2bError::UnknownTemplate {
-            template: body.template_id,
-        });
-    }
+    let image = template_image(&body.template_id)?;
     refuse_unserved(&body)?;
     let lifetime_ms = timeout_ms("timeout", body.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS))?;
     let mut labels = metadata_labels(&body.metadata)?;
+    // The mark the list looks for; the template is the record's.
     labels
         .insert(E2B_LABEL, BASE_TEMPLATE)
         .map_err(|e| E2bError::invalid("metadata", e.to_string()))?;
@@ -150,13 +147,18 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         env,
         network,
         labels,
+        image,
         ..CreateRequest::default()
     };
     let access_token = corral_backend::statefile::random_hex_of(16)
         .map_err(|e| E2bError::Backend(BackendError::from_io("reading /dev/urandom", &e)))?;
     let access_check = corral_wire::Token::new(access_token.clone())
         .map_err(|e| E2bError::invalid("envdAccessToken", e.to_string()))?;
-    let info = inner.backend.create(request).await?;
+    let info = inner
+        .backend
+        .create(request)
+        .await
+        .map_err(|e| template_refusal(&body.template_id, e))?;
     if let Err(e) = ensure_home(inner, &info.id).await {
         let _ = inner.backend.destroy(&info.id).await;
         return Err(e);
@@ -164,7 +166,7 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
     let started = now_ms();
     let record = Arc::new(Record {
         id: info.id.clone(),
-        template: BASE_TEMPLATE.to_string(),
+        template: body.template_id,
         seq: inner.seq.fetch_add(1, Ordering::Relaxed),
         access_token,
         access_check,
@@ -177,6 +179,48 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
     let answer = sandbox_json(inner, &record);
     inner.sandboxes.insert(record, Arc::clone(&inner.backend));
     Ok(json_reply(StatusCode::CREATED, &answer))
+}
+
+/// The longest template name taken (an image reference of the backend).
+pub const MAX_TEMPLATE_BYTES: usize = 256;
+
+/// The image a template names: `base` is the backend's default image
+/// (`None`); any other template is the name of one of the backend's images
+/// (on linux, `corral image ls`; `host` is the built-in one).
+pub fn template_image(template: &str) -> E2bResult<Option<String>> {
+    if template == BASE_TEMPLATE {
+        return Ok(None);
+    }
+    if template.is_empty()
+        || template.len() > MAX_TEMPLATE_BYTES
+        || template.chars().any(char::is_control)
+    {
+        return Err(E2bError::invalid(
+            "templateID",
+            format!("a template is 1-{MAX_TEMPLATE_BYTES} bytes without control characters"),
+        ));
+    }
+    Ok(Some(template.to_string()))
+}
+
+/// A failed create as the SDK should see it: an image the backend does not
+/// hold, or a backend without images, is an unknown template (404); any
+/// other failure is the backend's own.
+fn template_refusal(template: &str, e: BackendError) -> E2bError {
+    let unknown = template != BASE_TEMPLATE
+        && matches!(
+            &e,
+            BackendError::Create(corral_backend::CreateError::ImageNotFound { .. })
+        )
+        || template != BASE_TEMPLATE && e.code() == corral_backend::ErrorCode::Unsupported;
+    if unknown {
+        E2bError::UnknownTemplate {
+            template: template.to_string(),
+            detail: e.message(),
+        }
+    } else {
+        E2bError::Backend(e)
+    }
 }
 
 /// Makes the user's home where the image has none, so that relative paths

@@ -91,3 +91,96 @@ async fn the_api_key_is_required() {
         );
     }
 }
+
+/// "`templateID` names a corral image. `base` is the default image that
+/// has bash, and an unknown template answers 404": each template → what
+/// the create answers, on a backend holding one image (`python-3`) and on
+/// one without images (local).
+#[tokio::test]
+async fn a_template_names_an_image_of_the_backend() {
+    let memory = crate::harness::serve_backend(std::sync::Arc::new(
+        corral_backend_memory::MemoryBackend::new().with_image("python-3"),
+    ))
+    .await;
+    let (id, _) = memory.create(json!({"templateID": "python-3"})).await;
+    let got = memory
+        .api("GET", &format!("/sandboxes/{id}"), json!(null))
+        .await
+        .json();
+    assert_eq!(got["templateID"], "python-3");
+    let listed = memory.api("GET", "/v2/sandboxes", json!(null)).await.json();
+    assert_eq!(listed[0]["templateID"], "python-3");
+
+    let state = tempfile::tempdir().unwrap();
+    let local = crate::harness::serve_backend(std::sync::Arc::new(
+        corral_backend_local::LocalBackend::open(state.path()).unwrap(),
+    ))
+    .await;
+    let refused: [(&crate::harness::Served, serde_json::Value, u16, &str); 6] = [
+        (
+            &memory,
+            json!({"templateID": "python-4"}),
+            404,
+            "template \"python-4\" not found: image \"python-4\" is not on this host",
+        ),
+        (
+            &memory,
+            json!({"templateID": ""}),
+            400,
+            "templateID: a template is 1-256 bytes",
+        ),
+        (
+            &memory,
+            json!({"templateID": "a\u{1b}[2J"}),
+            400,
+            "templateID: a template is 1-256 bytes without control characters",
+        ),
+        (
+            &memory,
+            json!({"templateID": "x".repeat(257)}),
+            400,
+            "templateID",
+        ),
+        (
+            &local,
+            json!({"templateID": "python-3"}),
+            404,
+            "template \"python-3\" not found: ",
+        ),
+        (&local, json!({"templateID": "base"}), 201, "sandboxID"),
+    ];
+    for (served, body, status, shown) in refused {
+        let a = served.api("POST", "/v2/sandboxes", body.clone()).await;
+        let answer = a.json();
+        assert_eq!(a.status, status, "{body}: {answer}");
+        let text = answer["message"]
+            .as_str()
+            .map_or_else(|| answer.to_string(), String::from);
+        assert!(text.contains(shown), "{body}: {text}");
+        if status >= 400 {
+            assert_eq!(answer["code"], status, "{answer}");
+        }
+    }
+    let kept = memory.api("GET", "/v2/sandboxes", json!(null)).await.json();
+    assert_eq!(
+        kept.as_array().unwrap().len(),
+        1,
+        "a refused create left nothing"
+    );
+    for sandbox in local
+        .api("GET", "/v2/sandboxes", json!(null))
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        let id = sandbox["sandboxID"].as_str().unwrap();
+        assert_eq!(
+            local
+                .api("DELETE", &format!("/sandboxes/{id}"), json!(null))
+                .await
+                .status,
+            204
+        );
+    }
+}
