@@ -13,7 +13,7 @@ use corral_registry::{BackendKind, OpenError};
 
 use crate::error::BenchError;
 use crate::footprint::IdleFootprint;
-use crate::measure::{BoxFuture, Group, Measure, Setup};
+use crate::measure::{BoxFuture, Group, Measure, Role, Setup};
 
 /// The label every sandbox the bench creates carries (value `1`).
 pub const BENCH_LABEL: &str = "corral.bench";
@@ -166,6 +166,8 @@ pub enum BackendOp {
 /// A backend row.
 pub struct BackendMeasure {
     name: String,
+    group: Group,
+    role: Role,
     op: BackendOp,
     opener: Opener,
     command: Command,
@@ -182,12 +184,24 @@ impl BackendMeasure {
         };
         BackendMeasure {
             name: format!("{label} {what}"),
+            group: Group::Start,
+            role: Role::Compared,
             op,
             opener,
             command,
             opened: None,
             sandbox: None,
         }
+    }
+
+    /// The same row as the floor of `group`, named `name` (a group whose
+    /// rows reach the backend some other way is compared with it).
+    #[must_use]
+    pub fn floor_of(mut self, group: Group, name: impl Into<String>) -> Self {
+        self.group = group;
+        self.role = Role::Floor;
+        self.name = name.into();
+        self
     }
 
     fn backend(&self) -> Result<Arc<dyn Backend>, BenchError> {
@@ -204,7 +218,11 @@ impl Measure for BackendMeasure {
     }
 
     fn group(&self) -> Group {
-        Group::Start
+        self.group
+    }
+
+    fn role(&self) -> Role {
+        self.role
     }
 
     fn default_iterations(&self) -> u32 {

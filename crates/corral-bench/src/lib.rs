@@ -12,6 +12,7 @@
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
 //! | `stream` | `openProcess` stdout of 128 MiB in process | the same over the wire, with MiB/s and the 500 MB/s target met or missed (linux backend where available, else local) |
+//! | `e2b` | the backend's create→exec→destroy in process (linux where available, else memory) | E2B's Python SDK, unmodified: `Sandbox.create()` → `commands.run("true")` → `kill()` through a real `corral serve` on `127.0.0.1` over the same backend (skipped without the `corral` binary or a Python with `e2b`; see [`E2bSdkMeasure`]) |
 //!
 //! Each row is a [`Measure`]: set up once, warm-up iterations (not
 //! recorded), timed iterations, teardown that releases everything (bench
@@ -27,6 +28,7 @@
 mod backend;
 mod docker;
 mod docker_backend;
+mod e2b;
 mod error;
 mod footprint;
 pub mod host;
@@ -45,6 +47,7 @@ pub use backend::{
 };
 pub use docker::{DockerMeasure, DockerOp, pick_image};
 pub use docker_backend::{DockerBackendMeasure, docker_backend_measures};
+pub use e2b::{E2B_PYTHON_VAR, E2bSdkMeasure};
 pub use error::BenchError;
 pub use footprint::IdleFootprint;
 pub use host::Host;
@@ -75,6 +78,11 @@ pub struct BenchConfig {
     pub only: Vec<String>,
     /// The image for the docker rows (`None`: one already present).
     pub docker_image: Option<String>,
+    /// The `corral` binary the `e2b` row serves with (`None`: that row is
+    /// skipped).
+    pub corral_bin: Option<std::path::PathBuf>,
+    /// The Python that has E2B's `e2b` package (`None`: `python3`).
+    pub e2b_python: Option<std::path::PathBuf>,
 }
 
 /// Every row of the standard bench, in table order. A backend joins with
@@ -103,7 +111,32 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     v.push(Box::new(ReadMeasure::new(ReadWay::Contained)));
     // The network hop: corral-wire over loopback beside the same calls in process.
     v.extend(wire_measures());
+    v.extend(e2b_measures(config));
     v
+}
+
+/// The `e2b` group: the SDK's cycle through `corral serve` beside the
+/// same backend's cycle in process — linux where this host runs it, else
+/// memory.
+pub fn e2b_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
+    let (kind, command) = if BackendKind::Linux.available().is_ok() {
+        (BackendKind::Linux, Command::argv(["/bin/true"]))
+    } else {
+        (BackendKind::Memory, Command::argv(["true"]))
+    };
+    let floor = BackendMeasure::new(kind.name(), BackendOp::Cycle, scratch_opener(kind), command)
+        .floor_of(
+            Group::E2b,
+            format!("in-process {} create+exec+destroy", kind.name()),
+        );
+    vec![
+        Box::new(floor),
+        Box::new(E2bSdkMeasure::new(
+            kind,
+            config.corral_bin.clone(),
+            config.e2b_python.clone(),
+        )),
+    ]
 }
 
 /// Where a backend's rows stand in the table: corral's docker backend

@@ -27,16 +27,20 @@ pub enum Group {
     Unary,
     /// `openProcess` stdout read to its end (floor: the same in process).
     Stream,
+    /// E2B's SDK creating a sandbox, running `true` and killing it through
+    /// `corral serve` (floor: the backend's cycle in process).
+    E2b,
 }
 
 impl Group {
     /// Every group, in table order.
-    pub const ALL: [Group; 5] = [
+    pub const ALL: [Group; 6] = [
         Group::Start,
         Group::Read,
         Group::Footprint,
         Group::Unary,
         Group::Stream,
+        Group::E2b,
     ];
 
     /// The stable snake_case name.
@@ -47,6 +51,7 @@ impl Group {
             Group::Footprint => "footprint",
             Group::Unary => "unary",
             Group::Stream => "stream",
+            Group::E2b => "e2b",
         }
     }
 }

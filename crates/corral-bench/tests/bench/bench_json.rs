@@ -13,6 +13,7 @@ async fn memory_rows_with_three_iterations_make_well_formed_json() {
         iterations: Some(3),
         only: vec!["memory".into()],
         docker_image: None,
+        ..BenchConfig::default()
     };
     let report = run(&config).await.expect("the bench runs");
     let json: serde_json::Value = serde_json::from_str(&report.to_json().unwrap()).unwrap();
@@ -72,6 +73,7 @@ async fn a_filter_matching_nothing_names_what_exists() {
         iterations: Some(1),
         only: vec!["nosuchrow".into()],
         docker_image: None,
+        ..BenchConfig::default()
     };
     let e = run(&config).await.unwrap_err();
     let text = e.to_string();

@@ -12,6 +12,7 @@ async fn the_unary_rows_measure_read_file_in_process_and_over_loopback() {
         iterations: Some(5),
         only: vec!["unary".into()],
         docker_image: None,
+        ..BenchConfig::default()
     };
     let report = run(&config).await.expect("the bench runs");
     let names: Vec<&str> = report.rows.iter().map(|r| r.name.as_str()).collect();

@@ -208,11 +208,10 @@ pub fn template_image(template: &str) -> E2bResult<Option<String>> {
 /// other failure is the backend's own.
 fn template_refusal(template: &str, e: BackendError) -> E2bError {
     let unknown = template != BASE_TEMPLATE
-        && matches!(
+        && (matches!(
             &e,
             BackendError::Create(corral_backend::CreateError::ImageNotFound { .. })
-        )
-        || template != BASE_TEMPLATE && e.code() == corral_backend::ErrorCode::Unsupported;
+        ) || e.code() == corral_backend::ErrorCode::Unsupported);
     if unknown {
         E2bError::UnknownTemplate {
             template: template.to_string(),

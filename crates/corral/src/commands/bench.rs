@@ -10,7 +10,9 @@
 //! they are compared with. `--json PATH` also writes the report with the
 //! host's facts as JSON (`-` writes it to stdout and the table to stderr).
 //! The docker rows use `$CORRAL_BENCH_DOCKER_IMAGE` when set, else an image
-//! already present; nothing is ever pulled. Rows that cannot run here are
+//! already present; nothing is ever pulled. The `e2b` row serves with this
+//! very binary and drives it with E2B's Python SDK from
+//! `$CORRAL_BENCH_E2B_PYTHON` (else `python3`). Rows that cannot run here are
 //! skipped with their reason; the exit status is 1 when a row failed.
 
 use std::io::Write;
@@ -34,6 +36,10 @@ pub async fn bench(json: Option<PathBuf>, iterations: Option<u32>, only: Vec<Str
         docker_image: std::env::var(DOCKER_IMAGE_VAR)
             .ok()
             .filter(|s| !s.trim().is_empty()),
+        corral_bin: std::env::current_exe().ok(),
+        e2b_python: std::env::var_os(corral_bench::E2B_PYTHON_VAR)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from),
     };
     let report = corral_bench::run(&config).await.map_err(cli_error)?;
     let table = report.table();

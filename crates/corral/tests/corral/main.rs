@@ -6,6 +6,7 @@
 mod serve_support;
 
 mod args_in_process;
+mod bench_e2b;
 mod cli;
 mod conformance_wire;
 mod gc;
