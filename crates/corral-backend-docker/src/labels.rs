@@ -35,7 +35,7 @@ pub fn random_id() -> Result<String> {
 /// 16 random hex digits.
 pub fn random_hex() -> Result<String> {
     corral_backend::statefile::random_hex()
-        .map_err(|e| BackendError::from_io("reading /dev/urandom", &e))
+        .map_err(|e| BackendError::from_io("reading random bytes", &e))
 }
 
 /// The id (and container name) of the sandbox with get-or-create `key`:

@@ -3,7 +3,7 @@
 //! records (`<sandboxes>/<id>/meta.json`) such a backend reads and lists.
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -11,17 +11,25 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{BackendError, PlatformError, Result};
 
-/// 16 random hex digits (8 bytes from `/dev/urandom`), for ids and
-/// temporary names.
+/// `N` bytes from the kernel's random source (`getrandom(2)`: no file to
+/// open, so it works where `/dev` is missing or the descriptor limit is
+/// reached). The one source of randomness of corral's ids, keys and names.
+pub fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut buf = [0u8; N];
+    getrandom::fill(&mut buf).map_err(std::io::Error::from)?;
+    Ok(buf)
+}
+
+/// 16 random hex digits (8 random bytes), for ids and temporary names.
 pub fn random_hex() -> std::io::Result<String> {
     random_hex_of(8)
 }
 
-/// `bytes` random bytes from `/dev/urandom` as lower-case hex (twice as
-/// many digits), for ids and secrets.
+/// `bytes` random bytes ([`random_bytes`]'s source) as lower-case hex
+/// (twice as many digits), for ids and secrets.
 pub fn random_hex_of(bytes: usize) -> std::io::Result<String> {
     let mut buf = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    getrandom::fill(&mut buf).map_err(std::io::Error::from)?;
     Ok(hex::encode(buf))
 }
 

@@ -53,7 +53,7 @@ pub enum EvidenceError {
         path: PathBuf,
     },
     /// The system's random source failed while making a key.
-    #[error("reading 32 random bytes from /dev/urandom: {0}")]
+    #[error("reading 32 random bytes: {0}")]
     Random(#[source] std::io::Error),
     /// The evidence file could not be read.
     #[error("evidence file {path}: {source}")]
@@ -101,13 +101,10 @@ pub struct SecretKey(SigningKey);
 pub struct PublicKey(VerifyingKey);
 
 impl SecretKey {
-    /// A new key from 32 bytes of `/dev/urandom`.
+    /// A new key from 32 bytes of the kernel's random source.
     pub fn generate() -> Result<Self, EvidenceError> {
-        use std::io::Read as _;
-        let mut seed = [0u8; 32];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| f.read_exact(&mut seed))
-            .map_err(EvidenceError::Random)?;
+        let seed =
+            corral_backend::statefile::random_bytes::<32>().map_err(EvidenceError::Random)?;
         Ok(Self(SigningKey::from_bytes(&seed)))
     }
 

@@ -61,9 +61,7 @@ fn ip(args: &[&str]) -> Result<(), TestHostError> {
 
 fn random_tag() -> Result<String, TestHostError> {
     let mut b = [0u8; 3];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| TestHostError::new("reading /dev/urandom", e))?;
+    getrandom::fill(&mut b).map_err(|e| TestHostError::new("reading random bytes", e))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 

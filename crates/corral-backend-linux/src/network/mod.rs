@@ -425,11 +425,8 @@ fn routes_to(net: Ipv4Addr) -> usize {
 
 /// A random /30 number in 1..16384.
 fn random_index() -> Result<u32, NetworkError> {
-    use std::io::Read;
-    let mut b = [0u8; 4];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| NetworkError::io("reading /dev/urandom", &e))?;
+    let b = corral_backend::statefile::random_bytes::<4>()
+        .map_err(|e| NetworkError::io("reading random bytes", &e))?;
     Ok(u32::from_ne_bytes(b) % ((1 << (32 - RANGE.1 - 2)) - 1) + 1)
 }
 

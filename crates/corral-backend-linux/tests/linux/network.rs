@@ -36,13 +36,7 @@ fn ip(args: &[&str]) -> bool {
 }
 
 fn rand_hex(n: usize) -> String {
-    let mut b = [0u8; 8];
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut b)
-        .unwrap();
-    b.iter().map(|x| format!("{x:02x}")).collect::<String>()[..n].to_string()
+    corral_backend::statefile::random_hex().unwrap()[..n].to_string()
 }
 
 /// What `curl http://addr:port/` prints inside the sandbox (`None` when it

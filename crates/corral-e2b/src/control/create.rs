@@ -151,7 +151,7 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         ..CreateRequest::default()
     };
     let access_token = corral_backend::statefile::random_hex_of(16)
-        .map_err(|e| E2bError::Backend(BackendError::from_io("reading /dev/urandom", &e)))?;
+        .map_err(|e| E2bError::Backend(BackendError::from_io("reading random bytes", &e)))?;
     let access_check = corral_wire::Token::new(access_token.clone())
         .map_err(|e| E2bError::invalid("envdAccessToken", e.to_string()))?;
     let info = inner

@@ -19,8 +19,6 @@
 //! get-or-create key and a label, so the instance is found again by key. The
 //! rollback destroys exactly the sandbox `create` returned.
 
-use std::io::Read;
-
 use corral_backend::{Backend, CreateRequest, Destination, Limits, Network, Size};
 use corral_contract::bounds::OUTPUT_PATH;
 use corral_contract::{
@@ -37,9 +35,7 @@ use super::rollback::{DestroySandbox, Owned};
 /// `<prefix>-` and 32 lowercase hex digits (128 bits) from the kernel's
 /// random source.
 pub(super) fn random_id(operation: Operation, prefix: &str) -> Result<String, SandboxError> {
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
+    let bytes = corral_backend::statefile::random_bytes::<16>()
         .map_err(|_| failed(operation, FailureReason::PlatformUnavailable))?;
     Ok(format!("{prefix}-{}", hex::encode(bytes)))
 }

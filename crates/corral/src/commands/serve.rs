@@ -99,7 +99,7 @@ const GENERATED_HEX_DIGITS: usize = 40;
 /// A fresh token shaped as an E2B API key: `e2b_` and 40 hex digits.
 fn generated_token() -> Result<String, CliError> {
     let hex = corral_backend::statefile::random_hex_of(GENERATED_HEX_DIGITS / 2)
-        .map_err(|e| CliError::failure("io", format!("reading /dev/urandom for a token: {e}")))?;
+        .map_err(|e| CliError::failure("io", format!("reading random bytes for a token: {e}")))?;
     Ok(format!("e2b_{hex}"))
 }
 
