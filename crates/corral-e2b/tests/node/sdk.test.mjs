@@ -110,6 +110,21 @@ test('create, get info, list by metadata, set the timeout, kill', async () => {
   await assert.rejects(Sandbox.getInfo(sbx.sandboxId), NotFoundError)
 })
 
+test('a template names an image of the backend; an unknown one is refused', async () => {
+  await assert.rejects(Sandbox.create('no-such-template-here'), (e) => {
+    assert.match(e.message, /template "no-such-template-here" not found/)
+    return true
+  })
+  if ((process.env.CORRAL_BACKEND ?? 'memory') !== 'linux') return
+  const sbx = await Sandbox.create('host')
+  try {
+    assert.equal((await sbx.getInfo()).templateId, 'host')
+    assert.equal((await sbx.commands.run('echo from host')).stdout, 'from host\n')
+  } finally {
+    await sbx.kill()
+  }
+})
+
 test('connect by id', async () => {
   await withSandbox(async (sbx) => {
     const again = await Sandbox.connect(sbx.sandboxId)
