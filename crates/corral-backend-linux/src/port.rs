@@ -91,7 +91,7 @@ fn connect_inside(meta: &Meta, port: u16) -> Result<TcpStream> {
         CONNECT_TIMEOUT,
     );
     let first = match v4 {
-        Ok(stream) => return Ok(stream),
+        Ok(stream) => return Ok(relayed(stream)),
         Err(e) => e,
     };
     // A server bound to `::1` only: IPv6 loopback, when the sandbox has it.
@@ -99,7 +99,15 @@ fn connect_inside(meta: &Meta, port: u16) -> Result<TcpStream> {
         &SocketAddr::from((Ipv6Addr::LOCALHOST, port)),
         CONNECT_TIMEOUT,
     )
+    .map(relayed)
     .map_err(|_| connect_failed(&meta.id, port, &first))
+}
+
+/// `stream` set up for relaying: what arrives is sent at once (no Nagle
+/// delay waiting for the peer's delayed ACK).
+fn relayed(stream: TcpStream) -> TcpStream {
+    let _ = stream.set_nodelay(true);
+    stream
 }
 
 fn entering(meta: &Meta, port: u16, detail: &str) -> BackendError {

@@ -65,7 +65,11 @@ pub(crate) fn check_connect(state: &State, id: &str, port: u16) -> Result<()> {
 pub(crate) async fn connect(id: &str, port: u16) -> Result<BoxedPortStream> {
     let addr = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
     match tokio::net::TcpStream::connect(addr).await {
-        Ok(stream) => Ok(Box::pin(stream)),
+        Ok(stream) => {
+            // Relayed: what arrives is sent at once, no Nagle delay.
+            let _ = stream.set_nodelay(true);
+            Ok(Box::pin(stream))
+        }
         Err(e) => Err(connect_failed(id, port, &e)),
     }
 }

@@ -213,6 +213,9 @@ fn relay(outer: TcpStream, port: u16) {
     let Some(inner) = inner else {
         return;
     };
+    // A relay sends what arrives at once: no Nagle delay on either side.
+    let _ = outer.set_nodelay(true);
+    let _ = inner.set_nodelay(true);
     let (Ok(outer2), Ok(inner2)) = (outer.try_clone(), inner.try_clone()) else {
         return;
     };

@@ -111,6 +111,9 @@ impl Transport {
         let stream = TcpStream::connect(self.endpoint.authority())
             .await
             .map_err(|_| SendFailure::Unavailable)?;
+        // A request's head and body are two writes: with Nagle's algorithm
+        // the body waits for the server's delayed ACK (about 40 ms).
+        let _ = stream.set_nodelay(true);
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|_| SendFailure::Unavailable)?;

@@ -149,6 +149,10 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 drop(stream);
                 continue;
             };
+            // Streamed answers are many small writes (frames, envelopes):
+            // with Nagle's algorithm each one after the first waits for the
+            // client's delayed ACK, about 40 ms on Linux.
+            let _ = stream.set_nodelay(true);
             let shared = Arc::clone(&self.shared);
             connections.spawn(async move {
                 let _held = (slot, peer_slot);

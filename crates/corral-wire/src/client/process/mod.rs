@@ -98,6 +98,8 @@ async fn connect(transport: &Transport) -> Result<(Link, Incoming_), SandboxErro
     let tcp = TcpStream::connect(authority)
         .await
         .map_err(|_| failed(FailureReason::PlatformUnavailable))?;
+    // Frames are small writes; none may wait for a delayed ACK.
+    let _ = tcp.set_nodelay(true);
     let (socket, _) =
         tokio_tungstenite::client_async_with_config(upgrade, tcp, Some(socket_config()))
             .await
