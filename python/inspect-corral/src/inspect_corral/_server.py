@@ -52,6 +52,28 @@ def _die_with_parent() -> None:
         pass
 
 
+def _spawn_from_owner_thread(argv: list[str], **kw: Any) -> subprocess.Popen:
+    """Starts the server from a thread that lives as long as this process:
+    the kernel's parent-death signal follows the thread that forked, and
+    inspect calls us from short-lived worker threads."""
+    got: list[Any] = []
+    ready = threading.Event()
+
+    def owner() -> None:
+        try:
+            got.append(subprocess.Popen(argv, preexec_fn=_die_with_parent, **kw))
+        except BaseException as ex:  # handed to the caller
+            got.append(ex)
+        ready.set()
+        threading.Event().wait()  # never set: the thread ends with the process
+
+    threading.Thread(target=owner, name="corral-serve-owner", daemon=True).start()
+    ready.wait()
+    if isinstance(got[0], BaseException):
+        raise got[0]
+    return got[0]
+
+
 @dataclass
 class Server:
     host: str
@@ -69,13 +91,12 @@ class Server:
         fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(token)
-        proc = subprocess.Popen(
+        proc = _spawn_from_owner_thread(
             [corral_bin(), "serve", "--backend", backend, "--listen", "127.0.0.1:0",
              "--token-file", token_file],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=open(os.path.join(workdir, "serve.log"), "wb"),
-            preexec_fn=_die_with_parent,
         )
         assert proc.stdout is not None
         line = proc.stdout.readline().decode("utf-8", "replace").strip()
