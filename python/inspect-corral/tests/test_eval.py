@@ -46,3 +46,26 @@ def test_eval_leaves_no_sandbox_behind():
     # every sandbox of the eval above is gone (the eval ran in its own process)
     mine = [s for s in server().call("list", {"labels": {LABEL: "1"}})]
     assert mine == [], mine
+
+
+def test_no_sandbox_cleanup_keeps_them_for_inspect_sandbox_cleanup(tmp_path):
+    proc = subprocess.run(
+        [_inspect(), "eval", "probe.py", "--model", "mockllm/model", "--sandbox", "corral",
+         "--log-dir", str(tmp_path / "logs"), "--display", "plain", "--no-sandbox-cleanup"],
+        cwd=os.path.join(HERE, "tasks"), capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "corral sandboxes kept" in proc.stdout, proc.stdout[-2000:]
+    printed = {w for w in proc.stdout.split() if w.startswith("lnx-")}
+    assert len(printed) == 2, proc.stdout[-2000:]
+
+    from inspect_corral._server import server
+
+    kept = {s["id"] for s in server().call("list", {"labels": {LABEL: "1"}})}
+    assert printed <= kept
+    one, other = sorted(printed)
+    for args in (["corral", one], ["corral"]):
+        done = subprocess.run([_inspect(), "sandbox", "cleanup", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert not printed & {s["id"] for s in server().call("list", {"labels": {LABEL: "1"}})}
