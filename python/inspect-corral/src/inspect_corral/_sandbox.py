@@ -1,0 +1,336 @@
+"""`CorralSandboxEnvironment`: inspect's `SandboxEnvironment` over corral."""
+
+from __future__ import annotations
+
+import base64
+import errno
+import os
+import posixpath
+import secrets
+from typing import Any, Literal, Union, overload
+
+import anyio
+from inspect_ai.util import (
+    ExecResult,
+    OutputLimitExceededError,
+    SandboxEnvironment,
+    SandboxEnvironmentConfigType,
+    SandboxEnvironmentLimits,
+    sandboxenv,
+)
+from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
+from pydantic import BaseModel
+
+from inspect_corral._config import (
+    CorralSandboxConfig,
+    check_env_pair,
+    check_path_text,
+    load_config,
+    parse_size,
+)
+from inspect_corral._server import CorralError, server
+
+LABEL = "inspect-corral"
+RUN_LABEL = "inspect-corral-run"
+# This process's run: every sandbox it makes carries it.
+RUN_ID = secrets.token_hex(8)
+# Whom a command may run as, and corral's name for it.
+USERS = {"root": "root", "0": "root", "user": "user", "1000": "user"}
+_CREATE_TIMEOUT = 300
+
+
+def _call(member: str, body: Any, timeout: float = 120) -> Any:
+    return server().call(member, body, timeout)
+
+
+async def _acall(member: str, body: Any, timeout: float = 120) -> Any:
+    return await anyio.to_thread.run_sync(_call, member, body, timeout)
+
+
+def create_body(config: CorralSandboxConfig, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "size": {
+            "cpus": config.cpus,
+            "memory_bytes": parse_size("memory", config.memory),
+            "disk_bytes": parse_size("disk", config.disk),
+        },
+        "env": dict(config.env),
+        "network": {"mode": config.network},
+        "ports": [],
+        "limits": {"pids": config.pids},
+        "labels": labels,
+        "snapshot": None,
+        "idle_timeout": None,
+        "timeout": config.timeout * 1000 if config.timeout else None,
+        "key": None,
+        "image": config.image,
+    }
+
+
+async def _destroy(ids: list[str]) -> None:
+    async with anyio.create_task_group() as tg:
+        for sid in ids:
+            tg.start_soon(_acall, "destroy", {"id": sid})
+
+
+async def _ours(labels: dict[str, str]) -> list[str]:
+    found = await _acall("list", {"labels": labels})
+    return [s["id"] for s in found]
+
+
+@sandboxenv(name="corral")
+class CorralSandboxEnvironment(SandboxEnvironment):
+    """Each sample in its own corral sandbox (`corral serve`, linux backend)."""
+
+    def __init__(self, sandbox_id: str, working_dir: str) -> None:
+        super().__init__()
+        self.sandbox_id = sandbox_id
+        self.working_dir = working_dir
+
+    # -- lifecycle ----------------------------------------------------------
+
+    @classmethod
+    def default_concurrency(cls) -> int | None:
+        return 2 * (os.cpu_count() or 1)
+
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+        return load_config(config)
+
+    @classmethod
+    async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        load_config(config)  # a bad config fails the task before any sample runs
+        await anyio.to_thread.run_sync(server)
+
+    @classmethod
+    async def sample_init(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        metadata: dict[str, str],
+    ) -> dict[str, SandboxEnvironment]:
+        cfg = load_config(config)
+        info = await _acall(
+            "create",
+            create_body(cfg, {LABEL: "1", RUN_LABEL: RUN_ID}),
+            _CREATE_TIMEOUT,
+        )
+        env = cls(info["id"], cfg.working_dir)
+        try:
+            await _acall("mkdir", {"id": env.sandbox_id, "path": cfg.working_dir, "parents": True})
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await _destroy([env.sandbox_id])
+            raise
+        return {"default": env}
+
+    @classmethod
+    async def sample_cleanup(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        environments: dict[str, SandboxEnvironment],
+        interrupted: bool,
+    ) -> None:
+        ids = [e.as_type(CorralSandboxEnvironment).sandbox_id for e in environments.values()]
+        with anyio.CancelScope(shield=True):
+            await _destroy(ids)
+
+    @classmethod
+    async def task_cleanup(
+        cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
+    ) -> None:
+        left = await _ours({LABEL: "1", RUN_LABEL: RUN_ID})
+        if cleanup:
+            with anyio.CancelScope(shield=True):
+                await _destroy(left)
+        elif left:
+            print("\ncorral sandboxes kept (--no-sandbox-cleanup):")
+            for sid in left:
+                print(f"  {sid}")
+            print(
+                "Remove them with: inspect sandbox cleanup corral ID "
+                "(or all of them: inspect sandbox cleanup corral)\n"
+            )
+
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:
+        ours = await _ours({LABEL: "1"})
+        if id is not None:
+            if id not in ours:
+                raise ValueError(f"corral: {id!r} is not a sandbox that inspect-corral made")
+            ours = [id]
+        await _destroy(ours)
+        print(f"corral: removed {len(ours)} sandbox(es)")
+
+    # -- paths --------------------------------------------------------------
+
+    def _path(self, what: str, path: str) -> str:
+        check_path_text(what, path)
+        if not path.startswith("/"):
+            path = posixpath.join(self.working_dir, path)
+        return posixpath.normpath(path)
+
+    # -- exec ---------------------------------------------------------------
+
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        if not cmd:
+            raise ValueError("corral: exec needs a command")
+        for i, a in enumerate(cmd):
+            if "\0" in a:
+                raise ValueError(f"corral: argument {i} of the command contains a NUL byte")
+        for k, v in (env or {}).items():
+            check_env_pair(k, v)
+        run_as = None
+        if user is not None:
+            if user not in USERS:
+                raise SandboxUserUnsupportedError(
+                    f"corral: no user {user!r} in the sandbox (known: root, user)"
+                )
+            run_as = USERS[user]
+        body = {
+            "id": self.sandbox_id,
+            "command": {"argv": list(cmd)},
+            "cwd": self._path("cwd", cwd) if cwd is not None else self.working_dir,
+            "env": dict(env or {}),
+            "stdin": None
+            if input is None
+            else base64.b64encode(input.encode() if isinstance(input, str) else input).decode(),
+            "timeout_ms": None,
+            "activity_path": None,
+            "run_as": run_as,
+        }
+        # timeout_retry: like docker's, up to two more tries, of at most 60 s and 30 s.
+        tries = [timeout]
+        if timeout is not None and timeout_retry:
+            tries += [min(timeout, 60), min(timeout, 30)]
+        for i, t in enumerate(tries):
+            body["timeout_ms"] = int(t * 1000) if t is not None else None
+            try:
+                return await anyio.to_thread.run_sync(self._exec_once, body, t)
+            except TimeoutError:
+                if i == len(tries) - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _exec_once(self, body: dict[str, Any], timeout: float | None) -> ExecResult[str]:
+        limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+        out = {"stdout": bytearray(), "stderr": bytearray()}
+        over: list[str] = []
+
+        def on_output(stream: str, chunk: bytes) -> bool:
+            buf = out.get(stream)
+            if buf is None:
+                return True
+            buf += chunk
+            if len(buf) > limit:
+                over.append(stream)
+                return False
+            return True
+
+        # Our socket waits past the server's own timeout (which kills the group first).
+        sock_timeout = (timeout + 90) if timeout is not None else 24 * 3600
+        try:
+            outcome = server().exec_stream(body, on_output, sock_timeout)
+        except CorralError as ex:
+            if ex.code == "timeout":
+                raise TimeoutError(f"corral: command timed out after {timeout} s") from None
+            if ex.code == "not_found" and ex.message.startswith("command not found"):
+                # inspect: a missing executable is an ordinary failed result.
+                return ExecResult(False, 127, "", ex.message + "\n")
+            if ex.code == "permission_denied":
+                raise PermissionError(errno.EACCES, ex.message) from None
+            if ex.code == "not_found" and ex.message.startswith("working directory"):
+                raise FileNotFoundError(errno.ENOENT, ex.message, body["cwd"]) from None
+            raise
+        if over:
+            stream = over[0]
+            raise OutputLimitExceededError(
+                limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
+                truncated_output=bytes(out[stream][:limit]).decode("utf-8", "replace"),
+            )
+        status = outcome.get("status", {})
+        code = status["code"] if "code" in status else 128 + _signal_number(status.get("signal"))
+        return ExecResult(
+            success=code == 0,
+            returncode=code,
+            stdout=bytes(out["stdout"]).decode("utf-8", "replace"),
+            stderr=bytes(out["stderr"]).decode("utf-8", "replace"),
+        )
+
+    # -- files --------------------------------------------------------------
+
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        path = self._path("file", file)
+        data = contents.encode("utf-8") if isinstance(contents, str) else bytes(contents)
+        parent = posixpath.dirname(path)
+        try:
+            if parent != "/":
+                await _acall("mkdir", {"id": self.sandbox_id, "path": parent, "parents": True})
+            await _acall(
+                "write",
+                {"id": self.sandbox_id, "path": path,
+                 "bytes": base64.b64encode(data).decode(), "mode": None},
+            )
+        except CorralError as ex:
+            raise _file_error(ex, file) from None
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    async def read_file(self, file: str, text: bool = True) -> Union[str, bytes]:
+        path = self._path("file", file)
+        try:
+            st = await _acall("stat", {"id": self.sandbox_id, "path": path})
+            if st.get("file_type") == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", file)
+            if st.get("size", 0) > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
+                raise OutputLimitExceededError(
+                    limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR,
+                    truncated_output=None,
+                )
+            got = await _acall("read", {"id": self.sandbox_id, "path": path})
+        except CorralError as ex:
+            raise _file_error(ex, file) from None
+        data = base64.b64decode(got["bytes"])
+        if len(data) > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
+            raise OutputLimitExceededError(
+                limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None
+            )
+        # Bytes decode as they are: CRLF stays CRLF; bad UTF-8 raises UnicodeDecodeError.
+        return data.decode("utf-8") if text else data
+
+
+def _file_error(ex: CorralError, file: str) -> Exception:
+    msg = ex.message.lower()
+    if ex.code == "not_found":
+        return FileNotFoundError(errno.ENOENT, "No such file or directory", file)
+    if ex.code == "permission_denied" or "permission denied" in msg:
+        return PermissionError(errno.EACCES, "Permission denied", file)
+    if "is a directory" in msg:
+        return IsADirectoryError(errno.EISDIR, "Is a directory", file)
+    if "not a directory" in msg:
+        return NotADirectoryError(errno.ENOTDIR, "Not a directory", file)
+    return ex
+
+
+def _signal_number(name: str | None) -> int:
+    import signal
+
+    try:
+        return int(getattr(signal, name or "", 0)) or 1
+    except (TypeError, ValueError):
+        return 1

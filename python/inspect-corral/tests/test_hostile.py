@@ -1,0 +1,97 @@
+"""Hostile input at the plugin's boundary: each refused in one clear line."""
+
+import json
+
+import pytest
+from inspect_ai.util._sandbox.compose import ComposeConfig
+
+from inspect_corral._config import CorralConfigError, load_config
+
+pytestmark = pytest.mark.anyio
+
+EXEC_CASES = [
+    ("nul in an argument", dict(cmd=["echo", "a\0b"]), ValueError, "NUL"),
+    ("empty command", dict(cmd=[]), ValueError, "needs a command"),
+    ("nul in cwd", dict(cmd=["pwd"], cwd="a\0b"), ValueError, "NUL"),
+    ("dotdot in cwd", dict(cmd=["pwd"], cwd="../etc"), ValueError, "'..'"),
+    ("bad env name", dict(cmd=["true"], env={"A=B": "1"}), ValueError, "name"),
+    ("empty env name", dict(cmd=["true"], env={"": "1"}), ValueError, "name"),
+    ("nul in env value", dict(cmd=["true"], env={"A": "x\0y"}), ValueError, "NUL"),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,exc,words", EXEC_CASES, ids=[c[0] for c in EXEC_CASES])
+async def test_exec_refuses(sandbox, name, kwargs, exc, words):
+    with pytest.raises(exc) as ex:
+        await sandbox.exec(**kwargs)
+    assert words in str(ex.value) and "\n" not in str(ex.value)
+
+
+PATH_CASES = [
+    ("nul", "a\0b"),
+    ("dotdot relative", "../../etc/passwd"),
+    ("dotdot absolute", "/workspace/../etc/shadow"),
+    ("dotdot at end", "/tmp/.."),
+    ("empty", ""),
+]
+
+
+@pytest.mark.parametrize("name,path", PATH_CASES, ids=[c[0] for c in PATH_CASES])
+async def test_paths_refused(sandbox, name, path):
+    for op in (lambda: sandbox.read_file(path), lambda: sandbox.write_file(path, "x")):
+        with pytest.raises(ValueError) as ex:
+            await op()
+        assert "corral:" in str(ex.value) and "\n" not in str(ex.value)
+
+
+CONFIG_CASES = [
+    ("compose file", "compose.yaml", "compose files and Dockerfiles"),
+    ("docker-compose file", "docker-compose.yml", "compose files and Dockerfiles"),
+    ("Dockerfile", "Dockerfile", "compose files and Dockerfiles"),
+    ("missing file", "no-such-config.json", "does not exist"),
+    ("unknown key", {"imagee": "x"}, "imagee"),
+    ("negative cpus", {"cpus": -1}, "cpus"),
+    ("bad memory", {"memory": "lots"}, "not a size"),
+    ("zero disk", {"disk": 0}, "positive"),
+    ("bad network", {"network": "host"}, "network"),
+    ("relative working dir", {"working_dir": "work"}, "absolute"),
+    ("dotdot working dir", {"working_dir": "/a/../b"}, "'..'"),
+    ("nul in env", {"env": {"A": "\0"}}, "NUL"),
+    ("compose model", ComposeConfig(services={}), "compose-style"),
+    ("a number", 42, "not understood"),
+]
+
+
+@pytest.mark.parametrize("name,config,words", CONFIG_CASES, ids=[c[0] for c in CONFIG_CASES])
+def test_configs_refused(name, config, words):
+    with pytest.raises(CorralConfigError) as ex:
+        load_config(config)
+    assert words in str(ex.value) and "\n" not in str(ex.value), str(ex.value)
+
+
+@pytest.mark.parametrize(
+    "name,text,words",
+    [
+        ("services.json", json.dumps({"services": {"default": {}}}), "'services'"),
+        ("list.json", "[1, 2]", "mapping"),
+        ("broken.json", "{not json", "does not parse"),
+        ("broken.yaml", "a: [unclosed", "does not parse"),
+        ("conf.toml", "a = 1", ".json, .yaml"),
+        ("huge.json", " " * (2 << 20), "larger than 1 MiB"),
+    ],
+)
+def test_config_files_refused(tmp_path, name, text, words):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(CorralConfigError) as ex:
+        load_config(str(path))
+    assert words in str(ex.value) and "\n" not in str(ex.value), str(ex.value)
+
+
+def test_good_configs(tmp_path):
+    (tmp_path / "c.yaml").write_text("memory: 512m\ncpus: 1.5\nenv:\n  A: b\n")
+    (tmp_path / "c.json").write_text(json.dumps({"pids": 64, "network": "none"}))
+    y = load_config(str(tmp_path / "c.yaml"))
+    assert (y.memory, y.cpus, y.env) == ("512m", 1.5, {"A": "b"})
+    assert load_config(str(tmp_path / "c.json")).pids == 64
+    assert load_config(None).working_dir == "/workspace"
