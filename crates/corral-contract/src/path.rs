@@ -232,7 +232,11 @@ mod tests {
             ("/./ drops", "/a/./b/.", Ok("/a/b")),
             ("trailing /", "/a/b/", Ok("/a/b")),
             ("mixed", "/a/./b//c/../d/", Ok("/a/b/d")),
-            ("over-long component", &long_component, Err("longer than 255")),
+            (
+                "over-long component",
+                &long_component,
+                Err("longer than 255"),
+            ),
             ("over-long path", &long_path, Err("exceeds 4096")),
             ("root", "/", Ok("/")),
         ];
