@@ -172,6 +172,11 @@ fn child(
             return sys(e);
         }
     }
+    // `/dev/null` is stdin now; its first descriptor is closed here, while
+    // it is still owned. Past this point `exec_prepared` closes every
+    // descriptor above stderr behind its owner's back, so no owned
+    // descriptor of this frame may be left to drop when `execve` fails.
+    drop(stdin);
     exec_prepared(program, argv, envp, cwd, seccomp, error_pipe, spec.user)
 }
 

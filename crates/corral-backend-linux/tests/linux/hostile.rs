@@ -37,6 +37,8 @@ mod host;
 mod lifetime;
 #[path = "hostile/rootless.rs"]
 mod rootless;
+#[path = "hostile/spawn.rs"]
+mod spawn;
 #[path = "hostile/userns.rs"]
 mod userns;
 
