@@ -136,6 +136,19 @@ pub(crate) async fn prune_untagged_in(docker: &bollard::Docker, scope: Option<&s
         return;
     };
     for image in images {
+        // A commit makes its image first and tags it after: the image a
+        // clone or a snapshot is being committed to is listed here as
+        // dangling for that moment, and removing by id an image that has
+        // one tag by now removes it, tag and all. So the tags are read
+        // again right before the removal; the window left between that read
+        // and the removal is the engine's, not one this side can close.
+        let tagged = match docker.inspect_image(&image.id).await {
+            Ok(now) => now.repo_tags.is_some_and(|tags| !tags.is_empty()),
+            Err(_) => true,
+        };
+        if tagged {
+            continue;
+        }
         let _ = docker
             .remove_image(&image.id, None::<RemoveImageOptions>, None)
             .await;
