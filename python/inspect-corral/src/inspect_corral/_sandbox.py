@@ -217,13 +217,15 @@ class CorralSandboxEnvironment(SandboxEnvironment):
         for i, t in enumerate(tries):
             body["timeout_ms"] = int(t * 1000) if t is not None else None
             try:
-                return await anyio.to_thread.run_sync(self._exec_once, body, t)
+                return await anyio.to_thread.run_sync(self._exec_once, body, t, cmd[0])
             except TimeoutError:
                 if i == len(tries) - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _exec_once(self, body: dict[str, Any], timeout: float | None) -> ExecResult[str]:
+    def _exec_once(
+        self, body: dict[str, Any], timeout: float | None, program: str
+    ) -> ExecResult[str]:
         limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
         out = {"stdout": bytearray(), "stderr": bytearray()}
         over: list[str] = []
@@ -245,14 +247,10 @@ class CorralSandboxEnvironment(SandboxEnvironment):
         except CorralError as ex:
             if ex.code == "timeout":
                 raise TimeoutError(f"corral: command timed out after {timeout} s") from None
-            if ex.code == "not_found" and ex.message.startswith("command not found"):
-                # inspect: a missing executable is an ordinary failed result.
-                return ExecResult(False, 127, "", ex.message + "\n")
-            if ex.code == "permission_denied":
-                raise PermissionError(errno.EACCES, ex.message) from None
-            if ex.code == "not_found" and ex.message.startswith("working directory"):
-                raise FileNotFoundError(errno.ENOENT, ex.message, body["cwd"]) from None
-            raise
+            got = _exec_error(ex, program)
+            if isinstance(got, ExecResult):
+                return got
+            raise got from None
         if over:
             stream = over[0]
             raise OutputLimitExceededError(
@@ -312,6 +310,35 @@ class CorralSandboxEnvironment(SandboxEnvironment):
             )
         # Bytes decode as they are: CRLF stays CRLF; bad UTF-8 raises UnicodeDecodeError.
         return data.decode("utf-8") if text else data
+
+
+# What corral's linux backend answers (the exec stream's `error` line) when a
+# command cannot start. The wire carries the error's closed code and its one
+# line, no finer kind: within a code the kinds are told apart by the fixed
+# opening of the line, which is the backend's typed error (`ExecError`)
+# printed, never the command's own output.
+_CANNOT_START = {
+    ("not_found", "command not found"): errno.ENOENT,
+    ("invalid_input", "command is not executable"): errno.EACCES,
+    ("permission_denied", ""): errno.EACCES,
+}
+
+
+def _exec_error(ex: CorralError, program: str) -> Exception | ExecResult[str]:
+    """What a backend error of `exec` becomes for inspect.
+
+    A program that cannot start (missing, or not executable) raises
+    `PermissionError` naming it; a missing working directory is a failed
+    result naming the directory (as inspect's docker provider returns it);
+    anything else is raised as it came."""
+    if ex.missing_sandbox:
+        return ex
+    for (code, opening), err in _CANNOT_START.items():
+        if ex.code == code and ex.message.startswith(opening):
+            return PermissionError(err, ex.message, program)
+    if ex.code == "not_found" and ex.message.startswith("working directory"):
+        return ExecResult(False, 126, "", f"corral: {ex.message}\n")
+    return ex
 
 
 def _file_error(ex: CorralError, file: str) -> Exception:
