@@ -166,10 +166,13 @@ class CorralSandboxEnvironment(SandboxEnvironment):
     # -- paths --------------------------------------------------------------
 
     def _path(self, what: str, path: str) -> str:
+        """The absolute path in the sandbox: a relative one is taken from the
+        working directory, and `.`, `..` and repeated slashes are resolved
+        lexically, `..` never above `/` (corral's own rule for paths)."""
         check_path_text(what, path)
         if not path.startswith("/"):
-            path = posixpath.join(self.working_dir, path)
-        return posixpath.normpath(path)
+            path = self.working_dir + "/" + path
+        return normalise(path)
 
     # -- exec ---------------------------------------------------------------
 
@@ -270,6 +273,8 @@ class CorralSandboxEnvironment(SandboxEnvironment):
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         path = self._path("file", file)
+        if path == "/":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", file)
         data = contents.encode("utf-8") if isinstance(contents, str) else bytes(contents)
         parent = posixpath.dirname(path)
         try:
@@ -310,6 +315,21 @@ class CorralSandboxEnvironment(SandboxEnvironment):
             )
         # Bytes decode as they are: CRLF stays CRLF; bad UTF-8 raises UnicodeDecodeError.
         return data.decode("utf-8") if text else data
+
+
+def normalise(path: str) -> str:
+    """An absolute path with `.`, `..` and empty components resolved
+    lexically; `..` at the root stays at the root."""
+    parts: list[str] = []
+    for c in path.split("/"):
+        if c in ("", "."):
+            continue
+        if c == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(c)
+    return "/" + "/".join(parts)
 
 
 # What corral's linux backend answers (the exec stream's `error` line) when a
