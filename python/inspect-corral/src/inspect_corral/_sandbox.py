@@ -18,6 +18,7 @@ from inspect_ai.util import (
     SandboxEnvironmentLimits,
     sandboxenv,
 )
+from inspect_ai.util._sandbox._cli import SANDBOX_CLI
 from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from pydantic import BaseModel
 
@@ -201,9 +202,12 @@ class CorralSandboxEnvironment(SandboxEnvironment):
                     f"corral: no user {user!r} in the sandbox (known: root, user)"
                 )
             run_as = USERS[user]
+        argv = list(cmd)
+        if argv[:2] == [SANDBOX_CLI, "start-server"]:
+            argv = await self._in_own_session(argv)
         body = {
             "id": self.sandbox_id,
-            "command": {"argv": list(cmd)},
+            "command": {"argv": argv},
             "cwd": self._path("cwd", cwd) if cwd is not None else self.working_dir,
             "env": dict(env or {}),
             "stdin": None
@@ -225,6 +229,26 @@ class CorralSandboxEnvironment(SandboxEnvironment):
                 if i == len(tries) - 1:
                     raise
         raise AssertionError("unreachable")
+
+    async def _in_own_session(self, argv: list[str]) -> list[str]:
+        """`argv` under `setsid --wait`, when the sandbox has it.
+
+        inspect's sandbox tools start a server that stays in the process
+        group of the command that started it, and rely on it running on
+        after that command (docker leaves such processes alone). corral kills
+        what is left of a command's group when the command ends, so the
+        server would die with it. In a session of its own it outlives the
+        command, as under docker; `--wait` keeps the command's output and
+        exit status. The wrapper runs as root, so it is named by absolute
+        path, never looked up through the image's PATH."""
+        for setsid in ("/usr/bin/setsid", "/bin/setsid"):
+            try:
+                st = await _acall("stat", {"id": self.sandbox_id, "path": setsid})
+            except CorralError:
+                continue
+            if st.get("file_type") == "file":
+                return [setsid, "--wait", *argv]
+        return argv
 
     def _exec_once(
         self, body: dict[str, Any], timeout: float | None, program: str
