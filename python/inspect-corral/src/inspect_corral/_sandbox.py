@@ -7,6 +7,7 @@ import errno
 import os
 import posixpath
 import secrets
+import shlex
 from typing import Any, Literal, Union, overload
 
 import anyio
@@ -19,7 +20,7 @@ from inspect_ai.util import (
     sandboxenv,
 )
 from inspect_ai.util._sandbox._cli import SANDBOX_CLI
-from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
+from inspect_ai.util._sandbox.environment import SandboxConnection, SandboxUserUnsupportedError
 from pydantic import BaseModel
 
 from inspect_corral._config import (
@@ -29,7 +30,7 @@ from inspect_corral._config import (
     load_config,
     parse_size,
 )
-from inspect_corral._server import CorralError, server
+from inspect_corral._server import CorralError, corral_bin, server
 
 LABEL = "inspect-corral"
 RUN_LABEL = "inspect-corral-run"
@@ -291,6 +292,38 @@ class CorralSandboxEnvironment(SandboxEnvironment):
             returncode=code,
             stdout=bytes(out["stdout"]).decode("utf-8", "replace"),
             stderr=bytes(out["stderr"]).decode("utf-8", "replace"),
+        )
+
+    # -- connection ---------------------------------------------------------
+
+    def cli_exec_command(self) -> list[str]:
+        """The `corral exec` command line that runs a command in this sandbox
+        from a shell on this host (append the command): the same binary,
+        backend and state directory as the server the plugin started, so it
+        works while the eval runs and after it, for sandboxes kept with
+        `--no-sandbox-cleanup`."""
+        argv: list[str] = []
+        state = os.environ.get("CORRAL_STATE_DIR")
+        if state:
+            argv += ["env", f"CORRAL_STATE_DIR={state}"]
+        backend = os.environ.get("INSPECT_CORRAL_BACKEND", "linux")
+        return argv + [corral_bin(), "exec", "--backend", backend, self.sandbox_id, "--"]
+
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        """Not available: the corral command line has no interactive shell.
+
+        `corral exec` runs one command with its stdin on `/dev/null` and no
+        terminal, and has no `--user`; a command pasted into a terminal
+        could not give a shell. inspect documents `NotImplementedError` for
+        a sandbox that provides no connection (`sandbox_connections()` skips
+        it; the human agent refuses to start). The message says how to run
+        single commands in the sandbox instead."""
+        raise NotImplementedError(
+            "corral: no connection to sandbox "
+            f"{self.sandbox_id}: the corral command line cannot attach a shell "
+            "(corral exec has no stdin and no terminal); run single commands with: "
+            + shlex.join(self.cli_exec_command())
+            + " CMD..."
         )
 
     # -- files --------------------------------------------------------------
