@@ -1,9 +1,12 @@
 import time
 
 import pytest
-from inspect_ai.util import OutputLimitExceededError
+from inspect_ai.util import ExecResult, OutputLimitExceededError
 from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from inspect_ai.util._sandbox.limits import override_max_exec_output_size
+
+from inspect_corral._sandbox import _exec_error
+from inspect_corral._server import CorralError
 
 pytestmark = pytest.mark.anyio
 
@@ -27,8 +30,16 @@ async def test_cwd_default_absolute_and_relative(sandbox):
     assert (await sandbox.exec(["pwd"], cwd="/tmp")).stdout == "/tmp\n"
     await sandbox.write_file("sub/dir/f", "x")
     assert (await sandbox.exec(["pwd"], cwd="sub/dir")).stdout == "/workspace/sub/dir\n"
-    with pytest.raises(FileNotFoundError):
-        await sandbox.exec(["pwd"], cwd="nowhere")
+
+
+@pytest.mark.parametrize(
+    "cwd,shown", [("nowhere", "/workspace/nowhere"), ("/no/such/dir", "/no/such/dir"),
+                  ("/etc/hostname", "/etc/hostname")]
+)
+async def test_missing_cwd_is_a_failed_result(sandbox, cwd, shown):
+    r = await sandbox.exec(["pwd"], cwd=cwd)
+    assert (r.success, r.returncode, r.stdout) == (False, 126, "")
+    assert f'working directory "{shown}"' in r.stderr and r.stderr.count("\n") == 1, r
 
 
 async def test_env_is_added(sandbox):
@@ -58,9 +69,37 @@ async def test_exit_code_and_stderr(sandbox):
     assert (r.success, r.returncode, r.stdout, r.stderr) == (False, 3, "out\n", "err\n")
 
 
-async def test_missing_program_is_a_failed_result(sandbox):
-    r = await sandbox.exec(["no-such-program"])
-    assert not r.success and r.returncode == 127 and "no-such-program" in r.stderr
+async def test_missing_program_raises_permission_error(sandbox):
+    with pytest.raises(PermissionError) as ex:
+        await sandbox.exec(["no-such-program"], cwd="/tmp", user="user")
+    assert ex.value.filename == "no-such-program"
+    assert "command not found" in ex.value.strerror
+
+
+# How corral's exec errors become inspect's, from the error line's code and
+# typed opening (the not-executable rows cannot be provoked on every corral
+# build, so the mapping is checked directly too).
+@pytest.mark.parametrize(
+    "code,message,expected",
+    [
+        ("not_found", 'command not found: "nope"', PermissionError),
+        ("invalid_input", 'command is not executable: "/etc/hostname"', PermissionError),
+        ("permission_denied", "exec: permission denied", PermissionError),
+        ("not_found", 'working directory "/w/x": no such directory', ExecResult),
+        ("invalid_input", 'malformed command "x"', CorralError),
+        ("quota", "output over 64 MiB", CorralError),
+    ],
+)
+def test_exec_error_mapping(code, message, expected):
+    got = _exec_error(CorralError("exec", code, message), "prog")
+    assert isinstance(got, expected), got
+    if isinstance(got, PermissionError):
+        assert (got.filename, got.strerror) == ("prog", message)
+
+
+def test_a_missing_sandbox_is_not_a_missing_program():
+    err = CorralError("exec", "not_found", 'no sandbox with id "x"', missing_sandbox=True)
+    assert _exec_error(err, "prog") is err
 
 
 async def test_timeout_kills_the_process_group(sandbox):

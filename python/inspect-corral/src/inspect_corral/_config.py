@@ -96,15 +96,15 @@ class CorralSandboxConfig(BaseModel):
         if not v.startswith("/"):
             raise ValueError(f"working_dir must be absolute, not {v!r}")
         check_path_text("working_dir", v)
+        if ".." in v.split("/"):
+            raise ValueError(f"working_dir {v!r} contains a '..' component")
         return v
 
 
 def check_path_text(what: str, path: str) -> None:
-    """Refuses a path with a NUL byte or a `..` component, in one line."""
+    """Refuses an empty path or one with a NUL byte, in one line."""
     if "\0" in path:
         raise ValueError(f"corral: {what} {path!r} contains a NUL byte")
-    if ".." in path.split("/"):
-        raise ValueError(f"corral: {what} {path!r} contains a '..' component")
     if path == "":
         raise ValueError(f"corral: {what} is empty")
 

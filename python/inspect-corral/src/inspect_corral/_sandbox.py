@@ -7,6 +7,7 @@ import errno
 import os
 import posixpath
 import secrets
+import shlex
 from typing import Any, Literal, Union, overload
 
 import anyio
@@ -18,7 +19,8 @@ from inspect_ai.util import (
     SandboxEnvironmentLimits,
     sandboxenv,
 )
-from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
+from inspect_ai.util._sandbox._cli import SANDBOX_CLI
+from inspect_ai.util._sandbox.environment import SandboxConnection, SandboxUserUnsupportedError
 from pydantic import BaseModel
 
 from inspect_corral._config import (
@@ -28,7 +30,7 @@ from inspect_corral._config import (
     load_config,
     parse_size,
 )
-from inspect_corral._server import CorralError, server
+from inspect_corral._server import CorralError, corral_bin, server
 
 LABEL = "inspect-corral"
 RUN_LABEL = "inspect-corral-run"
@@ -166,10 +168,13 @@ class CorralSandboxEnvironment(SandboxEnvironment):
     # -- paths --------------------------------------------------------------
 
     def _path(self, what: str, path: str) -> str:
+        """The absolute path in the sandbox: a relative one is taken from the
+        working directory, and `.`, `..` and repeated slashes are resolved
+        lexically, `..` never above `/` (corral's own rule for paths)."""
         check_path_text(what, path)
         if not path.startswith("/"):
-            path = posixpath.join(self.working_dir, path)
-        return posixpath.normpath(path)
+            path = self.working_dir + "/" + path
+        return normalise(path)
 
     # -- exec ---------------------------------------------------------------
 
@@ -198,9 +203,12 @@ class CorralSandboxEnvironment(SandboxEnvironment):
                     f"corral: no user {user!r} in the sandbox (known: root, user)"
                 )
             run_as = USERS[user]
+        argv = list(cmd)
+        if argv[:2] == [SANDBOX_CLI, "start-server"]:
+            argv = await self._in_own_session(argv)
         body = {
             "id": self.sandbox_id,
-            "command": {"argv": list(cmd)},
+            "command": {"argv": argv},
             "cwd": self._path("cwd", cwd) if cwd is not None else self.working_dir,
             "env": dict(env or {}),
             "stdin": None
@@ -217,13 +225,35 @@ class CorralSandboxEnvironment(SandboxEnvironment):
         for i, t in enumerate(tries):
             body["timeout_ms"] = int(t * 1000) if t is not None else None
             try:
-                return await anyio.to_thread.run_sync(self._exec_once, body, t)
+                return await anyio.to_thread.run_sync(self._exec_once, body, t, cmd[0])
             except TimeoutError:
                 if i == len(tries) - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _exec_once(self, body: dict[str, Any], timeout: float | None) -> ExecResult[str]:
+    async def _in_own_session(self, argv: list[str]) -> list[str]:
+        """`argv` under `setsid --wait`, when the sandbox has it.
+
+        inspect's sandbox tools start a server that stays in the process
+        group of the command that started it, and rely on it running on
+        after that command (docker leaves such processes alone). corral kills
+        what is left of a command's group when the command ends, so the
+        server would die with it. In a session of its own it outlives the
+        command, as under docker; `--wait` keeps the command's output and
+        exit status. The wrapper runs as root, so it is named by absolute
+        path, never looked up through the image's PATH."""
+        for setsid in ("/usr/bin/setsid", "/bin/setsid"):
+            try:
+                st = await _acall("stat", {"id": self.sandbox_id, "path": setsid})
+            except CorralError:
+                continue
+            if st.get("file_type") == "file":
+                return [setsid, "--wait", *argv]
+        return argv
+
+    def _exec_once(
+        self, body: dict[str, Any], timeout: float | None, program: str
+    ) -> ExecResult[str]:
         limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
         out = {"stdout": bytearray(), "stderr": bytearray()}
         over: list[str] = []
@@ -245,14 +275,10 @@ class CorralSandboxEnvironment(SandboxEnvironment):
         except CorralError as ex:
             if ex.code == "timeout":
                 raise TimeoutError(f"corral: command timed out after {timeout} s") from None
-            if ex.code == "not_found" and ex.message.startswith("command not found"):
-                # inspect: a missing executable is an ordinary failed result.
-                return ExecResult(False, 127, "", ex.message + "\n")
-            if ex.code == "permission_denied":
-                raise PermissionError(errno.EACCES, ex.message) from None
-            if ex.code == "not_found" and ex.message.startswith("working directory"):
-                raise FileNotFoundError(errno.ENOENT, ex.message, body["cwd"]) from None
-            raise
+            got = _exec_error(ex, program)
+            if isinstance(got, ExecResult):
+                return got
+            raise got from None
         if over:
             stream = over[0]
             raise OutputLimitExceededError(
@@ -268,10 +294,44 @@ class CorralSandboxEnvironment(SandboxEnvironment):
             stderr=bytes(out["stderr"]).decode("utf-8", "replace"),
         )
 
+    # -- connection ---------------------------------------------------------
+
+    def cli_exec_command(self) -> list[str]:
+        """The `corral exec` command line that runs a command in this sandbox
+        from a shell on this host (append the command): the same binary,
+        backend and state directory as the server the plugin started, so it
+        works while the eval runs and after it, for sandboxes kept with
+        `--no-sandbox-cleanup`."""
+        argv: list[str] = []
+        state = os.environ.get("CORRAL_STATE_DIR")
+        if state:
+            argv += ["env", f"CORRAL_STATE_DIR={state}"]
+        backend = os.environ.get("INSPECT_CORRAL_BACKEND", "linux")
+        return argv + [corral_bin(), "exec", "--backend", backend, self.sandbox_id, "--"]
+
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        """Not available: the corral command line has no interactive shell.
+
+        `corral exec` runs one command with its stdin on `/dev/null` and no
+        terminal, and has no `--user`; a command pasted into a terminal
+        could not give a shell. inspect documents `NotImplementedError` for
+        a sandbox that provides no connection (`sandbox_connections()` skips
+        it; the human agent refuses to start). The message says how to run
+        single commands in the sandbox instead."""
+        raise NotImplementedError(
+            "corral: no connection to sandbox "
+            f"{self.sandbox_id}: the corral command line cannot attach a shell "
+            "(corral exec has no stdin and no terminal); run single commands with: "
+            + shlex.join(self.cli_exec_command())
+            + " CMD..."
+        )
+
     # -- files --------------------------------------------------------------
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         path = self._path("file", file)
+        if path == "/":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", file)
         data = contents.encode("utf-8") if isinstance(contents, str) else bytes(contents)
         parent = posixpath.dirname(path)
         try:
@@ -312,6 +372,50 @@ class CorralSandboxEnvironment(SandboxEnvironment):
             )
         # Bytes decode as they are: CRLF stays CRLF; bad UTF-8 raises UnicodeDecodeError.
         return data.decode("utf-8") if text else data
+
+
+def normalise(path: str) -> str:
+    """An absolute path with `.`, `..` and empty components resolved
+    lexically; `..` at the root stays at the root."""
+    parts: list[str] = []
+    for c in path.split("/"):
+        if c in ("", "."):
+            continue
+        if c == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(c)
+    return "/" + "/".join(parts)
+
+
+# What corral's linux backend answers (the exec stream's `error` line) when a
+# command cannot start. The wire carries the error's closed code and its one
+# line, no finer kind: within a code the kinds are told apart by the fixed
+# opening of the line, which is the backend's typed error (`ExecError`)
+# printed, never the command's own output.
+_CANNOT_START = {
+    ("not_found", "command not found"): errno.ENOENT,
+    ("invalid_input", "command is not executable"): errno.EACCES,
+    ("permission_denied", ""): errno.EACCES,
+}
+
+
+def _exec_error(ex: CorralError, program: str) -> Exception | ExecResult[str]:
+    """What a backend error of `exec` becomes for inspect.
+
+    A program that cannot start (missing, or not executable) raises
+    `PermissionError` naming it; a missing working directory is a failed
+    result naming the directory (as inspect's docker provider returns it);
+    anything else is raised as it came."""
+    if ex.missing_sandbox:
+        return ex
+    for (code, opening), err in _CANNOT_START.items():
+        if ex.code == code and ex.message.startswith(opening):
+            return PermissionError(err, ex.message, program)
+    if ex.code == "not_found" and ex.message.startswith("working directory"):
+        return ExecResult(False, 126, "", f"corral: {ex.message}\n")
+    return ex
 
 
 def _file_error(ex: CorralError, file: str) -> Exception:
