@@ -26,31 +26,25 @@ async def test_exec_refuses(sandbox, name, kwargs, exc, words):
     assert words in str(ex.value) and "\n" not in str(ex.value)
 
 
-# A program that cannot start raises PermissionError naming it. The rows
-# marked True need a corral whose linux init reports such a program as a
-# typed refusal; an older one aborts the init's forked child instead (exit
-# 134, a Rust "IO Safety violation" on stderr), and those rows are skipped
-# on it, never passed.
+# A program that cannot start raises PermissionError naming it (corral's
+# linux init reports each as a typed refusal; a result, such as the exit 134
+# of an init child that aborted, fails the row).
 PROGRAM_CASES = [
-    ("bare name on no PATH directory", ["no-such-program"], "no-such-program", False),
-    ("bare name with arguments", ["no-such-program", "-v", "x"], "no-such-program", False),
-    ("absolute path that does not exist", ["/no/such/program"], "/no/such/program", True),
-    ("regular file without the execute bit", ["/etc/hostname"], "/etc/hostname", True),
-    ("directory as the program", ["/tmp"], "/tmp", True),
+    ("bare name on no PATH directory", ["no-such-program"], "no-such-program"),
+    ("bare name with arguments", ["no-such-program", "-v", "x"], "no-such-program"),
+    ("absolute path that does not exist", ["/no/such/program"], "/no/such/program"),
+    ("regular file without the execute bit", ["/etc/hostname"], "/etc/hostname"),
+    ("directory as the program", ["/tmp"], "/tmp"),
 ]
 
 
-@pytest.mark.parametrize(
-    "name,cmd,program,needs_typed_init", PROGRAM_CASES, ids=[c[0] for c in PROGRAM_CASES]
-)
-async def test_program_that_cannot_start(sandbox, name, cmd, program, needs_typed_init):
+@pytest.mark.parametrize("name,cmd,program", PROGRAM_CASES, ids=[c[0] for c in PROGRAM_CASES])
+async def test_program_that_cannot_start(sandbox, name, cmd, program):
     try:
         got = await sandbox.exec(cmd)
     except PermissionError as ex:
         assert ex.filename == program and program in str(ex) and "\n" not in str(ex), ex
     else:
-        if needs_typed_init and got.returncode == 134 and "IO Safety violation" in got.stderr:
-            pytest.skip("this corral's linux init aborts on a program it cannot start")
         pytest.fail(f"{cmd} gave a result, not PermissionError: {got}")
     assert (await sandbox.exec(["echo", "ok"])).stdout == "ok\n"
 
