@@ -178,17 +178,36 @@ impl DockerBackend {
     /// empty set), in any state — running, paused, exited after an engine
     /// restart — and deletes its snapshots with those labels. Returns how
     /// many containers and snapshots were removed.
+    ///
+    /// One removal that fails does not stop the sweep: every other
+    /// container and snapshot is still removed, and the first failure is
+    /// returned at the end.
     pub async fn reap(&self, wanted: &Labels) -> Result<usize> {
         use corral_backend::SnapshotOps;
+        let mut first_failure = None;
         let ids = all_containers(self, wanted).await?;
+        let mut removed = 0;
         for id in &ids {
-            crate::pending::remove(&self.docker, id).await?;
+            match crate::pending::remove(&self.docker, id).await {
+                Ok(()) => removed += 1,
+                Err(e) => {
+                    first_failure.get_or_insert(e);
+                }
+            }
         }
         let snapshots = self.list_snapshots(wanted).await?;
         for s in &snapshots {
-            self.delete_snapshot(&s.id).await?;
+            match self.delete_snapshot(&s.id).await {
+                Ok(()) => removed += 1,
+                Err(e) => {
+                    first_failure.get_or_insert(e);
+                }
+            }
         }
         crate::snapshot::prune_untagged(self).await;
-        Ok(ids.len() + snapshots.len())
+        match first_failure {
+            Some(e) => Err(e),
+            None => Ok(removed),
+        }
     }
 }
