@@ -1,8 +1,8 @@
-//! The signals that end a front (`corral run`, `corral exec`, `corral
-//! mcp`) cleanly: each is caught, so the front destroys what it created and
-//! exits, instead of dying by the signal's default action and leaving a
-//! sandbox running. `SIGKILL` cannot be caught: a sandbox created with
-//! `bound_to_creator` ends by itself then.
+//! The signals that end a front (`corral run`, `corral exec`, `corral mcp`,
+//! `corral serve`) cleanly: each is caught, so the front destroys what it
+//! created and exits, instead of dying by the signal's default action and
+//! leaving a sandbox running. `SIGKILL` cannot be caught: a sandbox created
+//! with `bound_to_creator` ends by itself then.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

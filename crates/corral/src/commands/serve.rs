@@ -4,12 +4,13 @@
 //!
 //! Prints `corral: serving BACKEND on http://ADDR` on stdout once it
 //! listens (with the port chosen when ADDR names port 0); without
-//! `--token-file` it generates a token shaped as an E2B API key (`e2b_` and
-//! 40 hex digits, a shape some E2B SDK versions check) and prints
-//! `corral: token TOKEN (generated: no --token-file)` next. On SIGINT or
-//! SIGTERM it shuts down gracefully: live processes are destroyed, and so is
-//! every sandbox it created that is not durable; it then prints what it
-//! destroyed and kept. The exit status is 0 unless a destroy failed.
+//! `--token-file` it generates a token shaped as an E2B API key (`e2b_` and 40 hex
+//! digits, a shape some E2B SDK versions check) and prints `corral: token
+//! TOKEN (generated: no --token-file)` next. On SIGINT, SIGTERM or any of
+//! the other ending signals it shuts down gracefully: live processes are
+//! destroyed, and so is every sandbox it created that is not durable; it
+//! then prints what it destroyed and kept. The exit status is 0 unless a
+//! destroy failed.
 //!
 //! Beside the contract provider it serves the backend's own primitives
 //! (the same backend the adapter holds), under the same token, and E2B's
@@ -149,11 +150,15 @@ impl BackendVisitor for Host {
         let bound = server
             .local_addr()
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
+        // Caught before the ready line: a supervisor's SIGTERM that follows
+        // that line at once is a graceful shutdown, never the default
+        // action that would kill the server with its sandboxes alive.
+        let ending = super::ending_signals::listen();
         println!("corral: serving {} on http://{bound}", B::KIND);
         if let Some(text) = &generated {
             println!("corral: token {text} (generated: no --token-file)");
         }
-        let report = server.serve(stop_signal()).await;
+        let report = server.serve(async move { ending.wait().await }).await;
         println!("corral: {}", summary(&report));
         for (id, error) in &report.failed {
             eprintln!("corral: error: [shutdown] destroying {id}: {error}");
@@ -176,20 +181,3 @@ fn summary(report: &ShutdownReport) -> String {
     )
 }
 
-/// Resolves on SIGINT or SIGTERM (or never, where neither can be
-/// watched: the process is then stopped by other means).
-async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-        }
-        _ => std::future::pending().await,
-    }
-}

@@ -75,6 +75,28 @@ fn serve_hosts_a_backend_and_sigterm_destroys_what_it_created() {
     );
 }
 
+/// The ready line promises a server that a signal shuts down gracefully:
+/// each ending signal sent the moment that line is read (the race a
+/// supervisor runs) is a clean shutdown with its summary and status 0,
+/// never death by the signal's default action with sandboxes still alive.
+#[test]
+fn an_ending_signal_sent_as_soon_as_the_ready_line_is_read_is_a_graceful_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    for signal in ["TERM", "INT", "HUP", "QUIT", "USR1", "ALRM"] {
+        for _ in 0..3 {
+            let mut served = Served::memory(&token_file);
+            let (exit, rest) = served.end_with(signal);
+            assert!(exit.success(), "SIG{signal}: {exit:?}: {rest}");
+            assert!(
+                rest.contains("shut down: destroyed 0 sandboxes"),
+                "SIG{signal}: {rest}"
+            );
+        }
+    }
+}
+
 /// Runs `corral serve` with `args` and `--token-file token_file`, which
 /// must refuse with the usage exit code (2); returns its stderr.
 fn refused(args: &[&str], token_file: &std::path::Path) -> String {

@@ -46,11 +46,17 @@ impl Served {
     /// Sends SIGTERM and waits: its exit status and what it printed after
     /// the first line.
     pub fn terminate(&mut self) -> (ExitStatus, String) {
+        self.end_with("TERM")
+    }
+
+    /// Sends the signal named `signal` (as `kill -SIGNAL` spells it) and
+    /// waits: its exit status and what it printed after the first line.
+    pub fn end_with(&mut self, signal: &str) -> (ExitStatus, String) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
             .status()
             .unwrap();
-        assert!(status.success(), "kill -TERM failed");
+        assert!(status.success(), "kill -{signal} failed");
         let mut rest = String::new();
         self.stdout.read_to_string(&mut rest).unwrap();
         let exit = self.child.wait().unwrap();
