@@ -1,5 +1,6 @@
 //! What the wire rows stand on: a contract provider — a
-//! [`ContractAdapter`](corral_runtime::adapter::ContractAdapter) called in process, or the same kind of adapter hosted by a
+//! corral-runtime's `ContractAdapter` called in process, or the same
+//! kind of adapter hosted by a
 //! [`WireServer`] on `127.0.0.1` and called through a [`WireProvider`] —
 //! holding one active instance.
 
