@@ -1,7 +1,6 @@
 //! Shared fixtures for the runtime, narrow and select tests: contract values,
 //! and [`Fake`], a hand-made provider that counts its calls and can be told
 //! to lie.
-#![allow(dead_code, unused_imports)]
 
 pub mod calls;
 pub mod fake;
@@ -13,7 +12,7 @@ use corral_contract::*;
 use corral_runtime::runtime::Runtime;
 
 pub use calls::refusal_of;
-pub use fake::{Entry, Fake, Log};
+pub use fake::{Entry, Fake};
 pub use process::{DestroyMode, ProcessScript};
 pub use rollback::RollbackMode;
 
