@@ -92,7 +92,7 @@ impl LinuxBackend {
         caps.usage = cg;
         caps.enforces.network_allowlist = crate::network::available().is_ok();
         caps.port_connect = !self.state.rootless;
-        caps.run_as_user = run_as_user(&self.state);
+        caps.run_as_user = self.state.runs_as_user();
         if self.state.rootless {
             // What needs privileges an ordinary user cannot get.
             caps.enforces.network_allowlist = false;
@@ -354,7 +354,7 @@ impl Backend for LinuxBackend {
         sink: &mut dyn OutputSink,
     ) -> Result<ExecOutcome> {
         req.validate()?;
-        check_run_as(&self.state, req.run_as)?;
+        self.state.check_run_as(req.run_as)?;
         let state = self.state.clone();
         let id2 = id.to_string();
         let meta = blocking(move || {
@@ -466,21 +466,4 @@ impl corral_backend::Reclaim for LinuxBackend {
     async fn reclaim(&self) -> Result<corral_backend::ReclaimReport> {
         Ok(self.gc().await?.into())
     }
-}
-
-/// Whether this backend runs commands as the sandbox's user: not rootless,
-/// where the sandbox's ids may be root's alone (the single map `0 <uid>
-/// 1`, uid 1000 unmapped; it is mapped only with subordinate ranges,
-/// which are not known before a sandbox's namespace is mapped).
-fn run_as_user(state: &State) -> bool {
-    !state.rootless
-}
-
-/// [`corral_backend::check_run_as`] for this backend's declaration.
-pub(crate) fn check_run_as(state: &State, run_as: Option<corral_backend::RunAs>) -> Result<()> {
-    let caps = Capabilities {
-        run_as_user: run_as_user(state),
-        ..LinuxBackend::CAPABILITIES
-    };
-    corral_backend::check_run_as(NAME, &caps, run_as)
 }

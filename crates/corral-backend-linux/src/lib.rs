@@ -90,6 +90,7 @@ mod real_host;
 mod record;
 mod rollback;
 pub mod rootfs;
+mod sandbox_user;
 mod sandbox_userns;
 pub mod seccomp;
 mod snapshot;

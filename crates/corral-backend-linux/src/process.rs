@@ -186,7 +186,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
 impl ProcessOps for LinuxProcesses {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
         spec.validate()?;
-        crate::backend::check_run_as(&self.state, spec.run_as)?;
+        self.state.check_run_as(spec.run_as)?;
         let state = self.state.clone();
         let id = id.to_string();
         corral_backend::task::blocking("process task", move || start(&state, &id, spec)).await

@@ -176,8 +176,8 @@ pub enum SpawnUser {
     /// Root of the sandbox, with the sandbox's kept capabilities.
     #[default]
     Root,
-    /// The unprivileged user ([`crate::etc::USER_UID`],
-    /// [`crate::etc::USER_GID`]), with no capabilities.
+    /// The unprivileged user ([`crate::sandbox_user::USER_UID`],
+    /// [`crate::sandbox_user::USER_GID`]), with no capabilities.
     User,
 }
 
@@ -196,7 +196,7 @@ impl SpawnUser {
     pub fn default_cwd(self) -> &'static str {
         match self {
             SpawnUser::Root => corral_backend::WORKSPACE_DIR,
-            SpawnUser::User => crate::etc::USER_HOME,
+            SpawnUser::User => crate::sandbox_user::USER_HOME,
         }
     }
 }

@@ -137,6 +137,25 @@ impl State {
         self.keys()
             .join(hex::encode(sha2::Sha256::digest(key.as_bytes())))
     }
+
+    /// Whether this backend runs commands as the sandbox's user: not
+    /// rootless, where the sandbox's ids may be root's alone (the single
+    /// map `0 <uid> 1`, uid 1000 unmapped; it is mapped only with
+    /// subordinate ranges, which are not known before a sandbox's
+    /// namespace is mapped).
+    pub fn runs_as_user(&self) -> bool {
+        !self.rootless
+    }
+
+    /// [`corral_backend::check_run_as`] for this backend's declaration
+    /// here (of which the check reads `run_as_user` alone).
+    pub fn check_run_as(&self, run_as: Option<corral_backend::RunAs>) -> Result<()> {
+        let caps = corral_backend::Capabilities {
+            run_as_user: self.runs_as_user(),
+            ..corral_backend::Capabilities::default()
+        };
+        corral_backend::check_run_as(crate::record::NAME, &caps, run_as)
+    }
 }
 
 /// The longest socket path used as is (`sun_path` holds 108 bytes).

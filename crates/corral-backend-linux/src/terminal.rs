@@ -135,7 +135,7 @@ impl TerminalOps for LinuxTerminals {
         if let Some(c) = &spec.command {
             c.validate()?;
         }
-        crate::backend::check_run_as(&self.state, spec.run_as)?;
+        self.state.check_run_as(spec.run_as)?;
         let (state, id) = (self.state.clone(), id.to_string());
         crate::blocking::blocking(move || open(&state, &id, spec)).await
     }

@@ -9,15 +9,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::{EtcError, EtcRoot};
-
-/// The unprivileged user's name.
-pub const USER_NAME: &str = "user";
-/// The unprivileged user's uid, inside the sandbox.
-pub const USER_UID: u32 = 1000;
-/// The unprivileged user's gid, inside the sandbox.
-pub const USER_GID: u32 = 1000;
-/// The unprivileged user's home, inside the sandbox.
-pub const USER_HOME: &str = "/home/user";
+use crate::sandbox_user::{USER_GID, USER_HOME, USER_NAME, USER_UID};
 
 /// `/etc/passwd`: exactly `root` and `user`.
 fn passwd() -> String {

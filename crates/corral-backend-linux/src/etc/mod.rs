@@ -25,7 +25,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub use from_host::{FROM_HOST, FromHost, Kind};
-pub use identity::{USER_GID, USER_HOME, USER_NAME, USER_UID, chown_inside};
+pub use crate::sandbox_user::{USER_GID, USER_HOME, USER_NAME, USER_UID};
+pub use identity::chown_inside;
 
 /// A step of making the curated `/etc` that failed: the sandbox path and
 /// the OS error.

@@ -283,7 +283,7 @@ fn drop_capabilities() -> std::io::Result<()> {
 /// and effective capabilities, so the program starts with none. These are
 /// the raw per-thread calls, right for this single-threaded forked child.
 fn become_user() -> Result<(), Errno> {
-    use crate::etc::{USER_GID, USER_UID};
+    use crate::sandbox_user::{USER_GID, USER_UID};
     use rustix::process::{Gid, Uid};
     match rustix::thread::set_thread_groups(&[]) {
         // Denied where the namespace's `setgroups` is `deny` (a rootless
