@@ -184,9 +184,20 @@ fn answer(root: &ContainedRoot, query: &Query, objects: &Objects) -> Answer {
         Err(reason) => assert_typed_refusal(path, *reason),
     }
     let allowed = &query.allowed_root;
-    let read_under = root
-        .read_under(allowed, path, MAX_BYTES)
-        .map_err(|e| e.reason);
+    // Both become sandbox paths first, as at every edge; a malformed one
+    // is refused there, with a typed code, and never reaches the read.
+    let read_under = match (
+        corral_backend::sandbox_path("allowed_root", allowed),
+        corral_backend::sandbox_path("path", path),
+    ) {
+        (Ok(allowed), Ok(path)) => root
+            .read_under(&allowed, &path, MAX_BYTES)
+            .map_err(|e| e.reason),
+        (Err(e), _) | (_, Err(e)) => {
+            assert_eq!(e.code(), corral_backend::ErrorCode::InvalidInput, "{e}");
+            Err(ContainmentReason::InvalidPath)
+        }
+    };
     if let Ok(bytes) = &read_under {
         assert_ne!(bytes.as_slice(), OUTSIDE_SECRET, "{allowed:?} {path:?}");
         assert!(

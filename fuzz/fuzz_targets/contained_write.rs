@@ -176,8 +176,11 @@ impl Fixture {
         let files = self.backend.files();
         let id = self.id.as_str();
         let result = self.runtime.block_on(async {
+            // The caller's text becomes a sandbox path first, as at every
+            // edge: a malformed one is refused there, with a typed code.
+            let path = &corral_backend::sandbox_path("path", operation.path())?;
             match operation {
-                Operation::Write { mode, path, bytes } => {
+                Operation::Write { mode, bytes, .. } => {
                     files.write(id, path, bytes, *mode).await?;
                     let read = match files.read(id, path).await {
                         Ok(read) => read,
@@ -202,19 +205,19 @@ impl Fixture {
                     assert_eq!(stat.file_type, FileType::File, "{operation:?}");
                     assert_eq!(stat.mode, mode.unwrap_or(DEFAULT_MODE), "{operation:?}");
                 }
-                Operation::Mkdir { path, parents } => {
+                Operation::Mkdir { parents, .. } => {
                     files.mkdir(id, path, *parents).await?;
                     // A directory now, or a symlink to one (`mkdir -p` of a
                     // link to a directory beneath the root succeeds).
                     let listed = files.list(id, path).await;
                     assert!(listed.is_ok(), "{operation:?}: not a directory: {listed:?}");
                 }
-                Operation::Remove { path, recursive } => {
+                Operation::Remove { recursive, .. } => {
                     files.remove(id, path, *recursive).await?;
                     let gone = files.stat(id, path).await.map_err(|e| e.code());
                     assert_eq!(gone.err(), Some(ErrorCode::NotFound), "{operation:?}");
                 }
-                Operation::Read { path } => {
+                Operation::Read { .. } => {
                     let bytes = files.read(id, path).await?;
                     assert_ne!(bytes.as_slice(), OUTSIDE_SECRET, "{operation:?}");
                     assert!(

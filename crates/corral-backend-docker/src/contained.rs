@@ -58,12 +58,12 @@ impl ContainedReadOps for DockerBackend {
     async fn read_contained(
         &self,
         id: &str,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &corral_backend::SandboxPath,
+        path: &corral_backend::SandboxPath,
         max_bytes: u64,
     ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
         let root = open_root(self, id).await?;
-        let (allowed_root, path) = (allowed_root.to_owned(), path.to_owned());
+        let (allowed_root, path) = (allowed_root.clone(), path.clone());
         blocking(TASK, move || {
             ContainedRoot::from_dir_fd(root)
                 .read_under(&allowed_root, &path, max_bytes)

@@ -123,7 +123,10 @@ pub(crate) async fn exec(
     if !labels::is_sandbox_id(id) {
         return Err(BackendError::sandbox_not_found(id));
     }
-    let cwd = req.cwd.clone().unwrap_or_else(|| WORKSPACE_DIR.to_string());
+    let cwd = req
+        .cwd
+        .as_ref()
+        .map_or_else(|| WORKSPACE_DIR.to_string(), ToString::to_string);
     let mut cmd = vec![
         "/bin/sh".to_string(),
         "-c".into(),

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use corral_backend::contained::ContainmentReason;
 use corral_backend::error::{FileOp, FsCause, FsError};
 use corral_backend::{
-    BackendError, DirEntry, FileOps, FileStat, FileType, PlatformError, Result, path,
+    BackendError, DirEntry, FileOps, FileStat, FileType, PlatformError, Result, SandboxPath,
 };
 use futures_util::TryStreamExt;
 use rustix::io::Errno;
@@ -209,17 +209,19 @@ fn tar_error(p: &str, e: &std::io::Error) -> BackendError {
 
 /// The parent directory and the name of a normalized path.
 fn split(op: FileOp, p: &str) -> Result<(String, String)> {
-    let comps = path::normalize("path", p)?;
+    let p = corral_backend::sandbox_path("path", p)?;
+    let comps: Vec<&str> = p.components().collect();
     let Some((name, parent)) = comps.split_last() else {
         return Err(fail(op, "/", FsCause::RootItself));
     };
-    Ok((format!("/{}", parent.join("/")), name.clone()))
+    Ok((format!("/{}", parent.join("/")), (*name).to_owned()))
 }
 
 #[async_trait]
 impl FileOps for DockerFiles {
-    async fn read(&self, id: &str, p: &str) -> Result<Vec<u8>> {
-        let mut current = path::normalized("path", p)?;
+    async fn read(&self, id: &str, p: &SandboxPath) -> Result<Vec<u8>> {
+        let p = p.as_str();
+        let mut current = p.to_owned();
         check_id(id)?;
         // Follow a final symlink, as reading a path does.
         for _ in 0..16 {
@@ -246,7 +248,7 @@ impl FileOps for DockerFiles {
                     } else {
                         format!("{parent}/{target}")
                     };
-                    current = path::normalized("path", &joined)?;
+                    current = corral_backend::sandbox_path("path", &joined)?.to_string();
                 }
                 _ => {
                     let mut out = Vec::with_capacity(entry.size() as usize);
@@ -264,7 +266,14 @@ impl FileOps for DockerFiles {
         ))
     }
 
-    async fn write(&self, id: &str, p: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    async fn write(
+        &self,
+        id: &str,
+        p: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
+        let p = p.as_str();
         let (parent, name) = split(FileOp::Write, p)?;
         check_id(id)?;
         if let Some(m) = mode
@@ -307,8 +316,9 @@ impl FileOps for DockerFiles {
         }
     }
 
-    async fn list(&self, id: &str, p: &str) -> Result<Vec<DirEntry>> {
-        let dir = path::normalized("path", p)?;
+    async fn list(&self, id: &str, p: &SandboxPath) -> Result<Vec<DirEntry>> {
+        let dir = p.as_str().to_owned();
+        let p = p.as_str();
         check_id(id)?;
         let archive = self.archive(id, &dir, FileOp::List).await?;
         let mut tar = tar::Archive::new(archive.as_slice());
@@ -355,14 +365,14 @@ impl FileOps for DockerFiles {
         Ok(out)
     }
 
-    async fn stat(&self, id: &str, p: &str) -> Result<FileStat> {
-        let p = path::normalized("path", p)?;
+    async fn stat(&self, id: &str, p: &SandboxPath) -> Result<FileStat> {
+        let p = p.as_str().to_owned();
         check_id(id)?;
         self.stat_raw(id, &p, FileOp::Stat).await
     }
 
-    async fn remove(&self, id: &str, p: &str, recursive: bool) -> Result<()> {
-        let p = path::normalized("path", p)?;
+    async fn remove(&self, id: &str, p: &SandboxPath, recursive: bool) -> Result<()> {
+        let p = p.as_str().to_owned();
         check_id(id)?;
         if p == "/" {
             return Err(fail(FileOp::Remove, "/", FsCause::RootItself));
@@ -383,8 +393,8 @@ impl FileOps for DockerFiles {
         }
     }
 
-    async fn mkdir(&self, id: &str, p: &str, parents: bool) -> Result<()> {
-        let p = path::normalized("path", p)?;
+    async fn mkdir(&self, id: &str, p: &SandboxPath, parents: bool) -> Result<()> {
+        let p = p.as_str().to_owned();
         check_id(id)?;
         let argv: &[&str] = if parents {
             &["mkdir", "-p", "--", &p]

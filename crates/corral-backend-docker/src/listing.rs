@@ -9,15 +9,15 @@ use async_trait::async_trait;
 use corral_backend::contained::ContainmentReason;
 use corral_backend::error::{FileOp, FsCause, FsError};
 use corral_backend::task::blocking;
-use corral_backend::{BackendError, Result, TreeListOps, TreeListing, path};
+use corral_backend::{BackendError, Result, SandboxPath, TreeListOps, TreeListing};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use crate::DockerBackend;
 
-fn list_under(root: OwnedFd, dir: &str, max_entries: usize) -> Result<TreeListing> {
-    let comps = path::normalize("root", dir)?;
-    let shown = format!("/{}", comps.join("/"));
+fn list_under(root: OwnedFd, dir: &SandboxPath, max_entries: usize) -> Result<TreeListing> {
+    let comps: Vec<&str> = dir.components().collect();
+    let shown = dir.to_string();
     let rel = if comps.is_empty() {
         ".".to_string()
     } else {
@@ -55,10 +55,14 @@ fn list_under(root: OwnedFd, dir: &str, max_entries: usize) -> Result<TreeListin
 
 #[async_trait]
 impl TreeListOps for DockerBackend {
-    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
-        path::normalize("root", root)?;
+    async fn list_tree(
+        &self,
+        id: &str,
+        root: &SandboxPath,
+        max_entries: usize,
+    ) -> Result<TreeListing> {
         let fd = crate::contained::open_root(self, id).await?;
-        let root = root.to_owned();
+        let root = root.clone();
         blocking(crate::contained::TASK, move || {
             list_under(fd, &root, max_entries)
         })

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
-use corral_backend::contained_fs::{ContainedFs, FileOp, FsCause, FsError, SandboxPath};
+use corral_backend::contained_fs::{ContainedFs, FileOp, FsCause, FsError, SplitPath};
 use corral_backend::{BackendError, BatchFile, BatchWriteOps, ErrorCode, RequestError, Result};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -60,7 +60,7 @@ impl Undo {
 /// The directory `parent` in `fs`, made (mode 0755) where missing.
 fn parent_dir(
     fs: &ContainedFs,
-    parent: &SandboxPath,
+    parent: &SplitPath,
     shown: &str,
     undo: &mut Undo,
 ) -> Result<OwnedFd> {
@@ -93,7 +93,7 @@ fn parent_dir(
 /// Stages one file next to its target.
 fn stage(
     fs: &ContainedFs,
-    target: &SandboxPath,
+    target: &SplitPath,
     f: &BatchFile,
     mode: u32,
     undo: &mut Undo,
@@ -205,12 +205,12 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
     let mut checked = Vec::with_capacity(files.len());
     let mut seen = std::collections::BTreeSet::new();
     for f in files {
-        let target = SandboxPath::parse("path", &f.path)?;
+        let target = SplitPath::from(&f.path);
         let mode = f.mode.unwrap_or(0o644);
         if mode > 0o7777 {
             return Err(RequestError::Mode {
                 op: FileOp::WriteBatch,
-                path: f.path.clone(),
+                path: f.path.to_string(),
                 mode,
             }
             .into());
@@ -218,7 +218,7 @@ fn write_batch(state: &State, id: &str, files: &[BatchFile]) -> Result<()> {
         if !seen.insert(target.shown().to_owned()) {
             return Err(RequestError::DuplicatePath {
                 op: FileOp::WriteBatch,
-                path: f.path.clone(),
+                path: f.path.to_string(),
             }
             .into());
         }

@@ -8,7 +8,7 @@ use std::os::fd::OwnedFd;
 
 use async_trait::async_trait;
 use corral_backend::contained::ContainedRoot;
-use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result};
+use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result, SandboxPath};
 use rustix::fs::{Mode, OFlags};
 
 use crate::LinuxBackend;
@@ -28,8 +28,8 @@ pub(crate) fn open_root(state: &State, id: &str) -> Result<OwnedFd> {
 fn read_contained(
     state: &State,
     id: &str,
-    allowed_root: &str,
-    p: &str,
+    allowed_root: &SandboxPath,
+    p: &SandboxPath,
     max_bytes: u64,
 ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
     Ok(ContainedRoot::from_dir_fd(open_root(state, id)?).read_under(allowed_root, p, max_bytes)?)
@@ -40,15 +40,15 @@ impl ContainedReadOps for LinuxBackend {
     async fn read_contained(
         &self,
         id: &str,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &SandboxPath,
+        path: &SandboxPath,
         max_bytes: u64,
     ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
         let (state, id, allowed_root, path) = (
             self.state().clone(),
             id.to_owned(),
-            allowed_root.to_owned(),
-            path.to_owned(),
+            allowed_root.clone(),
+            path.clone(),
         );
         crate::blocking::blocking(move || {
             read_contained(&state, &id, &allowed_root, &path, max_bytes)

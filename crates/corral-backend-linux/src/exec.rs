@@ -72,7 +72,10 @@ pub fn command_env_map(
             env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
         }
         SpawnUser::User => {
-            env.insert("HOME".to_string(), crate::sandbox_user::USER_HOME.to_string());
+            env.insert(
+                "HOME".to_string(),
+                crate::sandbox_user::USER_HOME.to_string(),
+            );
             env.insert("USER".to_string(), crate::etc::USER_NAME.to_string());
             env.insert("LOGNAME".to_string(), crate::etc::USER_NAME.to_string());
         }
@@ -350,8 +353,8 @@ pub async fn run(
     let env = command_env(meta, &req.env, user);
     let cwd = req
         .cwd
-        .clone()
-        .unwrap_or_else(|| user.default_cwd().to_string());
+        .as_ref()
+        .map_or_else(|| user.default_cwd().to_string(), ToString::to_string);
     let (state2, id) = (state.clone(), meta.id.clone());
     let with_stdin = req.stdin.is_some();
     let (spawned, oom) = corral_backend::task::blocking(EXEC_TASK, move || {

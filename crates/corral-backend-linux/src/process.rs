@@ -163,7 +163,10 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let meta = require_meta(state, id)?;
     let user = SpawnUser::from(spec.run_as);
     let env = command_env(&meta, &spec.env, user);
-    let cwd = spec.cwd.unwrap_or_else(|| user.default_cwd().to_string());
+    let cwd = spec
+        .cwd
+        .as_ref()
+        .map_or_else(|| user.default_cwd().to_string(), ToString::to_string);
     let oom = OomWatch::start(state, id);
     let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true, user)?;
     let control = Control::watch_with(spawned.control, id, spawned.pid, Some(oom))?;

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use corral_backend::Environment;
-use corral_backend::contained_fs::FileOp;
+use corral_backend::SandboxPath;
+use corral_backend::contained_fs::{FileOp, SplitPath};
 use corral_backend::host_exec::{self, HostCommand};
 use corral_backend::{
     DEFAULT_PATH, ExecError, ExecOutcome, ExecRequest, OutputSink, Result, WORKSPACE_DIR,
@@ -28,7 +29,7 @@ use corral_backend::{
 use rustix::fs::OFlags;
 use rustix::io::Errno;
 
-use crate::files::{Target, sandbox_root};
+use crate::files::sandbox_root;
 use crate::state::{Meta, State, require_meta};
 
 /// A command's working directory and environment, resolved on the host.
@@ -58,22 +59,28 @@ impl Placement {
 pub(crate) fn place(
     state: &State,
     id: &str,
-    cwd: Option<&str>,
+    cwd: Option<&SandboxPath>,
     extra_env: &Environment,
 ) -> Result<Placement> {
     let meta: Meta = require_meta(state, id)?;
-    let t = Target::parse("cwd", cwd.unwrap_or(WORKSPACE_DIR))?;
+    let t = match cwd {
+        Some(cwd) => SplitPath::from(cwd),
+        None => SplitPath::from(&corral_backend::sandbox_path("cwd", WORKSPACE_DIR)?),
+    };
     let root = sandbox_root(state, id)?;
-    match root.open_at(&t.comps, OFlags::PATH | OFlags::DIRECTORY, true) {
+    match root.open_at(t.comps(), OFlags::PATH | OFlags::DIRECTORY, true) {
         Ok(_) => {}
         Err(Errno::NOENT | Errno::NOTDIR) => {
-            return Err(ExecError::CwdNotFound { cwd: t.shown }.into());
+            return Err(ExecError::CwdNotFound {
+                cwd: t.shown().to_owned(),
+            }
+            .into());
         }
-        Err(e) => return Err(crate::beneath::fs_error(FileOp::OpenDir, &t.shown, e)),
+        Err(e) => return Err(crate::beneath::fs_error(FileOp::OpenDir, t.shown(), e)),
     }
     let host_root = state.root_dir(id);
     let mut host_cwd = host_root.clone();
-    host_cwd.extend(&t.comps);
+    host_cwd.extend(t.comps());
     let home = host_root.join(WORKSPACE_DIR.trim_start_matches('/'));
     let mut env = BTreeMap::new();
     env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
@@ -119,7 +126,7 @@ pub(crate) async fn exec(
             req.cwd.clone(),
             req.env.clone(),
         );
-        crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
+        crate::blocking(move || place(&state, &id, cwd.as_ref(), &env)).await?
     };
     let cmd = HostCommand {
         argv: placement.argv(req.command.to_argv()),

@@ -10,30 +10,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::contained::{ContainedRoot, Resolution};
-use corral_backend::contained_fs::{ContainedFs, ContainedFsSource, Ownership, SandboxPath};
+use corral_backend::contained_fs::{ContainedFs, ContainedFsSource, Ownership};
 use corral_backend::{BackendError, ContainedReadFailure, ContainedReadOps, Result};
 
 use crate::beneath::SandboxRoot;
 use crate::blocking;
 use crate::state::{State, require_meta};
-
-/// A validated, normalized sandbox path: its components and its text.
-pub(crate) struct Target {
-    pub(crate) comps: Vec<String>,
-    pub(crate) shown: String,
-}
-
-impl Target {
-    /// Validates and normalizes `p`; `field` names it in errors.
-    pub(crate) fn parse(field: &str, p: &str) -> Result<Self> {
-        let p = SandboxPath::parse(field, p)?;
-        Ok(Target {
-            comps: p.comps().to_vec(),
-            shown: p.shown().to_owned(),
-        })
-    }
-}
 
 /// The file primitives of the local backend: those of
 /// [`ContainedFsSource`], over each sandbox's `root/`.
@@ -73,15 +57,15 @@ impl ContainedReadOps for crate::LocalBackend {
     async fn read_contained(
         &self,
         id: &str,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &SandboxPath,
+        path: &SandboxPath,
         max_bytes: u64,
     ) -> std::result::Result<Vec<u8>, ContainedReadFailure> {
         let (state, id, allowed_root, path) = (
             self.state().clone(),
             id.to_owned(),
-            allowed_root.to_owned(),
-            path.to_owned(),
+            allowed_root.clone(),
+            path.clone(),
         );
         blocking(move || {
             Ok(contained_root(&state, &id)?.read_under(&allowed_root, &path, max_bytes)?)

@@ -74,8 +74,8 @@ use async_trait::async_trait;
 use corral_backend::{
     Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ExecOutcome,
     ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PlatformError, PreviewUrl,
-    ProcessOps, ProcessSpec, Result, SandboxInfo, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
-    TreeListOps, TreeListing, Usage, UsageOps, Verified, labels_match,
+    ProcessOps, ProcessSpec, Result, SandboxInfo, SandboxPath, SnapshotCloneOps, SnapshotInfo,
+    SnapshotOps, TreeListOps, TreeListing, Usage, UsageOps, Verified, labels_match,
 };
 
 pub use state::SANDBOX_PREFIX;
@@ -400,8 +400,13 @@ impl UsageOps for LocalBackend {
 
 #[async_trait]
 impl TreeListOps for LocalBackend {
-    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
-        let (state, id, root) = (self.state.clone(), id.to_owned(), root.to_owned());
+    async fn list_tree(
+        &self,
+        id: &str,
+        root: &SandboxPath,
+        max_entries: usize,
+    ) -> Result<TreeListing> {
+        let (state, id, root) = (self.state.clone(), id.to_owned(), root.clone());
         blocking(move || listing::list_tree(&state, &id, &root, max_entries)).await
     }
 }

@@ -2,7 +2,8 @@
 //! and usage (`usage`), both walks through descriptors that never follow a
 //! symlink.
 
-use corral_backend::contained_fs::{FileOp, SandboxPath};
+use corral_backend::SandboxPath;
+use corral_backend::contained_fs::{FileOp, SplitPath};
 use corral_backend::{BackendError, Result, TreeListing, Usage};
 use rustix::fd::AsFd;
 use rustix::fs::FileType;
@@ -16,11 +17,10 @@ use corral_backend::walk::{self, Step, Visit};
 pub(crate) fn list_tree(
     state: &State,
     id: &str,
-    root: &str,
+    root: &SandboxPath,
     max_entries: usize,
 ) -> Result<TreeListing> {
-    let root = SandboxPath::parse("root", root)?;
-    sandbox_root(state, id)?.list_tree(&root, max_entries)
+    sandbox_root(state, id)?.list_tree(&SplitPath::from(root), max_entries)
 }
 
 /// Usage of sandbox `id`: the apparent size of everything under its root
@@ -28,7 +28,7 @@ pub(crate) fn list_tree(
 /// (`None`): nothing groups a sandbox's host processes.
 pub(crate) fn usage(state: &State, id: &str) -> Result<Usage> {
     let sroot = sandbox_root(state, id)?;
-    let dir = sroot.open_dir(FileOp::OpenDir, &SandboxPath::parse("root", "/")?)?;
+    let dir = sroot.open_dir(FileOp::OpenDir, &SplitPath::from(&SandboxPath::root()))?;
     let mut bytes = 0u64;
     let mut visit = |v: &Visit<'_>| -> std::io::Result<Step> {
         if matches!(v.file_type(), FileType::RegularFile | FileType::Symlink) {

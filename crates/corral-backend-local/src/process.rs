@@ -137,7 +137,7 @@ pub(crate) async fn start(
             spec.cwd.clone(),
             spec.env.clone(),
         );
-        crate::blocking(move || place(&state, &id, cwd.as_deref(), &env)).await?
+        crate::blocking(move || place(&state, &id, cwd.as_ref(), &env)).await?
     };
     let argv = placement.argv(spec.command.to_argv());
     let mut child = spawn_group(&argv, &placement.cwd, &placement.env, true)?;

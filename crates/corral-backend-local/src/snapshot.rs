@@ -27,8 +27,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use corral_backend::SandboxPath;
 use corral_backend::contained::Resolution;
-use corral_backend::contained_fs::{FileOp, SandboxPath};
+use corral_backend::contained_fs::{FileOp, SplitPath};
 use corral_backend::snapshot_archive::{
     self, ApplyOptions, Budget, CAPTURE_DEADLINE, Layout, Owners, WriteOptions,
 };
@@ -106,8 +107,8 @@ fn publish(state: &State, tmp: &Path, info: &SnapshotInfo) -> std::io::Result<()
 /// Captures sandbox `id`'s `root/`.
 pub(crate) fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     let meta = require_meta(state, id)?;
-    let dir =
-        sandbox_root(state, id)?.open_dir(FileOp::OpenDir, &SandboxPath::parse("path", "/")?)?;
+    let dir = sandbox_root(state, id)?
+        .open_dir(FileOp::OpenDir, &SplitPath::from(&SandboxPath::root()))?;
     let snap_id = format!(
         "{SNAPSHOT_PREFIX}{}",
         random_hex().map_err(|e| state_error("random", &e))?

@@ -14,8 +14,8 @@
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::contained::{ContainedReadError, ContainmentReason};
-use corral_backend::path::normalize;
 use corral_backend::{ContainedReadFailure, ContainedReadOps};
 
 use crate::Inner;
@@ -90,13 +90,14 @@ impl ContainedReadOps for Inner {
     async fn read_contained(
         &self,
         id: &str,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &SandboxPath,
+        path: &SandboxPath,
         max_bytes: u64,
     ) -> Result<Vec<u8>, ContainedReadFailure> {
-        let refused = |reason| ContainedReadFailure::Refused(ContainedReadError::new(reason, path));
-        let root = normalize("allowed_root", allowed_root)?;
-        let comps = normalize("path", path)?;
+        let refused =
+            |reason| ContainedReadFailure::Refused(ContainedReadError::new(reason, path.as_str()));
+        let root = crate::tree::comps(allowed_root);
+        let comps = crate::tree::comps(path);
         let Some(rest) = comps.strip_prefix(root.as_slice()) else {
             return Err(refused(ContainmentReason::OutsideRoot));
         };

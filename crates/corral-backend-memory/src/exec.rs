@@ -91,7 +91,7 @@ pub(crate) async fn run(
     corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, req.run_as)?;
     let sb = inner.sandbox(id)?;
     sb.refuse_paused()?;
-    let cwd = sb.resolve_cwd(req.cwd.as_deref())?;
+    let cwd = sb.resolve_cwd(req.cwd.as_ref())?;
     let env = sb.command_env(&req.env, &cwd);
     let abort = req.abort.clone().unwrap_or_default();
     if abort.is_cancelled() {

@@ -2,11 +2,11 @@
 //! create what the primitives cannot (symlinks, special entries).
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::contained_fs::FileOp;
-use corral_backend::path::normalize;
 use corral_backend::{DirEntry, FileOps, FileStat, RangedRead, RequestError, Result};
 
-use crate::tree::{FsError, Node, SpecialKind};
+use crate::tree::{FsError, Node, SpecialKind, comps};
 use crate::{Inner, MemoryBackend};
 
 /// The permission bits a write sets: `mode`, or `0o644`.
@@ -33,8 +33,9 @@ fn join(parent: &[String], name: &str) -> String {
 
 #[async_trait]
 impl FileOps for Inner {
-    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>> {
-        let comps = normalize("path", path)?;
+    async fn read(&self, id: &str, path: &SandboxPath) -> Result<Vec<u8>> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
         tree.read(&comps)
@@ -42,16 +43,24 @@ impl FileOps for Inner {
             .map_err(|e| e.at(FileOp::Read, path))
     }
 
-    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-        let comps = normalize("path", path)?;
+    async fn write(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
+        let comps = comps(path);
+        let path = path.as_str();
         let mode = check_mode(FileOp::Write, path, mode)?;
         let sb = self.sandbox(id)?;
         sb.replace_file(&comps, bytes, mode)
             .map_err(|e| e.at(FileOp::Write, path))
     }
 
-    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>> {
-        let comps = normalize("path", path)?;
+    async fn list(&self, id: &str, path: &SandboxPath) -> Result<Vec<DirEntry>> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
         match tree
@@ -72,8 +81,9 @@ impl FileOps for Inner {
         }
     }
 
-    async fn stat(&self, id: &str, path: &str) -> Result<FileStat> {
-        let comps = normalize("path", path)?;
+    async fn stat(&self, id: &str, path: &SandboxPath) -> Result<FileStat> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
         let (_, n) = tree
@@ -88,16 +98,18 @@ impl FileOps for Inner {
         })
     }
 
-    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()> {
-        let comps = normalize("path", path)?;
+    async fn remove(&self, id: &str, path: &SandboxPath, recursive: bool) -> Result<()> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let now = sb.now();
         let r = sb.tree().remove(&comps, recursive, now);
         r.map_err(|e| e.at(FileOp::Remove, path))
     }
 
-    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
-        let comps = normalize("path", path)?;
+    async fn mkdir(&self, id: &str, path: &SandboxPath, parents: bool) -> Result<()> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let now = sb.now();
         let r = sb.tree().mkdir(&comps, parents, now);
@@ -111,8 +123,15 @@ impl FileOps for Inner {
 
 #[async_trait]
 impl RangedRead for Inner {
-    async fn read_range(&self, id: &str, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
-        let comps = normalize("path", path)?;
+    async fn read_range(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.sandbox(id)?;
         let tree = sb.tree();
         let data = tree
@@ -132,14 +151,15 @@ impl MemoryBackend {
     /// Creates a symlink at `path` pointing to `target` (any text, dangling
     /// or absolute targets included) in sandbox `id`. For tests: the file
     /// primitives cannot create links. `conflict` when `path` exists.
-    pub fn symlink(&self, id: &str, path: &str, target: &str) -> Result<()> {
+    pub fn symlink(&self, id: &str, path: &SandboxPath, target: &str) -> Result<()> {
         if target.is_empty() || target.contains('\0') {
             return Err(RequestError::SymlinkTarget {
                 target: target.into(),
             }
             .into());
         }
-        let comps = normalize("path", path)?;
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.inner.sandbox(id)?;
         let node = Node::Symlink {
             target: target.to_string(),
@@ -151,8 +171,9 @@ impl MemoryBackend {
 
     /// Creates a special entry (fifo, socket, device) at `path` in sandbox
     /// `id`, with mode `0o644`. For tests of listings and contained reads.
-    pub fn mknod(&self, id: &str, path: &str, kind: SpecialKind) -> Result<()> {
-        let comps = normalize("path", path)?;
+    pub fn mknod(&self, id: &str, path: &SandboxPath, kind: SpecialKind) -> Result<()> {
+        let comps = comps(path);
+        let path = path.as_str();
         let sb = self.inner.sandbox(id)?;
         let node = Node::Special {
             kind,
@@ -164,7 +185,7 @@ impl MemoryBackend {
     }
 
     /// Creates a named pipe at `path` in sandbox `id` (see [`Self::mknod`]).
-    pub fn mkfifo(&self, id: &str, path: &str) -> Result<()> {
+    pub fn mkfifo(&self, id: &str, path: &SandboxPath) -> Result<()> {
         self.mknod(id, path, SpecialKind::Fifo)
     }
 }

@@ -58,7 +58,7 @@
 //! ## Files
 //!
 //! `/workspace` and `/tmp` exist at create. Paths are normalized lexically
-//! ([`corral_backend::path::normalize`]); symlinks met on the way are
+//! ([`corral_backend::sandbox_path`]); symlinks met on the way are
 //! followed physically (40 hops at most). `files.write` needs the parent to
 //! exist (the SDK core makes it) and, like a write-then-rename,
 //! replaces a final symlink instead of writing through it; `mode` defaults

@@ -1,8 +1,8 @@
 //! Complete leaf listings and all-or-nothing batch writes.
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::contained_fs::FileOp;
-use corral_backend::path::normalize;
 use corral_backend::{
     BatchFile, BatchWriteOps, Result, TreeEntry, TreeEntryKind, TreeListOps, TreeListing,
 };
@@ -50,8 +50,14 @@ fn leaves(node: &Node, prefix: &str, out: &mut Vec<TreeEntry>) {
 
 #[async_trait]
 impl TreeListOps for Inner {
-    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
-        let comps = normalize("root", root)?;
+    async fn list_tree(
+        &self,
+        id: &str,
+        root: &SandboxPath,
+        max_entries: usize,
+    ) -> Result<TreeListing> {
+        let comps = crate::tree::comps(root);
+        let root = root.as_str();
         let sb = self.sandbox(id)?;
         let mut entries = Vec::new();
         {
@@ -79,8 +85,12 @@ impl BatchWriteOps for Inner {
     async fn write_batch(&self, id: &str, files: Vec<BatchFile>) -> Result<()> {
         let mut checked = Vec::with_capacity(files.len());
         for f in &files {
-            let comps = normalize("path", &f.path)?;
-            checked.push((comps, check_mode(FileOp::WriteBatch, &f.path, f.mode)?, f));
+            let comps = crate::tree::comps(&f.path);
+            checked.push((
+                comps,
+                check_mode(FileOp::WriteBatch, f.path.as_str(), f.mode)?,
+                f,
+            ));
         }
         let sb = self.sandbox(id)?;
         let now = sb.now();
@@ -90,7 +100,7 @@ impl BatchWriteOps for Inner {
         for (comps, mode, f) in checked {
             staged
                 .replace_file(&comps, &f.bytes, mode, now, limit)
-                .map_err(|e| e.at(FileOp::WriteBatch, &f.path))?;
+                .map_err(|e| e.at(FileOp::WriteBatch, f.path.as_str()))?;
         }
         *tree = staged;
         Ok(())

@@ -135,7 +135,7 @@ impl ProcessOps for Inner {
         corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;
-        let cwd = sb.resolve_cwd(spec.cwd.as_deref())?;
+        let cwd = sb.resolve_cwd(spec.cwd.as_ref())?;
         let env = sb.command_env(&spec.env, &cwd);
         let (stdin_caller, stdin_proc) = tokio::io::duplex(STREAM_BYTES);
         let (stdout_proc, stdout_caller) = tokio::io::duplex(STREAM_BYTES);

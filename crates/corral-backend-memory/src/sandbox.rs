@@ -194,9 +194,12 @@ impl Sandbox {
 
     /// The normalized working directory for a command; `not_found` when it
     /// does not exist, `invalid_input` when it is not a directory.
-    pub(crate) fn resolve_cwd(&self, cwd: Option<&str>) -> Result<String> {
-        let cwd = cwd.unwrap_or(corral_backend::WORKSPACE_DIR);
-        let comps = corral_backend::path::normalize("cwd", cwd)?;
+    pub(crate) fn resolve_cwd(&self, cwd: Option<&corral_backend::SandboxPath>) -> Result<String> {
+        let comps = match cwd {
+            Some(cwd) => crate::tree::comps(cwd),
+            None => crate::tree::comps_of("cwd", corral_backend::WORKSPACE_DIR)?,
+        };
+        let cwd = cwd.map_or(corral_backend::WORKSPACE_DIR, |c| c.as_str());
         let tree = self.tree();
         match tree.get(&comps, true) {
             Ok((_, Node::Dir { .. })) => Ok(format!("/{}", comps.join("/"))),

@@ -168,7 +168,7 @@ mod tests {
     use super::*;
 
     fn p(s: &str) -> Vec<String> {
-        corral_backend::path::normalize("p", s).unwrap()
+        crate::tree::comps_of("p", s).unwrap()
     }
 
     #[test]

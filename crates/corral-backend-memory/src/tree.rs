@@ -2,11 +2,12 @@
 //! a mode and an mtime, symlinks, and special entries.
 //!
 //! Paths arrive as components (already split by
-//! [`corral_backend::path::normalize`] or by the shell). Resolution follows
+//! [`corral_backend::sandbox_path`] or by the shell). Resolution follows
 //! symlinks physically — relative targets from the directory holding the
 //! link, absolute ones from `/`, `..` popping the physical path — with the
 //! kernel's hop limit.
 
+use corral_backend::SandboxPath;
 use std::collections::{BTreeMap, VecDeque};
 
 use corral_backend::FileType;
@@ -465,12 +466,24 @@ pub(crate) fn sha256_tag(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
+/// The components of `path` as the tree walks them.
+pub(crate) fn comps(path: &SandboxPath) -> Vec<String> {
+    path.components().map(str::to_owned).collect()
+}
+
+/// The components of a path given as text (a shell's, a working
+/// directory's), made a [`SandboxPath`] first; `field` names it in the
+/// error.
+pub(crate) fn comps_of(field: &str, text: &str) -> corral_backend::Result<Vec<String>> {
+    corral_backend::sandbox_path(field, text).map(|p| comps(&p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn p(s: &str) -> Vec<String> {
-        corral_backend::path::normalize("p", s).unwrap()
+        comps_of("p", s).unwrap()
     }
 
     #[test]

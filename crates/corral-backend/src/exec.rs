@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{RequestError, Result};
+use crate::path::SandboxPath;
 use crate::signal::SignalName;
 
 /// Most arguments one command may have (the contract's bound).
@@ -114,7 +115,7 @@ pub struct ExecRequest {
     /// What to run.
     pub command: Command,
     /// Working directory inside the sandbox (absolute); `None` = the sandbox's home.
-    pub cwd: Option<String>,
+    pub cwd: Option<SandboxPath>,
     /// Variables added to the sandbox's environment for this command.
     pub env: Environment,
     /// Bytes written to stdin, which is then closed. `None`: stdin is closed at once.
@@ -129,7 +130,7 @@ pub struct ExecRequest {
     /// the sandbox) before the command starts and removes it when the run
     /// settles — success, failure, timeout and abort alike. Otherwise it is
     /// `None` and the core keeps the record itself through file calls.
-    pub activity_path: Option<String>,
+    pub activity_path: Option<SandboxPath>,
     /// Whom the command runs as; `None` = the backend's default, root.
     pub run_as: Option<RunAs>,
 }
@@ -168,8 +169,8 @@ impl ExecRequest {
     }
 
     /// Sets the working directory.
-    pub fn cwd(mut self, dir: impl Into<String>) -> Self {
-        self.cwd = Some(dir.into());
+    pub fn cwd(mut self, dir: SandboxPath) -> Self {
+        self.cwd = Some(dir);
         self
     }
 
@@ -185,17 +186,10 @@ impl ExecRequest {
         self
     }
 
-    /// Checks the command and the working directory (an [`Environment`] is
-    /// valid from the moment it exists).
+    /// Checks the command (the paths are [`SandboxPath`]s and an
+    /// [`Environment`] is valid from the moment it exists).
     pub fn validate(&self) -> Result<()> {
-        self.command.validate()?;
-        if let Some(cwd) = &self.cwd {
-            crate::path::validate_sandbox_path("cwd", cwd)?;
-        }
-        if let Some(path) = &self.activity_path {
-            crate::path::validate_sandbox_path("activity_path", path)?;
-        }
-        Ok(())
+        self.command.validate()
     }
 }
 

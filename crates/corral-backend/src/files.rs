@@ -4,6 +4,8 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::path::SandboxPath;
+
 use crate::error::Result;
 
 /// The type of a file system entry.
@@ -78,32 +80,39 @@ pub struct DirEntry {
     pub mode: u32,
 }
 
-/// The file primitives of one backend. Paths are absolute POSIX paths inside
-/// the sandbox.
+/// The file primitives of one backend. Paths are the contract's
+/// [`SandboxPath`]: absolute, normalized and bounded where the caller's text
+/// came in ([`crate::path::sandbox_path`]), never checked again here.
 #[async_trait]
 pub trait FileOps: Send + Sync {
     /// The whole file. `not_found` when it is missing; `invalid_input` for a directory.
-    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>>;
+    async fn read(&self, id: &str, path: &SandboxPath) -> Result<Vec<u8>>;
 
     /// Creates or replaces a file with `bytes`; `mode` sets the permission
     /// bits (default `0o644`). A missing parent is `not_found`, unless the
     /// backend creates it (an adapter whose `write` does says so to the SDK
     /// core with `corral_sdk::ProviderHints::write_creates_parents`).
-    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()>;
+    async fn write(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()>;
 
     /// The entries of a directory, sorted by name.
-    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>>;
+    async fn list(&self, id: &str, path: &SandboxPath) -> Result<Vec<DirEntry>>;
 
     /// Metadata of one entry, without following a final symlink.
-    async fn stat(&self, id: &str, path: &str) -> Result<FileStat>;
+    async fn stat(&self, id: &str, path: &SandboxPath) -> Result<FileStat>;
 
     /// Removes a file, a symlink, or (with `recursive`) a directory tree.
     /// `not_found` when nothing is there.
-    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()>;
+    async fn remove(&self, id: &str, path: &SandboxPath, recursive: bool) -> Result<()>;
 
     /// Creates a directory (`parents`: and its missing ancestors, and no
     /// error if it exists).
-    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()>;
+    async fn mkdir(&self, id: &str, path: &SandboxPath, parents: bool) -> Result<()>;
 
     /// The optional ranged read; `Some` exactly when the backend declares `read_range`.
     fn ranged(&self) -> Option<&dyn RangedRead> {
@@ -115,5 +124,11 @@ pub trait FileOps: Send + Sync {
 #[async_trait]
 pub trait RangedRead: Send + Sync {
     /// Up to `len` bytes from `offset`: all of them, unless EOF comes first.
-    async fn read_range(&self, id: &str, path: &str, offset: u64, len: u64) -> Result<Vec<u8>>;
+    async fn read_range(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>>;
 }

@@ -58,6 +58,7 @@ pub use exec::{
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
 pub use key::{MAX_SANDBOX_KEY_BYTES, SandboxKey};
 pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
+pub use path::{SandboxPath, sandbox_path};
 pub use port::{BoxedPortStream, PortConnectOps, PortStream, check_port, connect_failed};
 pub use process::{
     ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,

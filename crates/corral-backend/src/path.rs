@@ -1,61 +1,76 @@
-//! Sandbox paths as backends receive them.
+//! Sandbox paths at the primitives' edge: the primitives take the
+//! contract's [`SandboxPath`] (absolute, normalized, bounded), made once
+//! where a caller's text comes in. Containment itself is the backend's
+//! business (see [`crate::contained`]), never a string comparison.
+
+pub use corral_contract::SandboxPath;
 
 use crate::error::{RequestError, Result};
 
-/// Refuses anything but an absolute path without NUL bytes. `field` names the
-/// argument in the error. Components `.` and `..` are resolved lexically by
-/// [`normalize`]; containment itself is the backend's business (see
-/// [`crate::contained`]), never a string comparison.
-pub fn validate_sandbox_path(field: &str, path: &str) -> Result<()> {
-    if path.contains('\0') {
-        return Err(RequestError::PathNul {
+/// The sandbox path `raw` names, normalized lexically (`.` and empty
+/// components dropped, `..` popped, never above `/`); `field` names the
+/// argument in the error.
+///
+/// # Errors
+///
+/// `invalid_input` ([`RequestError::Path`]) for an empty or relative path,
+/// one holding a NUL byte, or one beyond the contract's bounds (4,096
+/// bytes, 255 per component) once normalized.
+pub fn sandbox_path(field: &str, raw: &str) -> Result<SandboxPath> {
+    SandboxPath::normalize_lexically(raw).map_err(|e| {
+        RequestError::Path {
             field: field.into(),
-            path: path.replace('\0', "\\0"),
+            path: raw.replace('\0', "\\0"),
+            rule: e.broken_rule().to_owned(),
         }
-        .into());
-    }
-    if !path.starts_with('/') {
-        return Err(RequestError::PathRelative {
-            field: field.into(),
-            path: path.into(),
-        }
-        .into());
-    }
-    Ok(())
-}
-
-/// Validates and normalizes an absolute path lexically: empty and `.`
-/// components dropped, `..` pops (never above `/`). Returns the components.
-pub fn normalize(field: &str, path: &str) -> Result<Vec<String>> {
-    validate_sandbox_path(field, path)?;
-    let mut out: Vec<String> = Vec::new();
-    for c in path.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            c => out.push(c.to_string()),
-        }
-    }
-    Ok(out)
-}
-
-/// The normalized absolute form of `path` (`/` for the root).
-pub fn normalized(field: &str, path: &str) -> Result<String> {
-    let parts = normalize(field, path)?;
-    Ok(format!("/{}", parts.join("/")))
+        .into()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
 
+    /// A caller's path → the sandbox path it names, or the refusal.
     #[test]
-    fn normalizes_lexically() {
-        assert_eq!(normalized("p", "/a/./b//c/../d/").unwrap(), "/a/b/d");
-        assert_eq!(normalized("p", "/../..").unwrap(), "/");
-        assert!(normalized("p", "rel").is_err());
-        assert!(normalized("p", "/a\0b").is_err());
+    fn a_callers_path_is_normalized_once_or_refused_in_one_line() {
+        let rows: [(&str, Result<&str, &str>); 9] = [
+            ("/a/./b//c/../d/", Ok("/a/b/d")),
+            ("/../..", Ok("/")),
+            ("/", Ok("/")),
+            (
+                "rel",
+                Err(r#"cwd: path "rel" is not absolute (must start with /)"#),
+            ),
+            (
+                "",
+                Err(r#"cwd: path "" is empty (must be an absolute path)"#),
+            ),
+            ("/a\0b", Err(r#"cwd: path "/a\\0b" contains NUL"#)),
+            (
+                "./a",
+                Err(r#"cwd: path "./a" is not absolute (must start with /)"#),
+            ),
+            ("/x/../y/../..", Ok("/")),
+            ("//workspace", Ok("/workspace")),
+        ];
+        for (raw, want) in rows {
+            match (sandbox_path("cwd", raw), want) {
+                (Ok(p), Ok(w)) => assert_eq!(p.as_str(), w, "{raw:?}"),
+                (Err(e), Err(w)) => {
+                    assert_eq!(e.code(), ErrorCode::InvalidInput, "{raw:?}");
+                    assert_eq!(e.to_string(), format!("[invalid_input] {w}"), "{raw:?}");
+                }
+                (got, _) => panic!("{raw:?}: {got:?}"),
+            }
+        }
+        let long = format!("/{}", "a".repeat(256));
+        assert!(
+            sandbox_path("path", &long)
+                .unwrap_err()
+                .to_string()
+                .contains("longer than 255 bytes")
+        );
     }
 }

@@ -11,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Result;
 use crate::exec::{Command, ExitStatus, RunAs};
+use crate::path::SandboxPath;
 use crate::signal::ControlSignal;
 
 /// What to start.
@@ -19,7 +20,7 @@ pub struct ProcessSpec {
     /// What to run.
     pub command: Command,
     /// Working directory (absolute); `None` = the sandbox's home.
-    pub cwd: Option<String>,
+    pub cwd: Option<SandboxPath>,
     /// Variables added to the sandbox's environment.
     pub env: Environment,
     /// Whom the process runs as; `None` = the backend's default, root.
@@ -27,14 +28,10 @@ pub struct ProcessSpec {
 }
 
 impl ProcessSpec {
-    /// Checks the command and the working directory, as
-    /// [`crate::ExecRequest::validate`] does for one-shot commands.
+    /// Checks the command, as [`crate::ExecRequest::validate`] does for
+    /// one-shot commands (the working directory is a [`SandboxPath`]).
     pub fn validate(&self) -> Result<()> {
-        self.command.validate()?;
-        if let Some(cwd) = &self.cwd {
-            crate::path::validate_sandbox_path("cwd", cwd)?;
-        }
-        Ok(())
+        self.command.validate()
     }
 }
 

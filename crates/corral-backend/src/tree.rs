@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::contained::ContainedReadError;
 use crate::error::{BackendError, Result};
+use crate::path::SandboxPath;
 
 /// Why a contained read did not return bytes.
 #[derive(Debug, thiserror::Error)]
@@ -29,8 +30,8 @@ pub trait ContainedReadOps: Send + Sync {
     async fn read_contained(
         &self,
         id: &str,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &SandboxPath,
+        path: &SandboxPath,
         max_bytes: u64,
     ) -> std::result::Result<Vec<u8>, ContainedReadFailure>;
 }
@@ -82,14 +83,19 @@ pub struct TreeListing {
 #[async_trait]
 pub trait TreeListOps: Send + Sync {
     /// Every leaf under `root`, special files named, at most `max_entries`.
-    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing>;
+    async fn list_tree(
+        &self,
+        id: &str,
+        root: &SandboxPath,
+        max_entries: usize,
+    ) -> Result<TreeListing>;
 }
 
 /// One file of a batch write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchFile {
-    /// Absolute path in the sandbox.
-    pub path: String,
+    /// Its path in the sandbox.
+    pub path: SandboxPath,
     /// Content.
     pub bytes: Vec<u8>,
     /// Permission bits; `None` = `0o644`.

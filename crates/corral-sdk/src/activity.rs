@@ -37,7 +37,7 @@ pub(crate) fn new_run_id() -> String {
 /// drop if the run never got there.
 pub(crate) struct ActivityRecord {
     /// The record's path in the sandbox.
-    pub(crate) path: String,
+    pub(crate) path: corral_backend::SandboxPath,
     /// True when the backend keeps the record inside `exec` (the
     /// `inline_activity` hint).
     pub(crate) inline: bool,
@@ -47,7 +47,8 @@ pub(crate) struct ActivityRecord {
 impl Sandbox {
     /// Starts the activity record of run `run_id`.
     pub(crate) async fn begin_activity(&self, run_id: &str) -> Result<ActivityRecord> {
-        let path = format!("{ACTIVITY_DIR}/{run_id}");
+        let path = corral_backend::sandbox_path("path", &format!("{ACTIVITY_DIR}/{run_id}"))
+            .map_err(|e| self.record_error(e))?;
         let hints = self.hints();
         if hints.inline_activity {
             return Ok(ActivityRecord {
@@ -59,7 +60,12 @@ impl Sandbox {
         let files = self.backend().files();
         if !hints.write_creates_parents {
             files
-                .mkdir(self.id(), ACTIVITY_DIR, true)
+                .mkdir(
+                    self.id(),
+                    &corral_backend::sandbox_path("path", ACTIVITY_DIR)
+                        .map_err(|e| self.record_error(e))?,
+                    true,
+                )
                 .await
                 .map_err(|e| self.record_error(e))?;
         }
@@ -101,7 +107,7 @@ impl ActivityRecord {
 
 /// Removes a record kept by the core; see [`ActivityRecord::end`] for why
 /// a failure is ignored.
-async fn remove(backend: &dyn Backend, id: &str, path: &str) {
+async fn remove(backend: &dyn Backend, id: &str, path: &corral_backend::SandboxPath) {
     let _ = backend.files().remove(id, path, false).await;
 }
 

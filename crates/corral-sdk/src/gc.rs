@@ -138,7 +138,8 @@ struct Activity {
 
 async fn inspect(backend: &dyn Backend, id: &str) -> corral_backend::Result<Activity> {
     let files = backend.files();
-    let stat = match files.stat(id, ACTIVITY_DIR).await {
+    let dir = corral_backend::sandbox_path("path", ACTIVITY_DIR)?;
+    let stat = match files.stat(id, &dir).await {
         Ok(s) => s,
         Err(e) if e.code() == ErrorCode::NotFound => {
             // Never ran anything through the SDK core — unless the sandbox
@@ -157,7 +158,7 @@ async fn inspect(backend: &dyn Backend, id: &str) -> corral_backend::Result<Acti
             last_ms: Some(stat.modified_at_ms),
         });
     }
-    let entries = files.list(id, ACTIVITY_DIR).await?;
+    let entries = files.list(id, &dir).await?;
     Ok(Activity {
         runs: entries.len(),
         last_ms: Some(stat.modified_at_ms),

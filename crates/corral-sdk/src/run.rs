@@ -114,7 +114,12 @@ impl Sandbox {
             .map_err(|msg| self.fail(ErrorCode::InvalidInput, Operation::Run, msg))?;
         let mut req = ExecRequest {
             command,
-            cwd: options.cwd,
+            cwd: options
+                .cwd
+                .as_deref()
+                .map(|c| corral_backend::sandbox_path("cwd", c))
+                .transpose()
+                .map_err(|e| self.error(Operation::Run, e))?,
             env,
             stdin: options.stdin,
             timeout: options.timeout,

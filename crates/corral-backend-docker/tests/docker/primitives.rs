@@ -6,6 +6,7 @@
 //! key at once.
 
 use crate::common;
+use corral_backend::rules::sp;
 
 use corral_backend::{
     Backend, CollectedOutput, Command, CreateRequest, ErrorCode, ExecRequest, ExitStatus, Labels,
@@ -121,7 +122,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
         .unwrap();
     backend
         .files()
-        .write(&source.id, "/workspace/kept.txt", b"kept\n", None)
+        .write(&source.id, &sp("/workspace/kept.txt"), b"kept\n", None)
         .await
         .unwrap();
     let ops = backend.snapshot_ops().unwrap();
@@ -161,7 +162,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
     );
     let kept = backend
         .files()
-        .read(&restored.id, "/workspace/kept.txt")
+        .read(&restored.id, &sp("/workspace/kept.txt"))
         .await
         .unwrap();
     assert_eq!(kept, b"kept\n");
@@ -182,7 +183,7 @@ async fn a_restored_snapshot_keeps_files_but_not_its_sources_key_or_labels() {
         .unwrap();
     let kept = backend
         .files()
-        .read(&from_clone.id, "/workspace/kept.txt")
+        .read(&from_clone.id, &sp("/workspace/kept.txt"))
         .await
         .unwrap();
     assert_eq!(kept, b"kept\n", "the clone outlived its source snapshot");
@@ -226,7 +227,12 @@ async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
     .await;
     assert_eq!(status, ExitStatus::Code(0));
     let inside = ops
-        .read_contained(&sb.id, "/workspace/root", "/workspace/root/in.txt", 1024)
+        .read_contained(
+            &sb.id,
+            &sp("/workspace/root"),
+            &sp("/workspace/root/in.txt"),
+            1024,
+        )
         .await
         .unwrap();
     assert_eq!(inside, b"inside\n");
@@ -236,7 +242,7 @@ async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
         "/workspace/outside.txt",
     ] {
         if let Ok(bytes) = ops
-            .read_contained(&sb.id, "/workspace/root", path, 1024)
+            .read_contained(&sb.id, &sp("/workspace/root"), &sp(path), 1024)
             .await
         {
             assert_ne!(bytes, b"secret\n", "{path} escaped the allowed root");
@@ -245,7 +251,7 @@ async fn contained_reads_refuse_a_symlink_out_of_the_allowed_root() {
     let listing = backend
         .tree_list_ops()
         .unwrap()
-        .list_tree(&sb.id, "/workspace/root", 100)
+        .list_tree(&sb.id, &sp("/workspace/root"), 100)
         .await
         .unwrap();
     let paths: Vec<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();

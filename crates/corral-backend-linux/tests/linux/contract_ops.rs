@@ -2,6 +2,7 @@
 //! listings and all-or-nothing batch writes.
 
 use corral_backend::contained::ContainmentReason;
+use corral_backend::rules::sp;
 use corral_backend::{
     Backend, BatchFile, ContainedReadFailure, CreateRequest, ErrorCode, TreeEntryKind,
 };
@@ -35,7 +36,12 @@ async fn contained_reads_stay_under_the_allowed_root() {
     )
     .await;
     let ops = b.contained_read_ops().unwrap();
-    let read = |p: &'static str| ops.read_contained(&sb.id, "/workspace/p", p, 1 << 20);
+    let allowed = sp("/workspace/p");
+    let read = |p: &'static str| {
+        let (allowed, p) = (allowed.clone(), sp(p));
+        let (ops, id) = (ops, sb.id.clone());
+        async move { ops.read_contained(&id, &allowed, &p, 1 << 20).await }
+    };
     assert_eq!(read("/workspace/p/a").await.unwrap(), b"inside");
     assert_eq!(read("/workspace/p/ok").await.unwrap(), b"inside");
     assert_eq!(
@@ -56,14 +62,14 @@ async fn contained_reads_stay_under_the_allowed_root() {
         ContainmentReason::NotFound
     );
     let small = ops
-        .read_contained(&sb.id, "/workspace", "/workspace/p/a", 3)
+        .read_contained(&sb.id, &sp("/workspace"), &sp("/workspace/p/a"), 3)
         .await;
     assert!(
         matches!(reason(small), ContainmentReason::TooLarge { .. }),
         "max_bytes is a bound"
     );
     let gone = ops
-        .read_contained("lnx-0000000000000000", "/", "/x", 1)
+        .read_contained("lnx-0000000000000000", &sp("/"), &sp("/x"), 1)
         .await;
     assert!(
         matches!(gone, Err(ContainedReadFailure::Backend(e)) if e.code() == ErrorCode::NotFound)
@@ -89,7 +95,10 @@ async fn a_tree_listing_names_every_leaf() {
     )
     .await;
     let ops = b.tree_list_ops().unwrap();
-    let listing = ops.list_tree(&sb.id, "/workspace/t", 100).await.unwrap();
+    let listing = ops
+        .list_tree(&sb.id, &sp("/workspace/t"), 100)
+        .await
+        .unwrap();
     assert!(listing.complete);
     let got: Vec<(&str, &TreeEntryKind)> = listing
         .entries
@@ -109,21 +118,21 @@ async fn a_tree_listing_names_every_leaf() {
             ("sub", &TreeEntryKind::Submodule),
         ]
     );
-    let cut = ops.list_tree(&sb.id, "/workspace/t", 2).await.unwrap();
+    let cut = ops.list_tree(&sb.id, &sp("/workspace/t"), 2).await.unwrap();
     assert!(!cut.complete);
     assert_eq!(cut.entries.len(), 2);
     let err = ops
-        .list_tree(&sb.id, "/workspace/t/src/a.txt", 10)
+        .list_tree(&sb.id, &sp("/workspace/t/src/a.txt"), 10)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
-    let err = ops.list_tree(&sb.id, "/nope", 10).await.unwrap_err();
+    let err = ops.list_tree(&sb.id, &sp("/nope"), 10).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }
 
 fn file(path: &str, bytes: &[u8], mode: Option<u32>) -> BatchFile {
     BatchFile {
-        path: path.into(),
+        path: sp(path),
         bytes: bytes.to_vec(),
         mode,
     }
@@ -140,7 +149,7 @@ async fn a_batch_write_publishes_every_file_or_none() {
     let sb = b.create(CreateRequest::default()).await.unwrap();
     let ops = b.batch_write_ops().unwrap();
     let f = b.files();
-    f.write(&sb.id, "/workspace/old", b"before", None)
+    f.write(&sb.id, &sp("/workspace/old"), b"before", None)
         .await
         .unwrap();
     ops.write_batch(
@@ -152,8 +161,14 @@ async fn a_batch_write_publishes_every_file_or_none() {
     )
     .await
     .unwrap();
-    assert_eq!(f.read(&sb.id, "/workspace/old").await.unwrap(), b"after");
-    let st = f.stat(&sb.id, "/workspace/new/dir/x.sh").await.unwrap();
+    assert_eq!(
+        f.read(&sb.id, &sp("/workspace/old")).await.unwrap(),
+        b"after"
+    );
+    let st = f
+        .stat(&sb.id, &sp("/workspace/new/dir/x.sh"))
+        .await
+        .unwrap();
     assert_eq!(st.mode & 0o777, 0o755);
 
     // The second file cannot be written (its path is a directory): nothing is.
@@ -169,15 +184,18 @@ async fn a_batch_write_publishes_every_file_or_none() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
-    assert_eq!(f.read(&sb.id, "/workspace/old").await.unwrap(), b"after");
-    let fresh = f.stat(&sb.id, "/workspace/fresh").await.unwrap_err();
+    assert_eq!(
+        f.read(&sb.id, &sp("/workspace/old")).await.unwrap(),
+        b"after"
+    );
+    let fresh = f.stat(&sb.id, &sp("/workspace/fresh")).await.unwrap_err();
     assert_eq!(
         fresh.code(),
         ErrorCode::NotFound,
         "made directories are removed"
     );
     let names: Vec<String> = f
-        .list(&sb.id, "/workspace")
+        .list(&sb.id, &sp("/workspace"))
         .await
         .unwrap()
         .into_iter()

@@ -12,6 +12,7 @@
 //! a `tail /dev/zero` OOM kill and 100 processes under a pids limit
 //! (`lifecycle.rs`, `limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox`).
 
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use corral_backend::{
@@ -103,7 +104,7 @@ async fn planted_links_and_dotdot_paths_never_read_the_host() {
     let f = h.backend.files();
     // `x` resolves in the sandbox's own view, exactly as a command sees it.
     let (code, inside, _) = h.sh(&id, "cat /workspace/x").await;
-    match f.read(&id, "/workspace/x").await {
+    match f.read(&id, &sp("/workspace/x")).await {
         Ok(bytes) => assert_eq!((code, bytes), (0, inside.into_bytes())),
         Err(e) => assert_ne!(e.code(), ErrorCode::Provider, "{e}"),
     }
@@ -114,6 +115,7 @@ async fn planted_links_and_dotdot_paths_never_read_the_host() {
         format!("/../../../..{secret}"),
         secret.clone(),
     ] {
+        let path = sp(&path);
         assert!(f.read(&id, &path).await.is_err(), "read {path}");
         // A link is reported as itself, never followed.
         if let Ok(st) = f.stat(&id, &path).await {
@@ -135,8 +137,8 @@ async fn planted_links_and_dotdot_paths_never_read_the_host() {
         n.sort();
         n
     };
-    let via_link = names(f.list(&id, "/workspace/y").await.unwrap());
-    let root = names(f.list(&id, "/").await.unwrap());
+    let via_link = names(f.list(&id, &sp("/workspace/y")).await.unwrap());
+    let root = names(f.list(&id, &sp("/")).await.unwrap());
     assert_eq!(via_link, root);
     assert!(root.iter().any(|n| n == "workspace"));
     h.still_answers().await;
@@ -448,7 +450,7 @@ async fn a_disk_fill_stays_in_the_sandbox_tmpfs() {
     let err = h
         .backend
         .files()
-        .write(&id, "/workspace/more", &vec![1u8; 4 << 20], None)
+        .write(&id, &sp("/workspace/more"), &vec![1u8; 4 << 20], None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Quota, "{err}");

@@ -1,5 +1,6 @@
 //! What a command inside a linux sandbox can see and do.
 
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use corral_backend::{Backend, Command, CreateRequest, ExitStatus};
@@ -144,7 +145,7 @@ async fn the_image_is_read_only_and_the_workspace_is_not() {
     let back = sb
         .backend
         .files()
-        .read(&sb.id, "/workspace/ok")
+        .read(&sb.id, &sp("/workspace/ok"))
         .await
         .unwrap();
     assert_eq!(back, b"x\n");
@@ -195,16 +196,16 @@ async fn a_symlink_planted_inside_never_leads_the_host_outside() {
     // reached. What a link may reach is the sandbox's own /etc/hostname.
     let own = format!("{}\n", sb.id).into_bytes();
     for p in ["/workspace/up/hostname", "/workspace/dots/etc/hostname"] {
-        if let Ok(bytes) = f.read(&sb.id, p).await {
+        if let Ok(bytes) = f.read(&sb.id, &sp(p)).await {
             assert_eq!(bytes, own, "{p} was read through a planted link");
         }
     }
-    let host_state = format!("/workspace/dots{}", sb.state_path());
+    let host_state = sp(&format!("/workspace/dots{}", sb.state_path()));
     assert!(
         f.stat(&sb.id, &host_state).await.is_err(),
         "reached the host state dir"
     );
-    f.write(&sb.id, "/workspace/dots/escape.txt", b"x", None)
+    f.write(&sb.id, &sp("/workspace/dots/escape.txt"), b"x", None)
         .await
         .unwrap();
     assert!(!std::path::Path::new("/escape.txt").exists());

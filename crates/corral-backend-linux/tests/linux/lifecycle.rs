@@ -1,5 +1,6 @@
 //! create → exec → destroy leaves no mount, no process and no directory.
 
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use corral_backend::{
@@ -227,7 +228,10 @@ async fn start_process_streams_stdio_and_kills_its_group() {
     p.control.kill().await.unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(
-        b.files().stat(&info.id, "/workspace/late").await.is_err(),
+        b.files()
+            .stat(&info.id, &sp("/workspace/late"))
+            .await
+            .is_err(),
         "the group's background child outlived kill"
     );
     b.destroy(&info.id).await.unwrap();
@@ -282,7 +286,7 @@ async fn an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit() {
     assert!(stderr.contains("No space left"), "{stderr}");
     let err = b
         .files()
-        .write(&info.id, "/workspace/more", &vec![0u8; 1 << 20], None)
+        .write(&info.id, &sp("/workspace/more"), &vec![0u8; 1 << 20], None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), corral_backend::ErrorCode::Quota, "{err}");
@@ -372,15 +376,18 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
     let info = b.create(req).await.unwrap();
     let f = b.files();
     assert_eq!(
-        f.read(&info.id, "/hello.txt").await.unwrap(),
+        f.read(&info.id, &sp("/hello.txt")).await.unwrap(),
         b"from the image\n"
     );
-    f.write(&info.id, "/hello.txt", b"changed", None)
+    f.write(&info.id, &sp("/hello.txt"), b"changed", None)
         .await
         .unwrap();
-    assert_eq!(f.read(&info.id, "/hello.txt").await.unwrap(), b"changed");
+    assert_eq!(
+        f.read(&info.id, &sp("/hello.txt")).await.unwrap(),
+        b"changed"
+    );
     assert!(
-        f.stat(&info.id, "/workspace").await.is_ok(),
+        f.stat(&info.id, &sp("/workspace")).await.is_ok(),
         "the skeleton is there"
     );
     // The image has no programs at all: nothing of the host leaks in.
@@ -404,7 +411,7 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
         .await
         .unwrap();
     assert_eq!(
-        f.read(&again.id, "/hello.txt").await.unwrap(),
+        f.read(&again.id, &sp("/hello.txt")).await.unwrap(),
         b"from the image\n",
         "the image itself was not changed"
     );

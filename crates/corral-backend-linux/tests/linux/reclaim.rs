@@ -9,6 +9,7 @@
 //! `capture_child` then starts a capture, and the parent kills it with
 //! `SIGKILL` once the archive is being written.
 
+use corral_backend::rules::sp;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
@@ -85,7 +86,11 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
     let listed = b.list(&Labels::default()).await.unwrap();
     assert!(listed.iter().all(|s| s.id != info.id), "{listed:?}");
     assert_eq!(b.find(&"expiring".try_into().unwrap()).await.unwrap(), None);
-    let refused = b.files().read(&info.id, "/etc/hostname").await.unwrap_err();
+    let refused = b
+        .files()
+        .read(&info.id, &sp("/etc/hostname"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.code(), ErrorCode::NotFound, "{refused}");
     // Those were reads: they tore nothing down.
     assert!(sandbox_dir(&b, &info.id).is_dir(), "still on disk");

@@ -1,6 +1,7 @@
 //! Snapshots of linux sandboxes: capture, restore through `create`, clone,
 //! list, delete, and a tampered archive refused before anything is made.
 
+use corral_backend::rules::sp;
 use corral_backend::{Backend, CreateRequest, ErrorCode, Labels};
 use corral_backend_linux::LinuxBackend;
 
@@ -88,7 +89,7 @@ async fn a_host_image_snapshot_restores_files_modes_and_symlinks_and_clones() {
         .unwrap();
     assert_eq!(
         b.files()
-            .read(&from_clone.id, "/workspace/d/e/f.txt")
+            .read(&from_clone.id, &sp("/workspace/d/e/f.txt"))
             .await
             .unwrap(),
         b"one"
@@ -113,7 +114,7 @@ async fn a_tampered_snapshot_is_refused_before_anything_is_allocated() {
     };
     let src = b.create(CreateRequest::default()).await.unwrap();
     b.files()
-        .write(&src.id, "/workspace/x", b"x", None)
+        .write(&src.id, &sp("/workspace/x"), b"x", None)
         .await
         .unwrap();
     let snap = b
@@ -215,10 +216,12 @@ async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
         .await
         .unwrap();
     let f = b.files();
-    f.remove(&src.id, "/hello.txt", false).await.unwrap();
-    f.remove(&src.id, "/d", true).await.unwrap();
-    f.mkdir(&src.id, "/d", false).await.unwrap();
-    f.write(&src.id, "/d/new.txt", b"new", None).await.unwrap();
+    f.remove(&src.id, &sp("/hello.txt"), false).await.unwrap();
+    f.remove(&src.id, &sp("/d"), true).await.unwrap();
+    f.mkdir(&src.id, &sp("/d"), false).await.unwrap();
+    f.write(&src.id, &sp("/d/new.txt"), b"new", None)
+        .await
+        .unwrap();
     let snap = b
         .snapshot_ops()
         .unwrap()
@@ -233,19 +236,22 @@ async fn a_layered_snapshot_keeps_deletions_and_replaced_directories() {
         })
         .await
         .unwrap();
-    let err = f.read(&restored.id, "/hello.txt").await.unwrap_err();
+    let err = f.read(&restored.id, &sp("/hello.txt")).await.unwrap_err();
     assert_eq!(
         err.code(),
         ErrorCode::NotFound,
         "the deletion was kept: {err}"
     );
-    let err = f.read(&restored.id, "/d/keep.txt").await.unwrap_err();
+    let err = f.read(&restored.id, &sp("/d/keep.txt")).await.unwrap_err();
     assert_eq!(
         err.code(),
         ErrorCode::NotFound,
         "the opaque dir was kept: {err}"
     );
-    assert_eq!(f.read(&restored.id, "/d/new.txt").await.unwrap(), b"new");
+    assert_eq!(
+        f.read(&restored.id, &sp("/d/new.txt")).await.unwrap(),
+        b"new"
+    );
     let other = b
         .create(CreateRequest {
             snapshot: Some(snap.id.clone()),

@@ -2,6 +2,7 @@
 //! and killing the whole group on timeout and abort.
 
 use crate::common;
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use common::{backend, host_root, sandbox, sh};
@@ -99,12 +100,12 @@ async fn cwd_stdin_and_exit_codes() {
     let (dir, b) = backend();
     let info = sandbox(&b).await;
     b.files()
-        .mkdir(&info.id, "/workspace/sub/dir", true)
+        .mkdir(&info.id, &sp("/workspace/sub/dir"), true)
         .await
         .unwrap();
     let mut out = CollectedOutput::default();
     let req = ExecRequest::new(Command::shell("pwd; cat; echo err >&2; exit 7"))
-        .cwd("/workspace/sub/../sub/dir")
+        .cwd(sp("/workspace/sub/../sub/dir"))
         .stdin(b"from stdin\n".to_vec());
     let outcome = b.exec(&info.id, req, &mut out).await.unwrap();
     assert_eq!(outcome.status, ExitStatus::Code(7));
@@ -135,25 +136,29 @@ async fn cwd_stdin_and_exit_codes() {
         ("/workspace/missing", ErrorCode::NotFound),
         ("relative", ErrorCode::InvalidInput),
     ] {
-        let err = b
-            .exec(
-                &info.id,
-                ExecRequest::new(Command::argv(["true"])).cwd(cwd),
-                &mut out,
-            )
-            .await
-            .unwrap_err();
+        // A malformed working directory is refused where it is made.
+        let err = match corral_backend::sandbox_path("cwd", cwd) {
+            Ok(cwd) => b
+                .exec(
+                    &info.id,
+                    ExecRequest::new(Command::argv(["true"])).cwd(cwd),
+                    &mut out,
+                )
+                .await
+                .unwrap_err(),
+            Err(e) => e,
+        };
         assert_eq!(err.code(), code, "{cwd}: {err}");
     }
     // A file is not a working directory.
     b.files()
-        .write(&info.id, "/workspace/f", b"x", None)
+        .write(&info.id, &sp("/workspace/f"), b"x", None)
         .await
         .unwrap();
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])).cwd("/workspace/f"),
+            ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/f")),
             &mut out,
         )
         .await
@@ -169,7 +174,7 @@ async fn cwd_stdin_and_exit_codes() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])).cwd("/workspace/out"),
+            ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/out")),
             &mut out,
         )
         .await
@@ -200,7 +205,11 @@ const OUTLIVER: &str = "(sleep 1; echo late > late.txt) & sleep 30";
 
 async fn assert_no_late_file(b: &corral_backend_local::LocalBackend, id: &str) {
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let err = b.files().stat(id, "/workspace/late.txt").await.unwrap_err();
+    let err = b
+        .files()
+        .stat(id, &sp("/workspace/late.txt"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.code(),
         ErrorCode::NotFound,

@@ -4,6 +4,7 @@
 use crate::common;
 use common::{backend, host_root, sandbox};
 use corral_backend::contained::ContainmentReason;
+use corral_backend::rules::sp;
 use corral_backend::{Backend, ContainedReadFailure, ErrorCode, FileType};
 
 #[tokio::test]
@@ -13,13 +14,13 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
     let f = b.files();
     f.write(
         &info.id,
-        "/workspace/run.sh",
+        &sp("/workspace/run.sh"),
         b"#!/bin/sh\necho ran\n",
         Some(0o755),
     )
     .await
     .unwrap();
-    let st = f.stat(&info.id, "/workspace/run.sh").await.unwrap();
+    let st = f.stat(&info.id, &sp("/workspace/run.sh")).await.unwrap();
     assert_eq!(
         (st.file_type, st.mode, st.size),
         (FileType::File, 0o755, 19)
@@ -30,21 +31,24 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
     assert_eq!(out.stdout, b"ran\n");
 
     // Modes the umask would strip are kept; the default is 0644.
-    f.write(&info.id, "/workspace/open", b"x", Some(0o777))
+    f.write(&info.id, &sp("/workspace/open"), b"x", Some(0o777))
         .await
         .unwrap();
     assert_eq!(
-        f.stat(&info.id, "/workspace/open").await.unwrap().mode,
+        f.stat(&info.id, &sp("/workspace/open")).await.unwrap().mode,
         0o777
     );
-    f.write(&info.id, "/workspace/open", b"yy", None)
+    f.write(&info.id, &sp("/workspace/open"), b"yy", None)
         .await
         .unwrap();
-    let st = f.stat(&info.id, "/workspace/open").await.unwrap();
+    let st = f.stat(&info.id, &sp("/workspace/open")).await.unwrap();
     assert_eq!((st.mode, st.size), (0o644, 2));
-    assert_eq!(f.read(&info.id, "/workspace/open").await.unwrap(), b"yy");
     assert_eq!(
-        f.write(&info.id, "/workspace/bad", b"x", Some(0o10000))
+        f.read(&info.id, &sp("/workspace/open")).await.unwrap(),
+        b"yy"
+    );
+    assert_eq!(
+        f.write(&info.id, &sp("/workspace/bad"), b"x", Some(0o10000))
             .await
             .unwrap_err()
             .code(),
@@ -52,7 +56,7 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
     );
     // No temporary file is left beside it.
     let names: Vec<String> = f
-        .list(&info.id, "/workspace")
+        .list(&info.id, &sp("/workspace"))
         .await
         .unwrap()
         .into_iter()
@@ -60,36 +64,44 @@ async fn write_sets_the_mode_exactly_and_replaces_atomically() {
         .collect();
     assert_eq!(names, vec!["open", "run.sh"]);
     // Writing over a directory, or to /, is refused.
-    f.mkdir(&info.id, "/workspace/d", false).await.unwrap();
+    f.mkdir(&info.id, &sp("/workspace/d"), false).await.unwrap();
     assert_eq!(
-        f.write(&info.id, "/workspace/d", b"x", None)
+        f.write(&info.id, &sp("/workspace/d"), b"x", None)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.write(&info.id, "/", b"x", None).await.unwrap_err().code(),
+        f.write(&info.id, &sp("/"), b"x", None)
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.mkdir(&info.id, "/workspace/d", false)
+        f.mkdir(&info.id, &sp("/workspace/d"), false)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::Conflict
     );
     assert_eq!(
-        f.mkdir(&info.id, "/workspace/open/sub", true)
+        f.mkdir(&info.id, &sp("/workspace/open/sub"), true)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::Conflict
     );
     // Outside /workspace works too: the sandbox's / is its root directory.
-    f.write(&info.id, "/top.txt", b"top", None).await.unwrap();
+    f.write(&info.id, &sp("/top.txt"), b"top", None)
+        .await
+        .unwrap();
     assert!(host_root(&dir, &info.id).join("top.txt").is_file());
-    assert_eq!(f.read(&info.id, "/../../top.txt").await.unwrap(), b"top");
+    assert_eq!(
+        f.read(&info.id, &sp("/../../top.txt")).await.unwrap(),
+        b"top"
+    );
     b.destroy(&info.id).await.unwrap();
 }
 
@@ -113,7 +125,7 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         "/workspace/secret",
         "/workspace/up/etc/passwd",
     ] {
-        let err = f.read(&info.id, path).await.unwrap_err();
+        let err = f.read(&info.id, &sp(path)).await.unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidInput, "read {path}: {err}");
         assert!(
             !err.message().contains(outside.path().to_str().unwrap()),
@@ -122,7 +134,7 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         let err = f
             .ranged()
             .unwrap()
-            .read_range(&info.id, path, 0, 10)
+            .read_range(&info.id, &sp(path), 0, 10)
             .await
             .unwrap_err();
         assert_eq!(
@@ -136,30 +148,39 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         "/workspace/out/new",
         "/workspace/up/new",
     ] {
-        let err = f.write(&info.id, path, b"pwned", None).await.unwrap_err();
+        let err = f
+            .write(&info.id, &sp(path), b"pwned", None)
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidInput, "write {path}: {err}");
         assert_eq!(
-            f.stat(&info.id, path).await.unwrap_err().code(),
+            f.stat(&info.id, &sp(path)).await.unwrap_err().code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
-            f.list(&info.id, path).await.unwrap_err().code(),
+            f.list(&info.id, &sp(path)).await.unwrap_err().code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
-            f.mkdir(&info.id, &format!("{path}/d"), true)
+            f.mkdir(&info.id, &sp(&format!("{path}/d")), true)
                 .await
                 .unwrap_err()
                 .code(),
             ErrorCode::InvalidInput
         );
         assert_eq!(
-            f.remove(&info.id, path, true).await.unwrap_err().code(),
+            f.remove(&info.id, &sp(path), true)
+                .await
+                .unwrap_err()
+                .code(),
             ErrorCode::InvalidInput
         );
     }
     assert_eq!(
-        f.list(&info.id, "/workspace/out").await.unwrap_err().code(),
+        f.list(&info.id, &sp("/workspace/out"))
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
@@ -170,14 +191,14 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
     assert_eq!(outside_names.len(), 1, "nothing was written outside");
 
     // stat and list describe a symlink itself; writing to it replaces the link.
-    let st = f.stat(&info.id, "/workspace/secret").await.unwrap();
+    let st = f.stat(&info.id, &sp("/workspace/secret")).await.unwrap();
     assert_eq!(st.file_type, FileType::Symlink);
-    let listed = f.list(&info.id, "/workspace").await.unwrap();
+    let listed = f.list(&info.id, &sp("/workspace")).await.unwrap();
     assert!(
         listed.iter().all(|e| e.file_type == FileType::Symlink),
         "{listed:?}"
     );
-    f.write(&info.id, "/workspace/secret", b"mine", None)
+    f.write(&info.id, &sp("/workspace/secret"), b"mine", None)
         .await
         .unwrap();
     assert_eq!(
@@ -185,31 +206,46 @@ async fn symlinks_never_lead_out_of_the_sandbox() {
         b"secret"
     );
     assert_eq!(
-        f.read(&info.id, "/workspace/secret").await.unwrap(),
+        f.read(&info.id, &sp("/workspace/secret")).await.unwrap(),
         b"mine"
     );
 
     // Removing a symlink removes the link only, even recursively.
-    f.remove(&info.id, "/workspace/out", true).await.unwrap();
-    f.remove(&info.id, "/workspace/etc", false).await.unwrap();
+    f.remove(&info.id, &sp("/workspace/out"), true)
+        .await
+        .unwrap();
+    f.remove(&info.id, &sp("/workspace/etc"), false)
+        .await
+        .unwrap();
     assert!(outside.path().join("secret").exists());
     assert!(std::path::Path::new("/etc/passwd").exists());
     assert_eq!(
-        f.stat(&info.id, "/workspace/out").await.unwrap_err().code(),
+        f.stat(&info.id, &sp("/workspace/out"))
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::NotFound
     );
 
     // A symlink inside the sandbox is followed where it stays inside.
-    f.mkdir(&info.id, "/workspace/real", false).await.unwrap();
-    f.write(&info.id, "/workspace/real/a", b"a", None)
+    f.mkdir(&info.id, &sp("/workspace/real"), false)
+        .await
+        .unwrap();
+    f.write(&info.id, &sp("/workspace/real/a"), b"a", None)
         .await
         .unwrap();
     std::os::unix::fs::symlink("real", root.join("workspace/alias")).unwrap();
-    assert_eq!(f.read(&info.id, "/workspace/alias/a").await.unwrap(), b"a");
-    f.write(&info.id, "/workspace/alias/b", b"b", None)
+    assert_eq!(
+        f.read(&info.id, &sp("/workspace/alias/a")).await.unwrap(),
+        b"a"
+    );
+    f.write(&info.id, &sp("/workspace/alias/b"), b"b", None)
         .await
         .unwrap();
-    assert_eq!(f.read(&info.id, "/workspace/real/b").await.unwrap(), b"b");
+    assert_eq!(
+        f.read(&info.id, &sp("/workspace/real/b")).await.unwrap(),
+        b"b"
+    );
     b.destroy(&info.id).await.unwrap();
     assert!(
         outside.path().join("secret").exists(),
@@ -222,14 +258,16 @@ async fn list_remove_and_errors() {
     let (_dir, b) = backend();
     let info = sandbox(&b).await;
     let f = b.files();
-    f.mkdir(&info.id, "/workspace/t/u", true).await.unwrap();
-    f.write(&info.id, "/workspace/t/u/f", b"1", None)
+    f.mkdir(&info.id, &sp("/workspace/t/u"), true)
         .await
         .unwrap();
-    f.write(&info.id, "/workspace/t/b", b"22", Some(0o600))
+    f.write(&info.id, &sp("/workspace/t/u/f"), b"1", None)
         .await
         .unwrap();
-    let listed = f.list(&info.id, "/workspace/t").await.unwrap();
+    f.write(&info.id, &sp("/workspace/t/b"), b"22", Some(0o600))
+        .await
+        .unwrap();
+    let listed = f.list(&info.id, &sp("/workspace/t")).await.unwrap();
     let summary: Vec<_> = listed
         .iter()
         .map(|e| (e.name.as_str(), e.path.as_str(), e.file_type, e.size))
@@ -242,44 +280,53 @@ async fn list_remove_and_errors() {
     assert_eq!(summary[1].0, "u");
     assert_eq!(summary[1].2, FileType::Directory);
     assert_eq!(
-        f.list(&info.id, "/workspace/t/b").await.unwrap_err().code(),
+        f.list(&info.id, &sp("/workspace/t/b"))
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.read(&info.id, "/workspace/t").await.unwrap_err().code(),
+        f.read(&info.id, &sp("/workspace/t"))
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.remove(&info.id, "/workspace/t", false)
+        f.remove(&info.id, &sp("/workspace/t"), false)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::Conflict
     );
-    f.remove(&info.id, "/workspace/t", true).await.unwrap();
+    f.remove(&info.id, &sp("/workspace/t"), true).await.unwrap();
     assert_eq!(
-        f.list(&info.id, "/workspace/t").await.unwrap_err().code(),
+        f.list(&info.id, &sp("/workspace/t"))
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::NotFound
     );
     assert_eq!(
-        f.remove(&info.id, "/", true).await.unwrap_err().code(),
+        f.remove(&info.id, &sp("/"), true).await.unwrap_err().code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        f.write(&info.id, "/workspace/no/parent", b"x", None)
+        f.write(&info.id, &sp("/workspace/no/parent"), b"x", None)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::NotFound
     );
     assert_eq!(
-        f.read("loc-0000000000000000", "/workspace/x")
+        f.read("loc-0000000000000000", &sp("/workspace/x"))
             .await
             .unwrap_err()
             .code(),
         ErrorCode::NotFound
     );
-    let st = f.stat(&info.id, "/").await.unwrap();
+    let st = f.stat(&info.id, &sp("/")).await.unwrap();
     assert_eq!(st.file_type, FileType::Directory);
     b.destroy(&info.id).await.unwrap();
 }
@@ -290,15 +337,19 @@ async fn contained_reads_stay_under_the_allowed_root() {
     let info = sandbox(&b).await;
     let f = b.files();
     let ops = b.contained_read_ops().unwrap();
-    f.mkdir(&info.id, "/workspace/src", false).await.unwrap();
-    f.write(&info.id, "/workspace/src/a.rs", b"fn main() {}", None)
+    f.mkdir(&info.id, &sp("/workspace/src"), false)
         .await
         .unwrap();
-    f.write(&info.id, "/top.txt", b"top", None).await.unwrap();
+    f.write(&info.id, &sp("/workspace/src/a.rs"), b"fn main() {}", None)
+        .await
+        .unwrap();
+    f.write(&info.id, &sp("/top.txt"), b"top", None)
+        .await
+        .unwrap();
     let root = host_root(&dir, &info.id);
     std::os::unix::fs::symlink("../../top.txt", root.join("workspace/src/up")).unwrap();
     let got = ops
-        .read_contained(&info.id, "/workspace", "/workspace/src/a.rs", 100)
+        .read_contained(&info.id, &sp("/workspace"), &sp("/workspace/src/a.rs"), 100)
         .await
         .unwrap();
     assert_eq!(got, b"fn main() {}");
@@ -308,35 +359,35 @@ async fn contained_reads_stay_under_the_allowed_root() {
     };
     assert_eq!(
         reason(
-            ops.read_contained(&info.id, "/workspace", "/top.txt", 100)
+            ops.read_contained(&info.id, &sp("/workspace"), &sp("/top.txt"), 100)
                 .await
         ),
         ContainmentReason::OutsideRoot
     );
     assert_eq!(
         reason(
-            ops.read_contained(&info.id, "/workspace", "/workspace/src/up", 100)
+            ops.read_contained(&info.id, &sp("/workspace"), &sp("/workspace/src/up"), 100)
                 .await
         ),
         ContainmentReason::OutsideRoot
     );
     // The same link is fine when the allowed root is the sandbox's /.
     assert_eq!(
-        ops.read_contained(&info.id, "/", "/workspace/src/up", 100)
+        ops.read_contained(&info.id, &sp("/"), &sp("/workspace/src/up"), 100)
             .await
             .unwrap(),
         b"top"
     );
     assert!(matches!(
         reason(
-            ops.read_contained(&info.id, "/workspace", "/workspace/src/a.rs", 3)
+            ops.read_contained(&info.id, &sp("/workspace"), &sp("/workspace/src/a.rs"), 3)
                 .await
         ),
         ContainmentReason::TooLarge { .. }
     ));
     assert_eq!(
         reason(
-            ops.read_contained(&info.id, "/workspace", "/workspace/src", 100)
+            ops.read_contained(&info.id, &sp("/workspace"), &sp("/workspace/src"), 100)
                 .await
         ),
         ContainmentReason::NotRegularFile {
@@ -344,7 +395,7 @@ async fn contained_reads_stay_under_the_allowed_root() {
         }
     );
     match ops
-        .read_contained("loc-0000000000000000", "/", "/x", 1)
+        .read_contained("loc-0000000000000000", &sp("/"), &sp("/x"), 1)
         .await
     {
         Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code(), ErrorCode::NotFound),
@@ -358,7 +409,7 @@ async fn usage_counts_the_bytes_written() {
     let (_dir, b) = backend();
     let info = sandbox(&b).await;
     b.files()
-        .write(&info.id, "/workspace/big", &vec![7u8; 100_000], None)
+        .write(&info.id, &sp("/workspace/big"), &vec![7u8; 100_000], None)
         .await
         .unwrap();
     let usage = b.usage_ops().unwrap().usage(&info.id).await.unwrap();

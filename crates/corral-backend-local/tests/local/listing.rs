@@ -2,6 +2,7 @@
 
 use crate::common;
 use common::{backend, host_root, sandbox};
+use corral_backend::rules::sp;
 use corral_backend::{Backend, ErrorCode, TreeEntryKind};
 
 #[tokio::test]
@@ -9,22 +10,24 @@ async fn list_tree_names_every_leaf() {
     let (dir, b) = backend();
     let info = sandbox(&b).await;
     let f = b.files();
-    f.mkdir(&info.id, "/workspace/src/deep", true)
+    f.mkdir(&info.id, &sp("/workspace/src/deep"), true)
         .await
         .unwrap();
-    f.write(&info.id, "/workspace/src/deep/a.txt", b"abc", None)
+    f.write(&info.id, &sp("/workspace/src/deep/a.txt"), b"abc", None)
         .await
         .unwrap();
-    f.write(&info.id, "/workspace/src.txt", b"", None)
+    f.write(&info.id, &sp("/workspace/src.txt"), b"", None)
         .await
         .unwrap();
-    f.mkdir(&info.id, "/workspace/empty", false).await.unwrap();
-    f.mkdir(&info.id, "/workspace/vendor/sub", true)
+    f.mkdir(&info.id, &sp("/workspace/empty"), false)
+        .await
+        .unwrap();
+    f.mkdir(&info.id, &sp("/workspace/vendor/sub"), true)
         .await
         .unwrap();
     f.write(
         &info.id,
-        "/workspace/vendor/sub/.git",
+        &sp("/workspace/vendor/sub/.git"),
         b"gitdir: ../../.git/modules/sub\n",
         None,
     )
@@ -32,7 +35,7 @@ async fn list_tree_names_every_leaf() {
     .unwrap();
     f.write(
         &info.id,
-        "/workspace/vendor/sub/hidden.txt",
+        &sp("/workspace/vendor/sub/hidden.txt"),
         b"not listed",
         None,
     )
@@ -45,7 +48,10 @@ async fn list_tree_names_every_leaf() {
     assert!(status.success());
 
     let ops = b.tree_list_ops().unwrap();
-    let listing = ops.list_tree(&info.id, "/workspace", 100).await.unwrap();
+    let listing = ops
+        .list_tree(&info.id, &sp("/workspace"), 100)
+        .await
+        .unwrap();
     assert!(listing.complete);
     let got: Vec<(&str, &TreeEntryKind)> = listing
         .entries
@@ -72,29 +78,32 @@ async fn list_tree_names_every_leaf() {
         ]
     );
 
-    let partial = ops.list_tree(&info.id, "/workspace", 2).await.unwrap();
+    let partial = ops.list_tree(&info.id, &sp("/workspace"), 2).await.unwrap();
     assert!(!partial.complete);
     assert_eq!(partial.entries.len(), 2);
-    let exact = ops.list_tree(&info.id, "/workspace/src", 1).await.unwrap();
+    let exact = ops
+        .list_tree(&info.id, &sp("/workspace/src"), 1)
+        .await
+        .unwrap();
     assert!(exact.complete, "exactly max_entries leaves is complete");
     assert_eq!(exact.entries[0].path, "deep/a.txt");
 
     assert_eq!(
-        ops.list_tree(&info.id, "/workspace/etc", 10)
+        ops.list_tree(&info.id, &sp("/workspace/etc"), 10)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        ops.list_tree(&info.id, "/workspace/src.txt", 10)
+        ops.list_tree(&info.id, &sp("/workspace/src.txt"), 10)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        ops.list_tree(&info.id, "/workspace/none", 10)
+        ops.list_tree(&info.id, &sp("/workspace/none"), 10)
             .await
             .unwrap_err()
             .code(),

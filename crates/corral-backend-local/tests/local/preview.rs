@@ -2,6 +2,7 @@
 //! `http://127.0.0.1:PORT` for the ports declared at create.
 
 use crate::common;
+use corral_backend::rules::sp;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -101,7 +102,12 @@ async fn a_server_in_the_sandbox_answers_at_its_preview_url() {
         return;
     }
     b.files()
-        .write(&info.id, "/workspace/index.html", b"hello preview\n", None)
+        .write(
+            &info.id,
+            &sp("/workspace/index.html"),
+            b"hello preview\n",
+            None,
+        )
         .await
         .unwrap();
     let server = format!("python3 -m http.server {port} --bind 127.0.0.1");

@@ -1,6 +1,7 @@
 //! Live processes.
 
 use crate::common;
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use common::{backend, sandbox};
@@ -77,7 +78,7 @@ async fn kill_is_idempotent_and_takes_the_group() {
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(
         b.files()
-            .stat(&info.id, "/workspace/late.txt")
+            .stat(&info.id, &sp("/workspace/late.txt"))
             .await
             .unwrap_err()
             .code(),
@@ -115,7 +116,7 @@ async fn signals_reach_the_process_and_stderr_is_separate() {
         .start_process(
             &info.id,
             ProcessSpec {
-                cwd: Some("/nope".into()),
+                cwd: Some(sp("/nope")),
                 ..spec(&["true"])
             },
         )

@@ -2,6 +2,7 @@
 
 use crate::common;
 use common::{backend, host_root, sandbox, sandbox_dirs};
+use corral_backend::rules::sp;
 use corral_backend::{Backend, CreateRequest, ErrorCode, FileType, Labels};
 
 #[tokio::test]
@@ -15,28 +16,30 @@ async fn snapshot_restores_files_modes_and_symlinks() {
         .await
         .unwrap();
     let f = b.files();
-    f.mkdir(&info.id, "/workspace/bin", false).await.unwrap();
+    f.mkdir(&info.id, &sp("/workspace/bin"), false)
+        .await
+        .unwrap();
     f.write(
         &info.id,
-        "/workspace/bin/tool",
+        &sp("/workspace/bin/tool"),
         b"#!/bin/sh\necho tool\n",
         Some(0o755),
     )
     .await
     .unwrap();
-    f.write(&info.id, "/workspace/private", b"p", Some(0o600))
+    f.write(&info.id, &sp("/workspace/private"), b"p", Some(0o600))
         .await
         .unwrap();
-    f.write(&info.id, "/etc-like.conf", b"conf", None)
+    f.write(&info.id, &sp("/etc-like.conf"), b"conf", None)
         .await
         .unwrap();
     let long = "d".repeat(120);
-    f.mkdir(&info.id, &format!("/workspace/{long}/{long}"), true)
+    f.mkdir(&info.id, &sp(&format!("/workspace/{long}/{long}")), true)
         .await
         .unwrap();
     f.write(
         &info.id,
-        &format!("/workspace/{long}/{long}/deep.txt"),
+        &sp(&format!("/workspace/{long}/{long}/deep.txt")),
         b"deep",
         None,
     )
@@ -68,7 +71,7 @@ async fn snapshot_restores_files_modes_and_symlinks() {
     );
 
     // The source changes afterwards; the restore shows the captured state.
-    f.write(&info.id, "/workspace/private", b"changed", None)
+    f.write(&info.id, &sp("/workspace/private"), b"changed", None)
         .await
         .unwrap();
     let restored = b
@@ -80,32 +83,38 @@ async fn snapshot_restores_files_modes_and_symlinks() {
         .unwrap();
     let id = &restored.id;
     assert_eq!(
-        f.read(id, "/workspace/bin/tool").await.unwrap(),
+        f.read(id, &sp("/workspace/bin/tool")).await.unwrap(),
         b"#!/bin/sh\necho tool\n"
     );
-    assert_eq!(f.stat(id, "/workspace/bin/tool").await.unwrap().mode, 0o755);
-    assert_eq!(f.read(id, "/workspace/private").await.unwrap(), b"p");
-    assert_eq!(f.stat(id, "/workspace/private").await.unwrap().mode, 0o600);
-    assert_eq!(f.read(id, "/etc-like.conf").await.unwrap(), b"conf");
     assert_eq!(
-        f.read(id, &format!("/workspace/{long}/{long}/deep.txt"))
+        f.stat(id, &sp("/workspace/bin/tool")).await.unwrap().mode,
+        0o755
+    );
+    assert_eq!(f.read(id, &sp("/workspace/private")).await.unwrap(), b"p");
+    assert_eq!(
+        f.stat(id, &sp("/workspace/private")).await.unwrap().mode,
+        0o600
+    );
+    assert_eq!(f.read(id, &sp("/etc-like.conf")).await.unwrap(), b"conf");
+    assert_eq!(
+        f.read(id, &sp(&format!("/workspace/{long}/{long}/deep.txt")))
             .await
             .unwrap(),
         b"deep"
     );
-    let link = f.stat(id, "/workspace/link").await.unwrap();
+    let link = f.stat(id, &sp("/workspace/link")).await.unwrap();
     assert_eq!(link.file_type, FileType::Symlink);
     assert_eq!(
-        f.read(id, "/workspace/link").await.unwrap(),
+        f.read(id, &sp("/workspace/link")).await.unwrap(),
         b"#!/bin/sh\necho tool\n"
     );
     let target = std::fs::read_link(host_root(&dir, id).join("workspace/abs")).unwrap();
     assert_eq!(target, std::path::Path::new("/etc/passwd"));
     assert_eq!(
-        f.stat(id, "/workspace/pipe").await.unwrap().file_type,
+        f.stat(id, &sp("/workspace/pipe")).await.unwrap().file_type,
         FileType::Fifo
     );
-    let ro = f.stat(id, "/workspace/ro").await.unwrap();
+    let ro = f.stat(id, &sp("/workspace/ro")).await.unwrap();
     assert_eq!((ro.file_type, ro.mode), (FileType::Directory, 0o555));
     let (status, out) = common::sh(&b, id, "./link").await;
     assert!(status.success());
@@ -132,7 +141,7 @@ async fn a_corrupted_snapshot_is_refused_and_nothing_is_created() {
     let (dir, b) = backend();
     let info = sandbox(&b).await;
     b.files()
-        .write(&info.id, "/workspace/a", &vec![1u8; 10_000], None)
+        .write(&info.id, &sp("/workspace/a"), &vec![1u8; 10_000], None)
         .await
         .unwrap();
     let snap = b
@@ -188,7 +197,7 @@ async fn a_clone_is_independent_of_its_source() {
     let (_dir, b) = backend();
     let info = sandbox(&b).await;
     b.files()
-        .write(&info.id, "/workspace/x", b"x", None)
+        .write(&info.id, &sp("/workspace/x"), b"x", None)
         .await
         .unwrap();
     let ops = b.snapshot_ops().unwrap();
@@ -214,7 +223,10 @@ async fn a_clone_is_independent_of_its_source() {
         .await
         .unwrap();
     assert_eq!(
-        b.files().read(&restored.id, "/workspace/x").await.unwrap(),
+        b.files()
+            .read(&restored.id, &sp("/workspace/x"))
+            .await
+            .unwrap(),
         b"x"
     );
     assert_eq!(

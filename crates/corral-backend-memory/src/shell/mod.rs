@@ -171,7 +171,7 @@ impl Shell {
         } else {
             format!("{}/{path}", self.cwd)
         };
-        corral_backend::path::normalize("path", &abs).map_err(|_| "Invalid argument")
+        crate::tree::comps_of("path", &abs).map_err(|_| "Invalid argument")
     }
 
     fn param(&self, name: &str) -> Vec<String> {

@@ -5,6 +5,7 @@ use corral_backend::{
 };
 
 use crate::MemoryBackend;
+use corral_backend::rules::sp;
 
 struct Run {
     code: i32,
@@ -166,7 +167,7 @@ async fn stdin_argv_and_env() {
         &b,
         &id,
         ExecRequest::new(Command::shell("echo $PWD $V"))
-            .cwd("/tmp")
+            .cwd(sp("/tmp"))
             .env(corral_backend::Environment::new().with("V", "v").unwrap()),
     )
     .await;
@@ -181,14 +182,14 @@ async fn scripts_as_files_need_the_exec_bit() {
     b.files()
         .write(
             &id,
-            "/workspace/run.sh",
+            &sp("/workspace/run.sh"),
             b"#!/bin/sh\necho ran $1\n",
             Some(0o755),
         )
         .await
         .unwrap();
     b.files()
-        .write(&id, "/workspace/noexec.sh", b"echo no\n", None)
+        .write(&id, &sp("/workspace/noexec.sh"), b"echo no\n", None)
         .await
         .unwrap();
     let r = sh(&b, &id, "./run.sh x; /workspace/run.sh y").await;
@@ -242,7 +243,7 @@ async fn disk_and_process_limits_are_enforced() {
     assert_eq!(r.out, "1\n");
     let err = b
         .files()
-        .write(&id, "/workspace/big", &[0; 11], None)
+        .write(&id, &sp("/workspace/big"), &[0; 11], None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), corral_backend::ErrorCode::Quota);
@@ -271,7 +272,7 @@ async fn setsid_sessions_outlive_their_exec_and_die_by_group_kill() {
     assert_eq!(r.code, 0, "{}", r.err);
     let mut pgid = String::new();
     for _ in 0..200 {
-        if let Ok(bytes) = b.files().read(&id, "/tmp/pgid").await
+        if let Ok(bytes) = b.files().read(&id, &sp("/tmp/pgid")).await
             && bytes.ends_with(b"\n")
         {
             pgid = String::from_utf8(bytes).unwrap().trim().to_string();

@@ -1,5 +1,6 @@
 //! `exec` semantics: stdin, order, exit codes, process groups, pause.
 
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use corral_backend::{
@@ -30,7 +31,7 @@ async fn sh(b: &MemoryBackend, id: &str, script: &str) -> (ExitStatus, Collected
 }
 
 async fn exists(b: &MemoryBackend, id: &str, path: &str) -> bool {
-    match b.files().stat(id, path).await {
+    match b.files().stat(id, &sp(path)).await {
         Ok(_) => true,
         Err(e) if e.code() == ErrorCode::NotFound => false,
         Err(e) => panic!("{e}"),
@@ -80,18 +81,18 @@ async fn exit_codes_and_unknown_commands() {
     let (r, _) = exec(
         &b,
         &id,
-        ExecRequest::new(Command::argv(["true"])).cwd("/none"),
+        ExecRequest::new(Command::argv(["true"])).cwd(sp("/none")),
     )
     .await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::NotFound);
     b.files()
-        .write(&id, "/workspace/f", b"", None)
+        .write(&id, &sp("/workspace/f"), b"", None)
         .await
         .unwrap();
     let (r, _) = exec(
         &b,
         &id,
-        ExecRequest::new(Command::argv(["true"])).cwd("/workspace/f"),
+        ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/f")),
     )
     .await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::InvalidInput);
@@ -130,7 +131,10 @@ async fn background_jobs_die_with_their_exec_unless_waited_for() {
     assert!(!exists(&b, &id, "/workspace/late.txt").await);
     sh(&b, &id, "(sleep 0.05; echo kept > kept.txt) & wait").await;
     assert_eq!(
-        b.files().read(&id, "/workspace/kept.txt").await.unwrap(),
+        b.files()
+            .read(&id, &sp("/workspace/kept.txt"))
+            .await
+            .unwrap(),
         b"kept\n"
     );
 }

@@ -1,6 +1,7 @@
 //! Create, find, list, destroy, expiry by the clock, previews, native,
 //! snapshots, pause and usage.
 
+use corral_backend::rules::sp;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ async fn it_declares_everything_and_verifies() {
     let sb = b.create(CreateRequest::default()).await.unwrap();
     let err = b
         .files()
-        .write(&sb.id, "/workspace/no/parent.txt", b"x", None)
+        .write(&sb.id, &sp("/workspace/no/parent.txt"), b"x", None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
@@ -105,7 +106,7 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
         .unwrap();
     clock.set(9_000);
     b.files()
-        .write(&idle.id, "/tmp/x", b"keep alive", None)
+        .write(&idle.id, &sp("/tmp/x"), b"keep alive", None)
         .await
         .unwrap();
     clock.set(18_000);
@@ -131,7 +132,7 @@ async fn timeout_and_idle_timeout_expire_by_the_clock() {
             .is_none()
     );
     assert!(b.list(&Labels::new()).await.unwrap().is_empty());
-    let err = b.files().read(&timed.id, "/tmp/x").await.unwrap_err();
+    let err = b.files().read(&timed.id, &sp("/tmp/x")).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
     // An expired key is free again.
     b.create(CreateRequest {
@@ -183,12 +184,15 @@ async fn reading_an_expired_sandbox_twice_changes_nothing() {
             ("native", b.native(&timed.id).await.map(drop)),
             (
                 "stat",
-                b.files().stat(&timed.id, "/workspace").await.map(drop),
+                b.files().stat(&timed.id, &sp("/workspace")).await.map(drop),
             ),
-            ("read", b.files().read(&timed.id, "/tmp/x").await.map(drop)),
+            (
+                "read",
+                b.files().read(&timed.id, &sp("/tmp/x")).await.map(drop),
+            ),
             (
                 "write",
-                b.files().write(&timed.id, "/tmp/x", b"x", None).await,
+                b.files().write(&timed.id, &sp("/tmp/x"), b"x", None).await,
             ),
         ];
         for (call, result) in gone {
@@ -255,11 +259,11 @@ async fn snapshots_restore_and_clone() {
         .unwrap()
         .id;
     let f = b.files();
-    f.mkdir(&src, "/workspace/d", false).await.unwrap();
-    f.write(&src, "/workspace/d/a", b"A", Some(0o700))
+    f.mkdir(&src, &sp("/workspace/d"), false).await.unwrap();
+    f.write(&src, &sp("/workspace/d/a"), b"A", Some(0o700))
         .await
         .unwrap();
-    b.symlink(&src, "/workspace/l", "d/a").unwrap();
+    b.symlink(&src, &sp("/workspace/l"), "d/a").unwrap();
     let snaps = b.snapshot_ops().unwrap();
     let s1 = snaps.snapshot(&src, &labels(&[("v", "1")])).await.unwrap();
     assert_eq!(
@@ -269,7 +273,7 @@ async fn snapshots_restore_and_clone() {
     assert!(s1.digest.starts_with("sha256:") && s1.digest.len() == 71);
     assert_eq!(s1.labels, labels(&[("app", "x"), ("v", "1")]));
     // Later changes do not reach the snapshot.
-    f.write(&src, "/workspace/d/a", b"changed", None)
+    f.write(&src, &sp("/workspace/d/a"), b"changed", None)
         .await
         .unwrap();
     clock.set(999);
@@ -281,9 +285,9 @@ async fn snapshots_restore_and_clone() {
         .await
         .unwrap()
         .id;
-    assert_eq!(f.read(&restored, "/workspace/l").await.unwrap(), b"A");
+    assert_eq!(f.read(&restored, &sp("/workspace/l")).await.unwrap(), b"A");
     assert_eq!(
-        f.stat(&restored, "/workspace/d/a").await.unwrap().mode,
+        f.stat(&restored, &sp("/workspace/d/a")).await.unwrap().mode,
         0o700
     );
     // Same content, same digest, whatever the clock says.
@@ -327,7 +331,10 @@ async fn snapshots_restore_and_clone() {
         .await
         .unwrap()
         .id;
-    assert_eq!(f.read(&from_clone, "/workspace/d/a").await.unwrap(), b"A");
+    assert_eq!(
+        f.read(&from_clone, &sp("/workspace/d/a")).await.unwrap(),
+        b"A"
+    );
     let err = b
         .snapshot_clone_ops()
         .unwrap()
@@ -361,10 +368,13 @@ async fn pause_resume_and_usage() {
         ErrorCode::NotFound
     );
     b.files()
-        .write(&id, "/workspace/a", &[1; 10], None)
+        .write(&id, &sp("/workspace/a"), &[1; 10], None)
         .await
         .unwrap();
-    b.files().write(&id, "/tmp/b", &[1; 5], None).await.unwrap();
+    b.files()
+        .write(&id, &sp("/tmp/b"), &[1; 5], None)
+        .await
+        .unwrap();
     let u = b.usage_ops().unwrap().usage(&id).await.unwrap();
     assert_eq!(
         (u.disk_bytes, u.processes, u.cpu_ms),

@@ -1,5 +1,6 @@
 //! Live processes and terminals.
 
+use corral_backend::rules::sp;
 use std::time::Duration;
 
 use corral_backend::{
@@ -108,7 +109,11 @@ async fn signals_kill_the_group_and_settle_once() {
     p.stdout.read_to_end(&mut rest).await.unwrap();
     assert!(rest.is_empty());
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let err = b.files().stat(&id, "/workspace/late").await.unwrap_err();
+    let err = b
+        .files()
+        .stat(&id, &sp("/workspace/late"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.code(),
         ErrorCode::NotFound,
@@ -128,7 +133,7 @@ async fn exit_codes_env_cwd_and_refusals() {
     s.env
         .insert(corral_backend::EnvKey::new("X").unwrap(), "x")
         .unwrap();
-    s.cwd = Some("/tmp".into());
+    s.cwd = Some(sp("/tmp"));
     let mut p = ops.start_process(&id, s).await.unwrap();
     assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Code(5));
     let mut err = String::new();
@@ -140,7 +145,7 @@ async fn exit_codes_env_cwd_and_refusals() {
         .unwrap_err();
     assert_eq!(bad.code(), ErrorCode::InvalidInput);
     let mut s = spec(Command::argv(["true"]));
-    s.cwd = Some("/missing".into());
+    s.cwd = Some(sp("/missing"));
     assert_eq!(
         ops.start_process(&id, s).await.unwrap_err().code(),
         ErrorCode::NotFound

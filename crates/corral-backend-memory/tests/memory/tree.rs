@@ -1,6 +1,7 @@
 //! Contained reads, complete listings and atomic batches over the in-memory tree.
 
 use corral_backend::contained::{ContainmentReason, FileKind};
+use corral_backend::rules::sp;
 use corral_backend::{
     Backend, BatchFile, ContainedReadFailure, CreateRequest, ErrorCode, TreeEntryKind,
 };
@@ -10,37 +11,43 @@ async fn setup() -> (MemoryBackend, String) {
     let b = MemoryBackend::new();
     let id = b.create(CreateRequest::default()).await.unwrap().id;
     let f = b.files();
-    f.write(&id, "/secret", b"top secret", None).await.unwrap();
-    f.mkdir(&id, "/workspace/src/deep", true).await.unwrap();
-    f.write(&id, "/workspace/src/a.rs", b"fn main() {}", None)
+    f.write(&id, &sp("/secret"), b"top secret", None)
         .await
         .unwrap();
-    f.write(&id, "/workspace/src/deep/b.txt", b"bee", None)
+    f.mkdir(&id, &sp("/workspace/src/deep"), true)
         .await
         .unwrap();
-    f.mkdir(&id, "/workspace2", false).await.unwrap();
-    f.write(&id, "/workspace2/x", b"sibling", None)
+    f.write(&id, &sp("/workspace/src/a.rs"), b"fn main() {}", None)
         .await
         .unwrap();
-    b.symlink(&id, "/workspace/up", "../secret").unwrap();
-    b.symlink(&id, "/workspace/src/deep/upup", "../../../secret")
+    f.write(&id, &sp("/workspace/src/deep/b.txt"), b"bee", None)
+        .await
         .unwrap();
-    b.symlink(&id, "/workspace/abs", "/workspace/src/a.rs")
+    f.mkdir(&id, &sp("/workspace2"), false).await.unwrap();
+    f.write(&id, &sp("/workspace2/x"), b"sibling", None)
+        .await
         .unwrap();
-    b.symlink(&id, "/workspace/rel", "src/deep/../a.rs")
+    b.symlink(&id, &sp("/workspace/up"), "../secret").unwrap();
+    b.symlink(&id, &sp("/workspace/src/deep/upup"), "../../../secret")
         .unwrap();
-    b.symlink(&id, "/workspace/src/dirlink", "deep").unwrap();
-    b.symlink(&id, "/workspace/dangling", "nothing").unwrap();
-    b.symlink(&id, "/workspace/loop1", "loop2").unwrap();
-    b.symlink(&id, "/workspace/loop2", "loop1").unwrap();
-    b.symlink(&id, "/workspace/climb", "src/../../secret")
+    b.symlink(&id, &sp("/workspace/abs"), "/workspace/src/a.rs")
         .unwrap();
-    b.mkfifo(&id, "/workspace/fifo").unwrap();
-    b.mknod(&id, "/workspace/sock", SpecialKind::Socket)
+    b.symlink(&id, &sp("/workspace/rel"), "src/deep/../a.rs")
         .unwrap();
-    b.mknod(&id, "/workspace/null", SpecialKind::CharDevice)
+    b.symlink(&id, &sp("/workspace/src/dirlink"), "deep")
         .unwrap();
-    b.symlink(&id, "/workspace/to-fifo", "fifo").unwrap();
+    b.symlink(&id, &sp("/workspace/dangling"), "nothing")
+        .unwrap();
+    b.symlink(&id, &sp("/workspace/loop1"), "loop2").unwrap();
+    b.symlink(&id, &sp("/workspace/loop2"), "loop1").unwrap();
+    b.symlink(&id, &sp("/workspace/climb"), "src/../../secret")
+        .unwrap();
+    b.mkfifo(&id, &sp("/workspace/fifo")).unwrap();
+    b.mknod(&id, &sp("/workspace/sock"), SpecialKind::Socket)
+        .unwrap();
+    b.mknod(&id, &sp("/workspace/null"), SpecialKind::CharDevice)
+        .unwrap();
+    b.symlink(&id, &sp("/workspace/to-fifo"), "fifo").unwrap();
     (b, id)
 }
 
@@ -149,12 +156,29 @@ async fn hostile_paths_are_refused_inside_the_tree() {
         ),
     ];
     for (root, path, want) in table {
-        let got = ops.read_contained(&id, root, path, 1 << 20).await;
+        // A malformed path is refused where the sandbox path is made, with
+        // the same code, before any read.
+        let (root_path, sandbox_path) = match (
+            corral_backend::sandbox_path("allowed_root", root),
+            corral_backend::sandbox_path("path", path),
+        ) {
+            (Ok(r), Ok(p)) => (r, p),
+            (Err(e), _) | (_, Err(e)) => {
+                assert!(
+                    matches!(want, Code(c) if *c == e.code()),
+                    "{root} {path:?}: {e}"
+                );
+                continue;
+            }
+        };
+        let got = ops
+            .read_contained(&id, &root_path, &sandbox_path, 1 << 20)
+            .await;
         match (want, got) {
             (Bytes(b), Ok(got)) => assert_eq!(&got, b, "{root} {path:?}"),
             (Reason(r), Err(ContainedReadFailure::Refused(e))) => {
                 assert_eq!(&e.reason, r, "{root} {path:?}");
-                assert_eq!(e.path, *path);
+                assert_eq!(e.path, sandbox_path.as_str());
             }
             (Code(c), Err(ContainedReadFailure::Backend(e))) => {
                 assert_eq!(&e.code(), c, "{path:?}")
@@ -163,7 +187,7 @@ async fn hostile_paths_are_refused_inside_the_tree() {
         }
     }
     match ops
-        .read_contained(&id, "/workspace", "/workspace/src/a.rs", 3)
+        .read_contained(&id, &sp("/workspace"), &sp("/workspace/src/a.rs"), 3)
         .await
     {
         Err(ContainedReadFailure::Refused(e)) => {
@@ -178,10 +202,10 @@ async fn hostile_paths_are_refused_inside_the_tree() {
         other => panic!("{other:?}"),
     }
     let exact = ops
-        .read_contained(&id, "/workspace", "/workspace/src/a.rs", 12)
+        .read_contained(&id, &sp("/workspace"), &sp("/workspace/src/a.rs"), 12)
         .await;
     assert_eq!(exact.unwrap(), b"fn main() {}");
-    match ops.read_contained("mem-77", "/", "/x", 1).await {
+    match ops.read_contained("mem-77", &sp("/"), &sp("/x"), 1).await {
         Err(ContainedReadFailure::Backend(e)) => assert_eq!(e.code(), ErrorCode::NotFound),
         other => panic!("{other:?}"),
     }
@@ -191,21 +215,21 @@ async fn hostile_paths_are_refused_inside_the_tree() {
 async fn list_tree_names_every_leaf() {
     let (b, id) = setup().await;
     let f = b.files();
-    f.mkdir(&id, "/workspace/sub/mod", true).await.unwrap();
+    f.mkdir(&id, &sp("/workspace/sub/mod"), true).await.unwrap();
     f.write(
         &id,
-        "/workspace/sub/mod/.git",
+        &sp("/workspace/sub/mod/.git"),
         b"gitdir: ../.git/modules/mod",
         None,
     )
     .await
     .unwrap();
-    f.write(&id, "/workspace/sub/mod/hidden", b"not listed", None)
+    f.write(&id, &sp("/workspace/sub/mod/hidden"), b"not listed", None)
         .await
         .unwrap();
-    f.mkdir(&id, "/workspace/empty", false).await.unwrap();
+    f.mkdir(&id, &sp("/workspace/empty"), false).await.unwrap();
     let ops = b.tree_list_ops().unwrap();
-    let listing = ops.list_tree(&id, "/workspace", 1000).await.unwrap();
+    let listing = ops.list_tree(&id, &sp("/workspace"), 1000).await.unwrap();
     assert!(listing.complete);
     let paths: Vec<&str> = listing.entries.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(
@@ -249,18 +273,21 @@ async fn list_tree_names_every_leaf() {
             sha256: sha256_of(b"bee"),
         }
     );
-    let short = ops.list_tree(&id, "/workspace", 3).await.unwrap();
+    let short = ops.list_tree(&id, &sp("/workspace"), 3).await.unwrap();
     assert!(!short.complete);
     assert_eq!(short.entries, listing.entries[..3]);
     assert_eq!(
-        ops.list_tree(&id, "/workspace/src/a.rs", 9)
+        ops.list_tree(&id, &sp("/workspace/src/a.rs"), 9)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::InvalidInput
     );
     assert_eq!(
-        ops.list_tree(&id, "/gone", 9).await.unwrap_err().code(),
+        ops.list_tree(&id, &sp("/gone"), 9)
+            .await
+            .unwrap_err()
+            .code(),
         ErrorCode::NotFound
     );
 }
@@ -276,7 +303,7 @@ async fn write_batch_is_all_or_nothing() {
     let id = b.create(CreateRequest::default()).await.unwrap().id;
     let ops = b.batch_write_ops().unwrap();
     let file = |p: &str, bytes: &[u8], mode| BatchFile {
-        path: p.into(),
+        path: sp(p),
         bytes: bytes.to_vec(),
         mode,
     };
@@ -289,8 +316,14 @@ async fn write_batch_is_all_or_nothing() {
     )
     .await
     .unwrap();
-    assert_eq!(b.files().read(&id, "/workspace/a").await.unwrap(), b"1");
-    assert_eq!(b.files().stat(&id, "/tmp/b").await.unwrap().mode, 0o755);
+    assert_eq!(
+        b.files().read(&id, &sp("/workspace/a")).await.unwrap(),
+        b"1"
+    );
+    assert_eq!(
+        b.files().stat(&id, &sp("/tmp/b")).await.unwrap().mode,
+        0o755
+    );
     let err = ops
         .write_batch(
             &id,
@@ -303,25 +336,24 @@ async fn write_batch_is_all_or_nothing() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
-    assert_eq!(b.files().read(&id, "/workspace/a").await.unwrap(), b"1");
+    assert_eq!(
+        b.files().read(&id, &sp("/workspace/a")).await.unwrap(),
+        b"1"
+    );
     assert_eq!(
         b.files()
-            .stat(&id, "/workspace/new")
+            .stat(&id, &sp("/workspace/new"))
             .await
             .unwrap_err()
             .code(),
         ErrorCode::NotFound
     );
-    let err = ops
-        .write_batch(
-            &id,
-            vec![
-                file("/workspace/a", b"x", None),
-                file("relative", b"", None),
-            ],
-        )
-        .await
-        .unwrap_err();
+    // A batch naming a relative path cannot be made: its path is refused
+    // where it is made, before any write.
+    let err = corral_backend::sandbox_path("path", "relative").unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
-    assert_eq!(b.files().read(&id, "/workspace/a").await.unwrap(), b"1");
+    assert_eq!(
+        b.files().read(&id, &sp("/workspace/a")).await.unwrap(),
+        b"1"
+    );
 }

@@ -57,6 +57,7 @@ pub use file::ContainedFile;
 pub use kind::FileKind;
 pub use resolution::Resolution;
 
+use crate::path::SandboxPath;
 use reopen::Reopen;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, Stat};
@@ -242,44 +243,32 @@ impl ContainedRoot {
         inner().map_err(|reason| ContainedReadError::new(reason, path))
     }
 
-    /// The contract's contained read: `path` must lie lexically under
-    /// `allowed_root` (both sandbox paths, absolute, resolved against this
-    /// root), and is then resolved by the kernel beneath a pinned descriptor
-    /// of `allowed_root`, so neither a symlink nor `..` takes it outside.
+    /// The contract's contained read: `path` must lie under `allowed_root`
+    /// (both sandbox paths, resolved against this root), and is then
+    /// resolved by the kernel beneath a pinned descriptor of
+    /// `allowed_root`, so neither a symlink nor `..` takes it outside.
     ///
     /// # Errors
     ///
-    /// [`ContainmentReason::InvalidPath`] for a malformed path,
-    /// [`ContainmentReason::OutsideRoot`] for one not under `allowed_root`,
-    /// and every reason of [`ContainedRoot::read`].
+    /// [`ContainmentReason::OutsideRoot`] for a path not under
+    /// `allowed_root`, and every reason of [`ContainedRoot::read`].
     pub fn read_under(
         &self,
-        allowed_root: &str,
-        path: &str,
+        allowed_root: &SandboxPath,
+        path: &SandboxPath,
         max_bytes: u64,
     ) -> Result<Vec<u8>, ContainedReadError> {
-        let invalid = |p: &str| ContainedReadError::new(ContainmentReason::InvalidPath, p);
-        let allowed = crate::path::normalize("allowed_root", allowed_root)
-            .map_err(|_| invalid(allowed_root))?;
-        let target = crate::path::normalize("path", path).map_err(|_| invalid(path))?;
-        let Some(rest) = target.strip_prefix(allowed.as_slice()) else {
+        let Some(rest) = path.strip_prefix(allowed_root) else {
             return Err(ContainedReadError::new(
                 ContainmentReason::OutsideRoot,
-                path,
+                path.as_str(),
             ));
         };
-        let join = |c: &[String]| {
-            if c.is_empty() {
-                ".".to_string()
-            } else {
-                c.join("/")
-            }
-        };
         let sub = self
-            .subroot(&join(&allowed))
-            .map_err(|e| ContainedReadError::new(e.reason, path))?;
-        sub.read(&join(rest), max_bytes)
-            .map_err(|e| ContainedReadError::new(e.reason, path))
+            .subroot(allowed_root.as_str())
+            .map_err(|e| ContainedReadError::new(e.reason, path.as_str()))?;
+        sub.read(if rest.is_empty() { "." } else { rest }, max_bytes)
+            .map_err(|e| ContainedReadError::new(e.reason, path.as_str()))
     }
 
     /// Forces a strategy (tests cover both; production uses the detected one).

@@ -3,13 +3,14 @@
 
 use async_trait::async_trait;
 
-use super::{ContainedFs, SandboxPath};
+use super::{ContainedFs, SplitPath};
 use crate::error::Result;
 use crate::files::{DirEntry, FileOps, FileStat, RangedRead};
+use crate::path::SandboxPath;
 
 /// A backend's way to the file system of one of its sandboxes. Implementing
-/// it gives the backend [`FileOps`] and [`RangedRead`]: every path is parsed
-/// once ([`SandboxPath`]), the sandbox's file system opened, and the
+/// it gives the backend [`FileOps`] and [`RangedRead`]: every path is split
+/// into its components ([`SplitPath`]), the sandbox's file system opened, and the
 /// primitive run on a blocking thread.
 pub trait ContainedFsSource: Clone + Send + Sync + 'static {
     /// The file system of live sandbox `id`.
@@ -20,45 +21,47 @@ pub trait ContainedFsSource: Clone + Send + Sync + 'static {
     fn open_fs(&self, id: &str) -> Result<ContainedFs>;
 }
 
-/// Runs `f` on sandbox `id`'s file system with `p` parsed, on a blocking thread.
+/// Runs `f` on sandbox `id`'s file system with `p` split, on a blocking thread.
 async fn on_fs<S: ContainedFsSource, T: Send + 'static>(
     source: &S,
     id: &str,
-    p: &str,
-    f: impl FnOnce(&ContainedFs, &SandboxPath) -> Result<T> + Send + 'static,
+    p: &SandboxPath,
+    f: impl FnOnce(&ContainedFs, &SplitPath) -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    let (source, id, p) = (source.clone(), id.to_owned(), p.to_owned());
-    crate::task::blocking("file task", move || {
-        let p = SandboxPath::parse("path", &p)?;
-        f(&source.open_fs(&id)?, &p)
-    })
-    .await
+    let (source, id, p) = (source.clone(), id.to_owned(), SplitPath::from(p));
+    crate::task::blocking("file task", move || f(&source.open_fs(&id)?, &p)).await
 }
 
 #[async_trait]
 impl<S: ContainedFsSource> FileOps for S {
-    async fn read(&self, id: &str, p: &str) -> Result<Vec<u8>> {
+    async fn read(&self, id: &str, p: &SandboxPath) -> Result<Vec<u8>> {
         on_fs(self, id, p, |fs, p| Ok(fs.read(p)?)).await
     }
 
-    async fn write(&self, id: &str, p: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    async fn write(
+        &self,
+        id: &str,
+        p: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
         let bytes = bytes.to_vec();
         on_fs(self, id, p, move |fs, p| Ok(fs.write(p, &bytes, mode)?)).await
     }
 
-    async fn list(&self, id: &str, p: &str) -> Result<Vec<DirEntry>> {
+    async fn list(&self, id: &str, p: &SandboxPath) -> Result<Vec<DirEntry>> {
         on_fs(self, id, p, |fs, p| Ok(fs.list(p)?)).await
     }
 
-    async fn stat(&self, id: &str, p: &str) -> Result<FileStat> {
+    async fn stat(&self, id: &str, p: &SandboxPath) -> Result<FileStat> {
         on_fs(self, id, p, |fs, p| Ok(fs.stat(p)?)).await
     }
 
-    async fn remove(&self, id: &str, p: &str, recursive: bool) -> Result<()> {
+    async fn remove(&self, id: &str, p: &SandboxPath, recursive: bool) -> Result<()> {
         on_fs(self, id, p, move |fs, p| Ok(fs.remove(p, recursive)?)).await
     }
 
-    async fn mkdir(&self, id: &str, p: &str, parents: bool) -> Result<()> {
+    async fn mkdir(&self, id: &str, p: &SandboxPath, parents: bool) -> Result<()> {
         on_fs(self, id, p, move |fs, p| Ok(fs.mkdir(p, parents)?)).await
     }
 
@@ -69,7 +72,13 @@ impl<S: ContainedFsSource> FileOps for S {
 
 #[async_trait]
 impl<S: ContainedFsSource> RangedRead for S {
-    async fn read_range(&self, id: &str, p: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+    async fn read_range(
+        &self,
+        id: &str,
+        p: &SandboxPath,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>> {
         on_fs(self, id, p, move |fs, p| Ok(fs.read_range(p, offset, len)?)).await
     }
 }

@@ -6,7 +6,7 @@ use rustix::fs::AtFlags;
 use rustix::io::Errno;
 
 use super::write::io_errno;
-use super::{ContainedFs, FileOp, FsCause, FsError, SandboxPath, file_type_of, size_of};
+use super::{ContainedFs, FileOp, FsCause, FsError, SplitPath, file_type_of, size_of};
 use crate::error::Result;
 use crate::files::DirEntry;
 use crate::tree::TreeListing;
@@ -19,7 +19,7 @@ impl ContainedFs {
     /// # Errors
     ///
     /// `invalid_input` when `p` is not a directory; any refusal of the path.
-    pub fn list(&self, p: &SandboxPath) -> std::result::Result<Vec<DirEntry>, FsError> {
+    pub fn list(&self, p: &SplitPath) -> std::result::Result<Vec<DirEntry>, FsError> {
         let op = FileOp::List;
         let fail = |e| FsError::new(op, p.shown(), FsCause::Os(e));
         let dir = self.open_dir(op, p)?;
@@ -49,7 +49,7 @@ impl ContainedFs {
     /// # Errors
     ///
     /// `invalid_input` when `p` is not a directory; any refusal of the path.
-    pub fn list_tree(&self, p: &SandboxPath, max_entries: usize) -> Result<TreeListing> {
+    pub fn list_tree(&self, p: &SplitPath, max_entries: usize) -> Result<TreeListing> {
         let dir = self.open_dir(FileOp::ListTree, p)?;
         crate::leaves::list_leaves(dir.as_fd(), p.shown(), max_entries)
     }

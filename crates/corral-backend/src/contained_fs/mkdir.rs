@@ -3,7 +3,7 @@
 use rustix::fs::Mode;
 use rustix::io::Errno;
 
-use super::{ContainedFs, FileOp, FsCause, FsError, SandboxPath};
+use super::{ContainedFs, FileOp, FsCause, FsError, SplitPath};
 
 /// The mode directories are created with (before the umask).
 pub(crate) const DIR_MODE: u32 = 0o755;
@@ -18,7 +18,7 @@ impl ContainedFs {
     /// `conflict` when it exists (without `parents`) or when something that
     /// is not a directory is in the way; `not_found` for a missing parent
     /// (without `parents`); any refusal of the path.
-    pub fn mkdir(&self, p: &SandboxPath, parents: bool) -> Result<(), FsError> {
+    pub fn mkdir(&self, p: &SplitPath, parents: bool) -> Result<(), FsError> {
         if !parents {
             if p.is_root() {
                 return Err(FsError::new(FileOp::Mkdir, "/", FsCause::Os(Errno::EXIST)));
@@ -27,7 +27,7 @@ impl ContainedFs {
         }
         let comps = p.comps();
         for n in 1..=comps.len() {
-            let prefix = SandboxPath::from_comps(comps[..n].to_vec());
+            let prefix = SplitPath::from_comps(comps[..n].to_vec());
             match self.directory(FileOp::Mkdir, &prefix) {
                 Ok(_) => continue,
                 Err(e) if e.cause == FsCause::NotADirectory => {
@@ -59,7 +59,7 @@ impl ContainedFs {
     }
 
     /// Creates the one directory `p` in its resolved parent.
-    fn mkdir_one(&self, p: &SandboxPath) -> Result<(), FsError> {
+    fn mkdir_one(&self, p: &SplitPath) -> Result<(), FsError> {
         let (dir, name) = self.parent(FileOp::Mkdir, p)?;
         let fail = |e| FsError::new(FileOp::Mkdir, p.shown(), FsCause::Os(e));
         rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(DIR_MODE)).map_err(fail)?;

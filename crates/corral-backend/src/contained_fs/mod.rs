@@ -10,7 +10,7 @@
 //!   sees it ([`Resolution::InRoot`]: the linux backend, over its merged root);
 //! - [`Ownership`]: who owns what is created.
 //!
-//! Every path is validated and normalized once ([`SandboxPath`]), then
+//! Every path is validated and normalized once ([`SplitPath`]), then
 //! resolved by the kernel (or, without `openat2`, by a component walk with
 //! the same rules) relative to a descriptor of the root, to an `O_PATH`
 //! descriptor whose type is checked before anything is opened: a fifo never
@@ -40,7 +40,7 @@ mod tests;
 pub use error::{FileOp, FsCause, FsError, errno_code, reason_code};
 pub use file_ops::ContainedFsSource;
 pub use read::MAX_READ;
-pub use sandbox_path::SandboxPath;
+pub use sandbox_path::SplitPath;
 
 use std::path::Path;
 
@@ -126,7 +126,7 @@ impl ContainedFs {
     pub(crate) fn resolve(
         &self,
         op: FileOp,
-        p: &SandboxPath,
+        p: &SplitPath,
         follow_final: bool,
     ) -> std::result::Result<(OwnedFd, Stat), FsError> {
         self.root
@@ -137,11 +137,11 @@ impl ContainedFs {
     /// A resolution refused with `reason`, worded: `not_found` becomes
     /// `ENOTDIR` when a component on the way is not a directory (the
     /// resolution vocabulary holds both in one reason; the table does not).
-    fn refused(&self, op: FileOp, p: &SandboxPath, reason: ContainmentReason) -> FsError {
+    fn refused(&self, op: FileOp, p: &SplitPath, reason: ContainmentReason) -> FsError {
         if reason == ContainmentReason::NotFound {
             let comps = p.comps();
             for n in 1..comps.len() {
-                let prefix = SandboxPath::from_comps(comps[..n].to_vec());
+                let prefix = SplitPath::from_comps(comps[..n].to_vec());
                 match self.root.resolve_stat(&prefix.relative(), true) {
                     Ok((_, st)) if FileKind::from_mode(st.st_mode) != FileKind::Directory => {
                         return FsError::new(op, prefix.shown(), FsCause::Os(Errno::NOTDIR));
@@ -156,7 +156,7 @@ impl ContainedFs {
 
     /// The directory `p` as an `O_PATH` descriptor; `NotADirectory` for
     /// anything else.
-    pub fn directory(&self, op: FileOp, p: &SandboxPath) -> std::result::Result<OwnedFd, FsError> {
+    pub fn directory(&self, op: FileOp, p: &SplitPath) -> std::result::Result<OwnedFd, FsError> {
         let (fd, st) = self.resolve(op, p, true)?;
         if FileKind::from_mode(st.st_mode) != FileKind::Directory {
             return Err(FsError::new(op, p.shown(), FsCause::NotADirectory));
@@ -169,7 +169,7 @@ impl ContainedFs {
     /// # Errors
     ///
     /// As [`ContainedFs::directory`], or the failed open.
-    pub fn open_dir(&self, op: FileOp, p: &SandboxPath) -> std::result::Result<OwnedFd, FsError> {
+    pub fn open_dir(&self, op: FileOp, p: &SplitPath) -> std::result::Result<OwnedFd, FsError> {
         let dir = self.directory(op, p)?;
         // Reopening the pinned directory itself: no name is looked up again.
         rustix::fs::openat(
@@ -190,7 +190,7 @@ impl ContainedFs {
     pub fn parent<'p>(
         &self,
         op: FileOp,
-        p: &'p SandboxPath,
+        p: &'p SplitPath,
     ) -> std::result::Result<(OwnedFd, &'p str), FsError> {
         let Some((parent, _)) = p.split_last() else {
             return Err(FsError::new(op, p.shown(), FsCause::RootItself));
@@ -220,7 +220,7 @@ impl ContainedFs {
         flags: OFlags,
         follow_final: bool,
     ) -> std::result::Result<OwnedFd, Errno> {
-        let p = SandboxPath::from_comps(comps.to_vec());
+        let p = SplitPath::from_comps(comps.to_vec());
         let (fd, st) = self
             .root
             .resolve_stat(&p.relative(), follow_final)

@@ -4,7 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
-use super::{ContainedFs, Ownership, SandboxPath};
+use super::{ContainedFs, Ownership, SplitPath};
 use crate::contained::Resolution;
 use crate::error::ErrorCode;
 
@@ -46,11 +46,11 @@ fn a_write_into_a_read_only_part_is_invalid_input() {
         for (op, result) in [
             (
                 "write",
-                fs.write(&SandboxPath::parse("p", "/ro/x").unwrap(), b"x", None),
+                fs.write(&SplitPath::parse("p", "/ro/x").unwrap(), b"x", None),
             ),
             (
                 "mkdir",
-                fs.mkdir(&SandboxPath::parse("p", "/ro/d").unwrap(), false),
+                fs.mkdir(&SplitPath::parse("p", "/ro/d").unwrap(), false),
             ),
         ] {
             let e = result.expect_err(op);
@@ -74,9 +74,9 @@ fn created_files_belong_to_the_root_owner_when_asked() {
     std::fs::create_dir(&root).unwrap();
     std::os::unix::fs::chown(&root, Some(123_456), Some(123_457)).unwrap();
     let fs = ContainedFs::open(&root, "t", Resolution::InRoot, Ownership::RootOwner).unwrap();
-    fs.write(&SandboxPath::parse("p", "/f").unwrap(), b"x", Some(0o4755))
+    fs.write(&SplitPath::parse("p", "/f").unwrap(), b"x", Some(0o4755))
         .unwrap();
-    fs.mkdir(&SandboxPath::parse("p", "/a/b").unwrap(), true)
+    fs.mkdir(&SplitPath::parse("p", "/a/b").unwrap(), true)
         .unwrap();
     for name in ["f", "a", "a/b"] {
         let st = std::fs::metadata(root.join(name)).unwrap();
@@ -89,7 +89,7 @@ fn created_files_belong_to_the_root_owner_when_asked() {
         "the mode is set after the owner"
     );
     let mine = ContainedFs::open(&root, "t", Resolution::Beneath, Ownership::Process).unwrap();
-    mine.write(&SandboxPath::parse("p", "/g").unwrap(), b"x", None)
+    mine.write(&SplitPath::parse("p", "/g").unwrap(), b"x", None)
         .unwrap();
     assert_eq!(std::fs::metadata(root.join("g")).unwrap().uid(), 0);
 }

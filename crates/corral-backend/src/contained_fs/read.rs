@@ -1,7 +1,7 @@
 //! `read` and `read_range`: through the contained-read root, so the inode
 //! read is the inode that passed the containment and type checks.
 
-use super::{ContainedFs, FileOp, FsCause, FsError, SandboxPath};
+use super::{ContainedFs, FileOp, FsCause, FsError, SplitPath};
 use crate::contained::{ContainedReadError, ContainmentReason};
 
 /// The largest file `read` returns whole, and the most `read_range` returns
@@ -9,7 +9,7 @@ use crate::contained::{ContainedReadError, ContainmentReason};
 pub const MAX_READ: u64 = 1 << 30;
 
 impl ContainedFs {
-    fn read_refused(&self, op: FileOp, p: &SandboxPath, e: ContainedReadError) -> FsError {
+    fn read_refused(&self, op: FileOp, p: &SplitPath, e: ContainedReadError) -> FsError {
         match e.reason {
             ContainmentReason::TooLarge { .. } => {
                 FsError::new(op, p.shown(), FsCause::TooLarge { limit: MAX_READ })
@@ -24,7 +24,7 @@ impl ContainedFs {
     ///
     /// Any refusal of the path; `invalid_input` for anything but a regular
     /// file (never opened); `quota` past [`MAX_READ`].
-    pub fn read(&self, p: &SandboxPath) -> Result<Vec<u8>, FsError> {
+    pub fn read(&self, p: &SplitPath) -> Result<Vec<u8>, FsError> {
         self.root()
             .read(&p.relative(), MAX_READ)
             .map_err(|e| self.read_refused(FileOp::Read, p, e))
@@ -37,7 +37,7 @@ impl ContainedFs {
     ///
     /// As [`ContainedFs::read`]; `quota` when more than [`MAX_READ`] bytes
     /// were asked for and the file holds them.
-    pub fn read_range(&self, p: &SandboxPath, offset: u64, len: u64) -> Result<Vec<u8>, FsError> {
+    pub fn read_range(&self, p: &SplitPath, offset: u64, len: u64) -> Result<Vec<u8>, FsError> {
         let op = FileOp::ReadRange;
         let file = self
             .root()

@@ -4,7 +4,7 @@
 use rustix::fd::AsFd;
 use rustix::fs::AtFlags;
 
-use super::{ContainedFs, FileOp, FsCause, FsError, SandboxPath, file_type_of};
+use super::{ContainedFs, FileOp, FsCause, FsError, SplitPath, file_type_of};
 use crate::files::FileType;
 use crate::walk;
 
@@ -16,7 +16,7 @@ impl ContainedFs {
     ///
     /// `invalid_input` for `/`, `not_found` when nothing is there,
     /// `conflict` for a directory that is not empty.
-    pub fn remove(&self, p: &SandboxPath, recursive: bool) -> Result<(), FsError> {
+    pub fn remove(&self, p: &SplitPath, recursive: bool) -> Result<(), FsError> {
         let op = FileOp::Remove;
         let (dir, name) = self.parent(op, p)?;
         let fail = |e| FsError::new(op, p.shown(), FsCause::Os(e));

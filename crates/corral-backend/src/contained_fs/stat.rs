@@ -1,6 +1,6 @@
 //! `stat`: what a path names, a final symlink described, never followed.
 
-use super::{ContainedFs, FileOp, FsError, SandboxPath, file_type_of, mtime_ms, size_of};
+use super::{ContainedFs, FileOp, FsError, SplitPath, file_type_of, mtime_ms, size_of};
 use crate::files::FileStat;
 
 impl ContainedFs {
@@ -10,7 +10,7 @@ impl ContainedFs {
     /// # Errors
     ///
     /// Any refusal of the path.
-    pub fn stat(&self, p: &SandboxPath) -> Result<FileStat, FsError> {
+    pub fn stat(&self, p: &SplitPath) -> Result<FileStat, FsError> {
         let (_, st) = self.resolve(FileOp::Stat, p, false)?;
         Ok(FileStat {
             path: p.shown().to_owned(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use rustix::fs::{FileType as RawType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{ContainedFs, Ownership, SandboxPath};
+use super::{ContainedFs, Ownership, SplitPath};
 use crate::contained::{Resolution, Strategy};
 use crate::error::ErrorCode;
 use crate::files::FileType;
@@ -342,7 +342,7 @@ fn rows(fx: &Fixture) -> Vec<Row> {
 
 /// Runs `op`; a path that does not parse answers with the parse error.
 fn run(fs: &ContainedFs, op: Op, path: &str) -> Result<Option<FileType>, ErrorCode> {
-    let p = SandboxPath::parse("path", path).map_err(|e| e.code())?;
+    let p = SplitPath::parse("path", path).map_err(|e| e.code())?;
     let code = |e: super::FsError| e.code();
     match op {
         Op::Read => fs.read(&p).map(|_| None).map_err(code),
@@ -451,7 +451,7 @@ fn no_read_returns_outside_content() {
                 "/dir/up/outside/secret.txt",
                 "/proc/etc/passwd",
             ] {
-                let p = SandboxPath::parse("path", path).expect("parse");
+                let p = SplitPath::parse("path", path).expect("parse");
                 if let Ok(bytes) = fs.read(&p) {
                     assert_ne!(bytes, SECRET, "{path}");
                 }
@@ -475,10 +475,10 @@ fn magic_links_inside_the_root_are_refused() {
                     .expect("open")
                     .with_strategy(strategy);
             for path in ["/root/etc/passwd", "/cwd/x", "/fd/0", "/exe"] {
-                let p = SandboxPath::parse("path", path).expect("parse");
+                let p = SplitPath::parse("path", path).expect("parse");
                 assert_eq!(fs.read(&p).expect_err(path).code(), InvalidInput, "{path}");
             }
-            let p = SandboxPath::parse("path", "/root").expect("parse");
+            let p = SplitPath::parse("path", "/root").expect("parse");
             assert_eq!(fs.list(&p).expect_err("list").code(), InvalidInput);
             assert_eq!(fs.stat(&p).expect("lstat").file_type, FileType::Symlink);
         }
@@ -564,10 +564,10 @@ fn a_write_over_a_link_its_own_path_passes_through_replaces_the_link() {
             let fs = ContainedFs::open(&root, "t", resolution, Ownership::Process)
                 .expect("open")
                 .with_strategy(strategy);
-            let path = SandboxPath::parse("path", "/a/b/back/b/back").expect("path");
+            let path = SplitPath::parse("path", "/a/b/back/b/back").expect("path");
             fs.write(&path, b"../../a", Some(0o754))
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
-            let landed = SandboxPath::parse("path", "/a/b/back").expect("path");
+            let landed = SplitPath::parse("path", "/a/b/back").expect("path");
             assert_eq!(fs.read(&landed).expect("landed"), b"../../a", "{label}");
             assert!(
                 !std::fs::symlink_metadata(root.join("a/b/back"))

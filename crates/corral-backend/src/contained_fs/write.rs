@@ -7,7 +7,7 @@ use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{ContainedFs, FileOp, FsCause, FsError, SandboxPath, file_type_of};
+use super::{ContainedFs, FileOp, FsCause, FsError, SplitPath, file_type_of};
 use crate::files::FileType;
 use crate::statefile::random_hex;
 
@@ -23,7 +23,7 @@ impl ContainedFs {
     ///
     /// `invalid_input` for a mode beyond `0o7777`, for `/` and for a
     /// directory; any refusal of the parent; the failed system call.
-    pub fn write(&self, p: &SandboxPath, bytes: &[u8], mode: Option<u32>) -> Result<(), FsError> {
+    pub fn write(&self, p: &SplitPath, bytes: &[u8], mode: Option<u32>) -> Result<(), FsError> {
         let op = FileOp::Write;
         let fail = |cause| FsError::new(op, p.shown(), cause);
         let mode = mode.unwrap_or(DEFAULT_FILE_MODE);

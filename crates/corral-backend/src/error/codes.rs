@@ -53,13 +53,10 @@ fn request_errors_are_invalid_input() {
         R::LabelKey { key: s("a b") },
         R::LabelValue { key: s("k") },
         R::Key { key: s("") },
-        R::PathNul {
-            field: s("path"),
-            path: s("/a\\0"),
-        },
-        R::PathRelative {
+        R::Path {
             field: s("path"),
             path: s("a"),
+            rule: s("is not absolute (must start with /)"),
         },
         R::DuplicatePath {
             op: FileOp::WriteBatch,

@@ -75,21 +75,17 @@ pub enum RequestError {
         /// The key.
         key: String,
     },
-    /// A path with a NUL byte.
-    #[error("{field}: path {path:?} contains a NUL byte")]
-    PathNul {
+    /// A path that is not an absolute sandbox path once normalized
+    /// lexically (relative, empty, with a NUL byte, or beyond the
+    /// contract's length bounds).
+    #[error("{field}: path {path:?} {rule}")]
+    Path {
         /// The request field.
         field: String,
         /// The path, its NUL bytes shown as `\0`.
         path: String,
-    },
-    /// A path that is not absolute.
-    #[error("{field}: path {path:?} is not absolute")]
-    PathRelative {
-        /// The request field.
-        field: String,
-        /// The path.
-        path: String,
+        /// The rule it breaks, as the contract words it.
+        rule: String,
     },
     /// The same path twice in one batch.
     #[error("{op}: {path} appears twice")]

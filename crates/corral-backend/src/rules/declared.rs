@@ -125,22 +125,32 @@ struct NoRanged<'a>(&'a dyn FileOps);
 
 #[async_trait]
 impl FileOps for NoRanged<'_> {
-    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+    async fn read(&self, id: &str, path: &crate::SandboxPath) -> Result<Vec<u8>> {
         self.0.read(id, path).await
     }
-    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    async fn write(
+        &self,
+        id: &str,
+        path: &crate::SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
         self.0.write(id, path, bytes, mode).await
     }
-    async fn list(&self, id: &str, path: &str) -> Result<Vec<crate::files::DirEntry>> {
+    async fn list(
+        &self,
+        id: &str,
+        path: &crate::SandboxPath,
+    ) -> Result<Vec<crate::files::DirEntry>> {
         self.0.list(id, path).await
     }
-    async fn stat(&self, id: &str, path: &str) -> Result<crate::files::FileStat> {
+    async fn stat(&self, id: &str, path: &crate::SandboxPath) -> Result<crate::files::FileStat> {
         self.0.stat(id, path).await
     }
-    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()> {
+    async fn remove(&self, id: &str, path: &crate::SandboxPath, recursive: bool) -> Result<()> {
         self.0.remove(id, path, recursive).await
     }
-    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
+    async fn mkdir(&self, id: &str, path: &crate::SandboxPath, parents: bool) -> Result<()> {
         self.0.mkdir(id, path, parents).await
     }
 }

@@ -7,7 +7,7 @@ use crate::error::ErrorCode;
 use crate::exec::{CollectedOutput, Command, ExecRequest, ExitStatus, RunAs, StreamKind};
 use crate::sandbox::WORKSPACE_DIR;
 
-use super::fresh;
+use super::{fresh, sp};
 
 /// How long any single rule command may take before the rule calls it a hang.
 const HANG: Duration = Duration::from_secs(30);
@@ -124,12 +124,12 @@ pub async fn exec_nonzero_exit_is_a_result(backend: &dyn Backend) {
 pub async fn exec_honours_cwd_and_env(backend: &dyn Backend) {
     let rule = "exec_honours_cwd_and_env";
     let sb = fresh(backend, rule).await;
-    let sub = format!("{WORKSPACE_DIR}/sub");
+    let sub = sp(&format!("{WORKSPACE_DIR}/sub"));
     backend.files().mkdir(&sb.id, &sub, true).await.unwrap();
     let req = ExecRequest::new(Command::shell(
         "echo \"$CORRAL_RULE_VAR\"; echo hi > here.txt",
     ))
-    .cwd(&sub)
+    .cwd(sub.clone())
     .env(
         crate::Environment::new()
             .with("CORRAL_RULE_VAR", "it's $value")
@@ -140,11 +140,11 @@ pub async fn exec_honours_cwd_and_env(backend: &dyn Backend) {
     assert_eq!(out.stdout, b"it's $value\n", "{rule}: env value");
     let written = backend
         .files()
-        .read(&sb.id, &format!("{sub}/here.txt"))
+        .read(&sb.id, &sp(&format!("{sub}/here.txt")))
         .await
         .unwrap_or_else(|e| panic!("{rule}: the command did not run in {sub}: {e}"));
     assert_eq!(written, b"hi\n", "{rule}");
-    let req = ExecRequest::new(Command::argv(["true"])).cwd("/no/such/dir");
+    let req = ExecRequest::new(Command::argv(["true"])).cwd(sp("/no/such/dir"));
     let (res, _) = run(backend, &sb.id, req, rule).await;
     let err = res.expect_err("a missing cwd must fail");
     assert_eq!(err.code(), ErrorCode::NotFound, "{rule}: {err}");
@@ -160,10 +160,14 @@ pub async fn exec_refuses_malformed_commands(backend: &dyn Backend) {
         ExecRequest::new(Command::argv(["echo", "a\0b"])),
         ExecRequest::new(Command::Argv(vec!["x".into(); 257])),
         ExecRequest::new(Command::argv(["echo".to_string(), "x".repeat(65_537)])),
-        ExecRequest::new(Command::argv(["true"])).cwd("relative"),
     ];
-    // A malformed environment cannot reach a backend: it is refused where
-    // it is made.
+    // A malformed environment or working directory cannot reach a backend:
+    // each is refused where it is made.
+    assert_eq!(
+        crate::sandbox_path("cwd", "relative").unwrap_err().code(),
+        ErrorCode::InvalidInput,
+        "{rule}: a relative cwd must be refused"
+    );
     assert!(
         crate::Environment::new().with("1BAD", "x").is_err(),
         "{rule}: env key 1BAD must be refused"
@@ -203,7 +207,7 @@ const OUTLIVER: &str = "(sleep 1; echo late > late.txt) & sleep 30";
 
 async fn assert_grandchild_dead(backend: &dyn Backend, id: &str, rule: &str) {
     tokio::time::sleep(Duration::from_millis(1_600)).await;
-    let late = format!("{WORKSPACE_DIR}/late.txt");
+    let late = sp(&format!("{WORKSPACE_DIR}/late.txt"));
     match backend.files().stat(id, &late).await {
         Err(e) if e.code() == ErrorCode::NotFound => {}
         Err(e) => panic!("{rule}: stat {late}: {e}"),
@@ -253,7 +257,7 @@ pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
     let rule = "exec_runs_as_the_user_only_where_declared";
     let caps = backend.capabilities();
     let sb = fresh(backend, rule).await;
-    let marker = format!("{WORKSPACE_DIR}/ran-as-user");
+    let marker = sp(&format!("{WORKSPACE_DIR}/ran-as-user"));
     let rows: [(Option<RunAs>, &str); 3] = [
         (None, "root by default"),
         (Some(RunAs::Root), "root when asked"),
@@ -261,7 +265,8 @@ pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
     ];
     for (run_as, what) in rows {
         // Relative, in the workspace: a backend on the host maps it.
-        let mut req = ExecRequest::new(Command::shell("echo ran > ran-as-user")).cwd(WORKSPACE_DIR);
+        let mut req =
+            ExecRequest::new(Command::shell("echo ran > ran-as-user")).cwd(sp(WORKSPACE_DIR));
         req.run_as = run_as;
         let (res, _) = run(backend, &sb.id, req, rule).await;
         let refused = run_as == Some(RunAs::User) && !caps.run_as_user;
@@ -296,7 +301,7 @@ pub async fn exec_runs_as_the_user_only_where_declared(backend: &dyn Backend) {
     {
         let spec = crate::ProcessSpec {
             command: Command::shell("echo ran > ran-as-user"),
-            cwd: Some(WORKSPACE_DIR.to_string()),
+            cwd: Some(sp(WORKSPACE_DIR)),
             env: crate::Environment::new(),
             run_as: Some(RunAs::User),
         };

@@ -5,7 +5,7 @@ use crate::error::ErrorCode;
 use crate::files::FileType;
 use crate::sandbox::WORKSPACE_DIR;
 
-use super::{fresh, skip};
+use super::{fresh, skip, sp};
 
 fn pattern(len: usize) -> Vec<u8> {
     let mut x: u32 = 0x9e37_79b9;
@@ -26,7 +26,7 @@ pub async fn files_whole_read_returns_every_byte(backend: &dyn Backend) {
     let sb = fresh(backend, rule).await;
     for len in [0usize, 1, 65_536, (1 << 20) + 3, 5 << 20] {
         let data = pattern(len);
-        let path = format!("{WORKSPACE_DIR}/blob-{len}.bin");
+        let path = sp(&format!("{WORKSPACE_DIR}/blob-{len}.bin"));
         backend
             .files()
             .write(&sb.id, &path, &data, None)
@@ -49,7 +49,7 @@ pub async fn files_ranged_read_returns_bytes_up_to_eof(backend: &dyn Backend) {
     };
     let sb = fresh(backend, rule).await;
     let data = pattern((2 << 20) + 17);
-    let path = format!("{WORKSPACE_DIR}/ranged.bin");
+    let path = sp(&format!("{WORKSPACE_DIR}/ranged.bin"));
     backend
         .files()
         .write(&sb.id, &path, &data, None)
@@ -83,12 +83,12 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
     let rule = "files_round_trip_write_stat_list_mkdir_remove";
     let sb = fresh(backend, rule).await;
     let f = backend.files();
-    let dir = format!("{WORKSPACE_DIR}/a/b");
+    let dir = sp(&format!("{WORKSPACE_DIR}/a/b"));
     f.mkdir(&sb.id, &dir, true).await.unwrap();
     f.mkdir(&sb.id, &dir, true)
         .await
         .unwrap_or_else(|e| panic!("{rule}: mkdir -p of an existing dir: {e}"));
-    let script = format!("{dir}/run.sh");
+    let script = sp(&format!("{dir}/run.sh"));
     f.write(&sb.id, &script, b"#!/bin/sh\necho ok\n", Some(0o755))
         .await
         .unwrap();
@@ -96,7 +96,7 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
     assert_eq!(st.file_type, FileType::File, "{rule}");
     assert_eq!(st.size, 18, "{rule}: size");
     assert_eq!(st.mode & 0o777, 0o755, "{rule}: mode");
-    f.write(&sb.id, &format!("{dir}/z.txt"), b"z", None)
+    f.write(&sb.id, &sp(&format!("{dir}/z.txt")), b"z", None)
         .await
         .unwrap();
     let names: Vec<String> = f
@@ -119,7 +119,7 @@ pub async fn files_round_trip_write_stat_list_mkdir_remove(backend: &dyn Backend
         ErrorCode::NotFound,
         "{rule}: removed file still there"
     );
-    f.remove(&sb.id, &format!("{WORKSPACE_DIR}/a"), true)
+    f.remove(&sb.id, &sp(&format!("{WORKSPACE_DIR}/a")), true)
         .await
         .unwrap();
     assert_eq!(
@@ -136,7 +136,7 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
     let rule = "files_missing_is_not_found";
     let sb = fresh(backend, rule).await;
     let f = backend.files();
-    let missing = format!("{WORKSPACE_DIR}/missing.txt");
+    let missing = sp(&format!("{WORKSPACE_DIR}/missing.txt"));
     assert_eq!(
         f.read(&sb.id, &missing).await.unwrap_err().code(),
         ErrorCode::NotFound,
@@ -155,8 +155,8 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
     // A write whose parent is missing either fails with `not_found` and
     // leaves nothing behind, or (a backend whose `write` creates parents,
     // which its adapter may tell the SDK core) makes the parent and the file.
-    let parent = format!("{WORKSPACE_DIR}/no");
-    let orphan = format!("{parent}/parent.txt");
+    let parent = sp(&format!("{WORKSPACE_DIR}/no"));
+    let orphan = sp(&format!("{parent}/parent.txt"));
     match f.write(&sb.id, &orphan, b"x", None).await {
         Err(err) => {
             assert_eq!(
@@ -191,8 +191,12 @@ pub async fn files_missing_is_not_found(backend: &dyn Backend) {
         ErrorCode::NotFound,
         "{rule}: unknown sandbox"
     );
+    // A relative path cannot reach a backend: it is refused where it is
+    // made.
     assert_eq!(
-        f.read(&sb.id, "relative.txt").await.unwrap_err().code(),
+        crate::sandbox_path("path", "relative.txt")
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput,
         "{rule}: relative path"
     );

@@ -70,6 +70,15 @@ impl std::fmt::Debug for Subject {
     }
 }
 
+/// The sandbox path `raw` names: a rule's own literal, known to be one.
+///
+/// # Panics
+///
+/// When `raw` is not an absolute path.
+pub fn sp(raw: &str) -> crate::SandboxPath {
+    crate::sandbox_path("path", raw).expect(raw)
+}
+
 /// Prints a skip line that test output shows, with the rule and the reason.
 pub fn skip(rule: &str, backend: &dyn Backend, reason: &str) {
     println!("SKIP {rule} on {}: {reason}", backend.name());

@@ -5,3 +5,8 @@
 mod contained_hostile_paths;
 mod contained_read_under;
 mod contained_symlink_race;
+
+/// The sandbox path `raw` names: a test's own literal, known to be one.
+fn sp(raw: &str) -> corral_backend::SandboxPath {
+    corral_backend::sandbox_path("path", raw).expect(raw)
+}

@@ -226,8 +226,9 @@ fn template_refusal(template: &str, e: BackendError) -> E2bError {
 /// and the default working directory resolve on every backend.
 async fn ensure_home(inner: &Inner, id: &str) -> E2bResult<()> {
     let files = inner.backend.files();
-    if files.stat(id, USER_HOME).await.is_err() {
-        files.mkdir(id, USER_HOME, true).await?;
+    let home = crate::envd::resolve("home", USER_HOME)?;
+    if files.stat(id, &home).await.is_err() {
+        files.mkdir(id, &home, true).await?;
     }
     Ok(())
 }

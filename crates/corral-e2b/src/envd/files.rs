@@ -109,14 +109,14 @@ async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serd
     let mut written = Vec::new();
     for (target, data) in files {
         let target = resolve("path", &target)?;
-        if let Some((parent, _)) = target.rsplit_once('/')
-            && !parent.is_empty()
+        if let Some(parent) = target.parent()
+            && !parent.is_root()
         {
-            backend.mkdir(&record.id, parent, true).await?;
+            backend.mkdir(&record.id, &parent, true).await?;
         }
         backend.write(&record.id, &target, &data, None).await?;
         written.push(
-            json!({ "name": super::entry::base_name(&target), "type": "file", "path": target }),
+            json!({ "name": super::entry::base_name(target.as_str()), "type": "file", "path": target.as_str() }),
         );
     }
     Ok(written)

@@ -65,7 +65,9 @@ pub async fn call(
         Rpc::MakeDir => {
             let path = resolve("path", &req.path)?;
             if files.stat(id, &path).await.is_ok() {
-                return Err(E2bError::Exists { path });
+                return Err(E2bError::Exists {
+                    path: path.to_string(),
+                });
             }
             files.mkdir(id, &path, true).await?;
             Ok(json!({ "entry": stat_json(&files.stat(id, &path).await?) }))

@@ -8,7 +8,7 @@
 //! reader may see both trees while it runs. A copy that fails part way
 //! removes what it made and leaves the source as it was.
 
-use corral_backend::{ErrorCode, FileOps, FileType};
+use corral_backend::{ErrorCode, FileOps, FileType, SandboxPath};
 use serde_json::{Value, json};
 
 use super::entry::stat_json;
@@ -18,17 +18,9 @@ use crate::error::{E2bError, E2bResult};
 /// The most entries a directory move copies.
 pub const MAX_MOVE_ENTRIES: usize = 10_000;
 
-/// Whether `inner` is `outer` or lies under it (both normalized, absolute).
-pub fn is_within(inner: &str, outer: &str) -> bool {
-    outer == "/"
-        || inner == outer
-        || inner
-            .strip_prefix(outer)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
 /// One entry to make at the destination, relative to the moved root.
 struct Planned {
+    /// `/`-separated, no leading `/`.
     relative: String,
     file_type: FileType,
     mode: u32,
@@ -37,13 +29,13 @@ struct Planned {
 /// Every entry under `root`, parents before children, refused when the tree
 /// holds more than [`MAX_MOVE_ENTRIES`] or anything but directories and
 /// regular files (the primitives cannot make the rest).
-async fn plan(files: &dyn FileOps, id: &str, root: &str) -> E2bResult<Vec<Planned>> {
+async fn plan(files: &dyn FileOps, id: &str, root: &SandboxPath) -> E2bResult<Vec<Planned>> {
     let found = walk(files, id, root, u32::MAX, MAX_MOVE_ENTRIES).await?;
     found
         .into_iter()
         .map(|f| match f.entry.file_type {
             FileType::Directory | FileType::File => Ok(Planned {
-                relative: format!("/{}", f.relative),
+                relative: f.relative,
                 file_type: f.entry.file_type,
                 mode: f.entry.mode,
             }),
@@ -60,17 +52,21 @@ async fn plan(files: &dyn FileOps, id: &str, root: &str) -> E2bResult<Vec<Planne
 async fn copy_tree(
     files: &dyn FileOps,
     id: &str,
-    source: &str,
-    destination: &str,
+    source: &SandboxPath,
+    destination: &SandboxPath,
     planned: &[Planned],
 ) -> E2bResult<()> {
+    let under = |root: &SandboxPath, relative: &str| {
+        root.join(relative)
+            .map_err(|e| E2bError::invalid("path", e.broken_rule()))
+    };
     files.mkdir(id, destination, false).await?;
     for p in planned {
-        let to = format!("{destination}{}", p.relative);
+        let to = under(destination, &p.relative)?;
         match p.file_type {
             FileType::Directory => files.mkdir(id, &to, false).await?,
             _ => {
-                let bytes = files.read(id, &format!("{source}{}", p.relative)).await?;
+                let bytes = files.read(id, &under(source, &p.relative)?).await?;
                 files.write(id, &to, &bytes, Some(p.mode)).await?;
             }
         }
@@ -83,10 +79,10 @@ async fn copy_tree(
 pub async fn move_entry(
     files: &dyn FileOps,
     id: &str,
-    source: &str,
-    destination: &str,
+    source: &SandboxPath,
+    destination: &SandboxPath,
 ) -> E2bResult<Value> {
-    if is_within(destination, source) {
+    if destination.starts_with(source) {
         return Err(E2bError::MoveIntoItself {
             source_path: source.to_string(),
             destination: destination.to_string(),
@@ -124,18 +120,4 @@ pub async fn move_entry(
         Err(e) => return Err(e.into()),
     }
     Ok(json!({ "entry": stat_json(&files.stat(id, destination).await?) }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_within;
-
-    #[test]
-    fn within_is_by_whole_components() {
-        assert!(is_within("/a/b", "/a"));
-        assert!(is_within("/a", "/a"));
-        assert!(is_within("/x", "/"));
-        assert!(!is_within("/ab", "/a"));
-        assert!(!is_within("/a", "/a/b"));
-    }
 }

@@ -18,7 +18,7 @@ pub mod watch;
 
 use std::sync::Arc;
 
-use corral_backend::path::normalized;
+use corral_backend::{SandboxPath, sandbox_path};
 use hyper::Request;
 use hyper::header::{AUTHORIZATION, HOST};
 
@@ -120,7 +120,7 @@ impl EnvdUser {
 
 /// `path` made absolute (a relative path is under `/home/user`, `~` is
 /// `/home/user`) and normalized; `field` names it in the refusal.
-pub fn resolve(field: &str, path: &str) -> E2bResult<String> {
+pub fn resolve(field: &str, path: &str) -> E2bResult<SandboxPath> {
     let absolute = if path == "~" {
         USER_HOME.to_string()
     } else if let Some(rest) = path.strip_prefix("~/") {
@@ -130,7 +130,7 @@ pub fn resolve(field: &str, path: &str) -> E2bResult<String> {
     } else {
         format!("{USER_HOME}/{path}")
     };
-    normalized(field, &absolute).map_err(|e| E2bError::invalid(field, e.message()))
+    sandbox_path(field, &absolute).map_err(|e| E2bError::invalid(field, e.message()))
 }
 
 /// The decoded value of query parameter `name`, if present.

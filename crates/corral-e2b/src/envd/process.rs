@@ -102,11 +102,11 @@ pub async fn start(
     };
     let cwd = match &start.process.cwd {
         Some(dir) if !dir.is_empty() => resolve("process.cwd", dir)?,
-        _ => USER_HOME.to_string(),
+        _ => resolve("process.cwd", USER_HOME)?,
     };
     let config = json!({
         "cmd": start.process.cmd, "args": start.process.args,
-        "envs": start.process.envs, "cwd": cwd,
+        "envs": start.process.envs, "cwd": cwd.as_str(),
     });
     // Made here, once: the backend takes the environment as it is.
     let env = Environment::try_from(start.process.envs)

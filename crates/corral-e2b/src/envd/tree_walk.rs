@@ -3,7 +3,7 @@
 //! `Move`, a watcher's snapshot. Bounded in depth and in entries, so that
 //! no call a client makes holds an unbounded listing.
 
-use corral_backend::{DirEntry, FileOps, FileType};
+use corral_backend::{DirEntry, FileOps, FileType, SandboxPath};
 
 use crate::error::{E2bError, E2bResult};
 
@@ -22,12 +22,12 @@ pub struct Found {
 pub async fn walk(
     files: &dyn FileOps,
     sandbox: &str,
-    root: &str,
+    root: &SandboxPath,
     max_depth: u32,
     limit: usize,
 ) -> E2bResult<Vec<Found>> {
     let mut found = Vec::new();
-    let mut frontier = vec![(root.to_string(), String::new(), 1)];
+    let mut frontier = vec![(root.clone(), String::new(), 1)];
     while let Some((dir, prefix, depth)) = frontier.pop() {
         for entry in files.list(sandbox, &dir).await? {
             if found.len() >= limit {
@@ -38,7 +38,10 @@ pub async fn walk(
             }
             let relative = format!("{prefix}{}", entry.name);
             if entry.file_type == FileType::Directory && depth < max_depth {
-                frontier.push((entry.path.clone(), format!("{relative}/"), depth + 1));
+                let below = dir
+                    .join(&entry.name)
+                    .map_err(|e| E2bError::invalid("path", e.broken_rule()))?;
+                frontier.push((below, format!("{relative}/"), depth + 1));
             }
             found.push(Found { relative, entry });
         }
@@ -57,9 +60,10 @@ mod tests {
         let backend = corral_backend_memory::MemoryBackend::new();
         let id = backend.create(CreateRequest::default()).await.unwrap().id;
         let files = backend.files();
-        files.mkdir(&id, "/t/a/b", true).await.unwrap();
-        files.write(&id, "/t/a/b/f", b"x", None).await.unwrap();
-        files.write(&id, "/t/g", b"y", None).await.unwrap();
+        let sp = |p: &str| corral_backend::sandbox_path("path", p).unwrap();
+        files.mkdir(&id, &sp("/t/a/b"), true).await.unwrap();
+        files.write(&id, &sp("/t/a/b/f"), b"x", None).await.unwrap();
+        files.write(&id, &sp("/t/g"), b"y", None).await.unwrap();
         // `None`: refused as too large.
         let table: [(u32, usize, Option<&[&str]>); 5] = [
             (1, 10, Some(&["a", "g"])),
@@ -69,7 +73,7 @@ mod tests {
             (16, 3, None), // a fourth entry past the limit
         ];
         for (depth, limit, want) in table {
-            let got = walk(files, &id, "/t", depth, limit).await;
+            let got = walk(files, &id, &sp("/t"), depth, limit).await;
             match (got, want) {
                 (Ok(found), Some(want)) => {
                     let mut names: Vec<&str> = found.iter().map(|f| f.relative.as_str()).collect();

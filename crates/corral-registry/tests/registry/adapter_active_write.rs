@@ -3,6 +3,7 @@
 //! every step.
 
 use crate::adapter_support;
+use crate::sp;
 use std::sync::{Arc, Mutex};
 
 use adapter_support::faulty::{Control, Event, Faulty};
@@ -109,7 +110,12 @@ fn new() -> (Option<Vec<u8>>, Option<Vec<u8>>) {
 
 async fn journals<B: Backend>(adapter: &ContractAdapter<B>, id: &InstanceId) -> Vec<String> {
     let sandbox = sandbox_of(adapter, id).await;
-    match adapter.backend().files().list(&sandbox, JOURNALS).await {
+    match adapter
+        .backend()
+        .files()
+        .list(&sandbox, &sp(JOURNALS))
+        .await
+    {
         Ok(entries) => entries.into_iter().map(|e| e.name).collect(),
         Err(e) if e.code() == ErrorCode::NotFound => Vec::new(),
         Err(e) => panic!("{e}"),
@@ -400,7 +406,7 @@ async fn crash_after(budget: Option<usize>) -> (Option<Crashed>, Vec<Event>) {
         .unwrap()
         .unwrap()
         .id;
-    let journal = format!("{JOURNALS}/{transaction}/journal.json");
+    let journal = sp(&format!("{JOURNALS}/{transaction}/journal.json"));
     let recorded = inner
         .files()
         .read(&sandbox, &journal)

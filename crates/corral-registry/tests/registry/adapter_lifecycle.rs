@@ -1,6 +1,7 @@
 //! `writeFile`, `activate` and `execute` on both backends.
 
 use crate::adapter_support;
+use crate::sp;
 use adapter_support::*;
 use corral_backend::Backend;
 use corral_contract::*;
@@ -157,7 +158,7 @@ async fn a_forged_record_is_refused_as_an_integrity_mismatch() {
     let bytes = adapter
         .backend()
         .files()
-        .read(&sandbox, RECORD_PATH)
+        .read(&sandbox, &sp(RECORD_PATH))
         .await
         .unwrap();
     let mut forged: InstanceRecord = serde_json::from_slice(&bytes).unwrap();
@@ -167,7 +168,7 @@ async fn a_forged_record_is_refused_as_an_integrity_mismatch() {
         .files()
         .write(
             &sandbox,
-            RECORD_PATH,
+            &sp(RECORD_PATH),
             &serde_json::to_vec(&forged).unwrap(),
             None,
         )

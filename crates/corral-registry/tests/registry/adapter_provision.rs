@@ -2,6 +2,7 @@
 //! persisted in the backend, and the rollback.
 
 use crate::adapter_support;
+use crate::sp;
 use std::sync::Arc;
 
 use adapter_support::faulty::Faulty;
@@ -42,7 +43,12 @@ async fn provision_echoes_the_request<B: Backend + 'static>(adapter: &ContractAd
         "/mnt/session/outputs",
         "/workspace/.checkfu",
     ] {
-        let stat = adapter.backend().files().stat(&sandbox, dir).await.unwrap();
+        let stat = adapter
+            .backend()
+            .files()
+            .stat(&sandbox, &sp(dir))
+            .await
+            .unwrap();
         assert_eq!(stat.file_type, corral_backend::FileType::Directory, "{dir}");
     }
 }

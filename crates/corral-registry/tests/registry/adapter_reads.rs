@@ -1,6 +1,7 @@
 //! `readFile`, `readFiles`, `listDir` and `listProjectDir` on both backends.
 
 use crate::adapter_support;
+use crate::sp;
 use std::path::PathBuf;
 
 use adapter_support::*;
@@ -26,12 +27,15 @@ trait Plant: Backend + Sized + 'static {
 impl Plant for MemoryBackend {
     async fn symlink(adapter: &ContractAdapter<Self>, id: &InstanceId, at: &str, target: &str) {
         let sandbox = sandbox_of(adapter, id).await;
-        adapter.backend().symlink(&sandbox, at, target).unwrap();
+        adapter
+            .backend()
+            .symlink(&sandbox, &sp(at), target)
+            .unwrap();
     }
 
     async fn fifo(adapter: &ContractAdapter<Self>, id: &InstanceId, at: &str) {
         let sandbox = sandbox_of(adapter, id).await;
-        adapter.backend().mkfifo(&sandbox, at).unwrap();
+        adapter.backend().mkfifo(&sandbox, &sp(at)).unwrap();
     }
 }
 

@@ -8,6 +8,11 @@
 //! this crate is the one above both. The shared fixtures are
 //! `adapter_support` and `liar`.
 
+/// The sandbox path `raw` names: a test's own literal, known to be one.
+fn sp(raw: &str) -> corral_backend::SandboxPath {
+    corral_backend::sandbox_path("path", raw).expect(raw)
+}
+
 mod adapter_support;
 mod liar;
 

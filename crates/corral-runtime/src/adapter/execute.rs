@@ -99,7 +99,7 @@ fn exec_request(command: &SandboxCommand) -> ExecRequest {
     request.timeout = Some(std::time::Duration::from_secs(
         command.timeout_seconds.get(),
     ));
-    request.cwd = command.working_directory.as_ref().map(ToString::to_string);
+    request.cwd = command.working_directory.clone();
     request.env = command.environment.clone();
     request
 }

@@ -37,7 +37,7 @@ pub(super) async fn tree<B: Backend>(
     };
     let max = usize::try_from(max_entries).unwrap_or(usize::MAX);
     let listing = ops
-        .list_tree(sandbox_id, root.as_str(), max)
+        .list_tree(sandbox_id, root, max)
         .await
         .map_err(on(operation, Subject::Path))?;
     if !listing.complete {

@@ -94,6 +94,13 @@ use corral_contract::{
 pub use active_write::RecoveryReport;
 
 use active_write::InFlight;
+
+/// The sandbox path of one of the adapter's own files (its record, its
+/// journal), built from its constants and validated ids: refused like any
+/// path, never assumed.
+fn at(path: &str) -> corral_backend::Result<corral_backend::SandboxPath> {
+    corral_backend::sandbox_path("path", path)
+}
 use open_process::Reservations;
 
 /// The contract implemented over one backend, under one envelope.

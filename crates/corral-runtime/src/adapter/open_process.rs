@@ -226,7 +226,7 @@ pub(super) async fn run<B: Backend + 'static>(
         .collect();
     let spec = ProcessSpec {
         command: Command::Argv(argv),
-        cwd: process.working_directory.as_ref().map(ToString::to_string),
+        cwd: process.working_directory.clone(),
         env: process.environment.clone(),
         run_as: None,
     };

@@ -20,7 +20,7 @@
 //! rollback destroys exactly the sandbox `create` returned.
 
 use corral_backend::{Backend, CreateRequest, Destination, Limits, Network, Size};
-use corral_contract::bounds::OUTPUT_PATH;
+use corral_contract::SandboxPath;
 use corral_contract::{
     Compensated, EgressCertification, FailureReason, Handoff, InstanceId, InstanceState,
     NetworkPolicy, Operation, Requirement, SandboxError, SandboxInstance, SandboxProvisionRequest,
@@ -187,10 +187,10 @@ pub(super) async fn allocate<B: Backend + 'static>(
         .mounts
         .as_slice()
         .iter()
-        .map(|m| m.path.as_str())
-        .chain([OUTPUT_PATH]);
+        .map(|m| m.path.clone())
+        .chain([SandboxPath::output_path()]);
     for dir in dirs {
-        if let Err(e) = files.mkdir(&info.id, dir, true).await {
+        if let Err(e) = files.mkdir(&info.id, &dir, true).await {
             owned.abandon().await;
             return Err(from_backend(operation, subject, &e));
         }

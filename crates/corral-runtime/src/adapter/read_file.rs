@@ -70,7 +70,7 @@ pub(super) async fn contained<B: Backend>(
         ));
     };
     let result = ops
-        .read_contained(&located.sandbox_id, root.as_str(), path.as_str(), max_bytes)
+        .read_contained(&located.sandbox_id, root, path, max_bytes)
         .await;
     let reason = match result {
         Ok(bytes) => return Read::Bytes(bytes),

@@ -36,6 +36,7 @@
 //! one that the runtime, which keeps its own lifecycle state and re-checks
 //! every identity, decides anyway.
 
+use crate::adapter::at;
 use corral_backend::{
     Backend, CORRAL_LABEL, Labels, RequestError, SandboxInfo, SandboxKey, SnapshotInfo,
 };
@@ -318,7 +319,7 @@ impl<B: Backend> ContractAdapter<B> {
         let bytes = self
             .backend
             .files()
-            .read(&info.id, RECORD_PATH)
+            .read(&info.id, &at(RECORD_PATH).map_err(on(operation, subject))?)
             .await
             .map_err(on(operation, subject))?;
         let integrity = || failed(operation, FailureReason::IntegrityMismatch);
@@ -356,11 +357,20 @@ impl<B: Backend> ContractAdapter<B> {
         let subject = Subject::Instance(&record.instance_id);
         let files = self.backend.files();
         files
-            .mkdir(sandbox_id, CONTROL_ROOT, true)
+            .mkdir(
+                sandbox_id,
+                &at(CONTROL_ROOT).map_err(on(operation, subject))?,
+                true,
+            )
             .await
             .map_err(on(operation, subject))?;
         files
-            .write(sandbox_id, RECORD_PATH, &json, Some(0o600))
+            .write(
+                sandbox_id,
+                &at(RECORD_PATH).map_err(on(operation, subject))?,
+                &json,
+                Some(0o600),
+            )
             .await
             .map_err(on(operation, subject))
     }

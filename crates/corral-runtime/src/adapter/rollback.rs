@@ -9,6 +9,7 @@
 //! when the object is already gone, and [`Deactivate`] only moves an
 //! `active` record back.
 
+use crate::adapter::at;
 use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError, ErrorCode};
@@ -81,7 +82,8 @@ impl<B: Backend + 'static> Rollback for Deactivate<B> {
         Box::pin(async move {
             let op = Compensated::Activate;
             let files = self.backend.files();
-            let bytes = match files.read(&self.sandbox_id, RECORD_PATH).await {
+            let record_path = at(RECORD_PATH).map_err(|e| rollback_error(op, &e))?;
+            let bytes = match files.read(&self.sandbox_id, &record_path).await {
                 Ok(bytes) => bytes,
                 Err(e) if e.code() == ErrorCode::NotFound => return Ok(()),
                 Err(e) => return Err(rollback_error(op, &e)),
@@ -104,7 +106,7 @@ impl<B: Backend + 'static> Rollback for Deactivate<B> {
             record.sealed = false;
             let json = serde_json::to_vec_pretty(&record).map_err(|_| integrity())?;
             match files
-                .write(&self.sandbox_id, RECORD_PATH, &json, Some(0o600))
+                .write(&self.sandbox_id, &record_path, &json, Some(0o600))
                 .await
             {
                 Ok(()) => Ok(()),

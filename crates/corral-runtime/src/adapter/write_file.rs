@@ -68,14 +68,14 @@ pub(super) async fn run<B: Backend + 'static>(
     let subject = Subject::Instance(&request.instance_id);
     if let Some(parent) = request.path.parent() {
         files
-            .mkdir(&located.sandbox_id, parent.as_str(), true)
+            .mkdir(&located.sandbox_id, &parent, true)
             .await
             .map_err(on(op, subject))?;
     }
     files
         .write(
             &located.sandbox_id,
-            request.path.as_str(),
+            &request.path,
             &request.content,
             Some(request.mode.bits()),
         )

@@ -64,7 +64,10 @@ impl Files<'_> {
         let b = self.sb.backend();
         let st = b
             .files()
-            .stat(self.sb.id(), path)
+            .stat(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path).map_err(|e| self.sb.error(OP, e))?,
+            )
             .await
             .map_err(|e| self.sb.error(OP, e))?;
         if st.file_type != FileType::File {
@@ -85,12 +88,22 @@ impl Files<'_> {
         // Bounded even if the file grows after the stat, where ranged reads exist.
         let bytes = match b.files().ranged() {
             Some(ranged) => ranged
-                .read_range(self.sb.id(), path, 0, MAX_EDIT_BYTES + 1)
+                .read_range(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", path)
+                        .map_err(|e| self.sb.error(OP, e))?,
+                    0,
+                    MAX_EDIT_BYTES + 1,
+                )
                 .await
                 .map_err(|e| self.sb.error(OP, e))?,
             None => b
                 .files()
-                .read(self.sb.id(), path)
+                .read(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", path)
+                        .map_err(|e| self.sb.error(OP, e))?,
+                )
                 .await
                 .map_err(|e| self.sb.error(OP, e))?,
         };

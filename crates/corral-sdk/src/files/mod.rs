@@ -78,7 +78,11 @@ impl Files<'_> {
     pub async fn read(&self, path: &str) -> Result<Vec<u8>> {
         let b = self.sb.backend();
         b.files()
-            .read(self.sb.id(), path)
+            .read(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesRead))?,
+            )
             .await
             .map_err(self.op(Operation::FilesRead))
     }
@@ -102,13 +106,23 @@ impl Files<'_> {
         let b = self.sb.backend();
         if let Some(ranged) = b.files().ranged() {
             return ranged
-                .read_range(self.sb.id(), path, offset, len)
+                .read_range(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", path)
+                        .map_err(self.op(Operation::FilesReadRange))?,
+                    offset,
+                    len,
+                )
                 .await
                 .map_err(self.op(Operation::FilesReadRange));
         }
         let all = b
             .files()
-            .read(self.sb.id(), path)
+            .read(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesReadRange))?,
+            )
             .await
             .map_err(self.op(Operation::FilesReadRange))?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
@@ -158,7 +172,11 @@ impl Files<'_> {
             && parent != "/"
         {
             b.files()
-                .mkdir(self.sb.id(), parent, true)
+                .mkdir(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", parent).map_err(self.op(op))?,
+                    true,
+                )
                 .await
                 .map_err(self.op(op))?;
         }
@@ -176,7 +194,12 @@ impl Files<'_> {
     ) -> Result<()> {
         let b = self.sb.backend();
         b.files()
-            .write(self.sb.id(), path, bytes, Some(mode))
+            .write(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path).map_err(self.op(op))?,
+                bytes,
+                Some(mode),
+            )
             .await
             .map_err(self.op(op))
     }
@@ -185,7 +208,11 @@ impl Files<'_> {
     pub async fn list(&self, path: &str) -> Result<Vec<DirEntry>> {
         let b = self.sb.backend();
         b.files()
-            .list(self.sb.id(), path)
+            .list(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesList))?,
+            )
             .await
             .map_err(self.op(Operation::FilesList))
     }
@@ -194,7 +221,11 @@ impl Files<'_> {
     pub async fn stat(&self, path: &str) -> Result<FileStat> {
         let b = self.sb.backend();
         b.files()
-            .stat(self.sb.id(), path)
+            .stat(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesStat))?,
+            )
             .await
             .map_err(self.op(Operation::FilesStat))
     }
@@ -202,7 +233,9 @@ impl Files<'_> {
     /// Whether anything (a file, a directory, a symlink…) is at `path`.
     pub async fn exists(&self, path: &str) -> Result<bool> {
         let b = self.sb.backend();
-        match b.files().stat(self.sb.id(), path).await {
+        let path = corral_backend::sandbox_path("path", path)
+            .map_err(|e| self.sb.error(Operation::FilesExists, e))?;
+        match b.files().stat(self.sb.id(), &path).await {
             Ok(_) => Ok(true),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(false),
             Err(e) => Err(self.sb.error(Operation::FilesExists, e)),
@@ -214,7 +247,12 @@ impl Files<'_> {
     pub async fn remove(&self, path: &str, recursive: bool) -> Result<()> {
         let b = self.sb.backend();
         b.files()
-            .remove(self.sb.id(), path, recursive)
+            .remove(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesRemove))?,
+                recursive,
+            )
             .await
             .map_err(self.op(Operation::FilesRemove))
     }
@@ -224,7 +262,12 @@ impl Files<'_> {
     pub async fn mkdir(&self, path: &str) -> Result<()> {
         let b = self.sb.backend();
         b.files()
-            .mkdir(self.sb.id(), path, true)
+            .mkdir(
+                self.sb.id(),
+                &corral_backend::sandbox_path("path", path)
+                    .map_err(self.op(Operation::FilesMkdir))?,
+                true,
+            )
             .await
             .map_err(self.op(Operation::FilesMkdir))
     }

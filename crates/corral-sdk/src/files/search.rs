@@ -102,7 +102,9 @@ impl Files<'_> {
                     continue;
                 }
             }
-            let bytes = match b.files().read(self.sb.id(), &e.path).await {
+            let at = corral_backend::sandbox_path("path", &e.path)
+                .map_err(|err| self.sb.error(OP, err))?;
+            let bytes = match b.files().read(self.sb.id(), &at).await {
                 Ok(b) => b,
                 Err(err) if err.code() == ErrorCode::NotFound => continue,
                 Err(err) => return Err(self.sb.error(OP, err)),

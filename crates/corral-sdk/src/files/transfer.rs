@@ -250,7 +250,13 @@ impl Files<'_> {
             let mut offset = 0u64;
             loop {
                 let chunk = ranged
-                    .read_range(self.sb.id(), src, offset, CHUNK_BYTES)
+                    .read_range(
+                        self.sb.id(),
+                        &corral_backend::sandbox_path("path", src)
+                            .map_err(|e| self.sb.error(OP, e))?,
+                        offset,
+                        CHUNK_BYTES,
+                    )
                     .await
                     .map_err(|e| self.sb.error(OP, e))?;
                 out.write_all(&chunk)
@@ -265,7 +271,10 @@ impl Files<'_> {
         } else {
             let bytes = b
                 .files()
-                .read(self.sb.id(), src)
+                .read(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", src).map_err(|e| self.sb.error(OP, e))?,
+                )
                 .await
                 .map_err(|e| self.sb.error(OP, e))?;
             out.write_all(&bytes)

@@ -46,7 +46,10 @@ impl Files<'_> {
         let id = self.sb.id();
         let st = b
             .files()
-            .stat(id, root)
+            .stat(
+                id,
+                &corral_backend::sandbox_path("path", root).map_err(|e| self.sb.error(op, e))?,
+            )
             .await
             .map_err(|e| self.sb.error(op, e))?;
         if st.file_type != FileType::Directory {
@@ -61,7 +64,9 @@ impl Files<'_> {
         let mut out = Vec::new();
         let mut stack = vec![(root.to_string(), String::new())];
         while let Some((dir, rel)) = stack.pop() {
-            let entries = match b.files().list(id, &dir).await {
+            let at =
+                corral_backend::sandbox_path("path", &dir).map_err(|e| self.sb.error(op, e))?;
+            let entries = match b.files().list(id, &at).await {
                 Ok(e) => e,
                 // Removed between its listing and ours: nothing under it now.
                 Err(e) if e.code() == ErrorCode::NotFound && dir != root => continue,
@@ -115,7 +120,12 @@ impl Files<'_> {
         let is_dir_root = entries.first().is_none_or(|e| !e.rel.is_empty());
         if is_dir_root && let Some(tree) = b.tree_list_ops() {
             let listing = tree
-                .list_tree(self.sb.id(), root, MAX_WALK_ENTRIES * 2)
+                .list_tree(
+                    self.sb.id(),
+                    &corral_backend::sandbox_path("path", root)
+                        .map_err(|e| self.sb.error(op, e))?,
+                    MAX_WALK_ENTRIES * 2,
+                )
                 .await
                 .map_err(|e| self.sb.error(op, e))?;
             if listing.complete {
@@ -128,7 +138,9 @@ impl Files<'_> {
             }
         }
         for e in entries.iter().filter(|e| e.file_type == FileType::File) {
-            match b.files().read(self.sb.id(), &e.path).await {
+            let at = corral_backend::sandbox_path("path", &e.path)
+                .map_err(|err| self.sb.error(op, err))?;
+            match b.files().read(self.sb.id(), &at).await {
                 Ok(bytes) => {
                     out.insert(e.path.clone(), sha256_of(&bytes));
                 }

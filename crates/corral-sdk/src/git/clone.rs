@@ -40,7 +40,12 @@ impl Git<'_> {
         self.sandbox
             .backend()
             .files()
-            .mkdir(self.sandbox.id(), parent, true)
+            .mkdir(
+                self.sandbox.id(),
+                &corral_backend::sandbox_path("path", parent)
+                    .map_err(|e| self.sandbox.error(OP, e))?,
+                true,
+            )
             .await
             .map_err(|e| self.sandbox.error(OP, e))?;
         let mut run = GitRun::new(OP, parent, &["clone", "--quiet"]);

@@ -74,7 +74,8 @@ impl Processes<'_> {
         name: &str,
         file: &str,
     ) -> Result<Option<String>> {
-        let path = format!("{}/{file}", dir_of(name));
+        let path = corral_backend::sandbox_path("path", &format!("{}/{file}", dir_of(name)))
+            .map_err(|e| self.sb.error(op, e))?;
         match self.sb.backend().files().read(self.sb.id(), &path).await {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
@@ -127,10 +128,9 @@ impl Processes<'_> {
     pub(crate) async fn end_activity(&self, name: &str) {
         let b = self.sb.backend();
         // Best effort: gone already is the usual case.
-        let _ = b
-            .files()
-            .remove(self.sb.id(), &super::activity_path(name), false)
-            .await;
+        if let Ok(path) = corral_backend::sandbox_path("path", &super::activity_path(name)) {
+            let _ = b.files().remove(self.sb.id(), &path, false).await;
+        }
     }
 
     async fn probe_state(&self, op: Operation, name: &str) -> Result<(Option<u32>, ProcessState)> {
@@ -197,13 +197,9 @@ impl Processes<'_> {
     /// Every process with a record in this sandbox, running or ended, by name.
     pub async fn list(&self) -> Result<Vec<ProcessInfo>> {
         const OP: Operation = Operation::ProcessesList;
-        let entries = match self
-            .sb
-            .backend()
-            .files()
-            .list(self.sb.id(), PROCS_DIR)
-            .await
-        {
+        let dir =
+            corral_backend::sandbox_path("path", PROCS_DIR).map_err(|e| self.sb.error(OP, e))?;
+        let entries = match self.sb.backend().files().list(self.sb.id(), &dir).await {
             Ok(e) => e,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(self.sb.error(OP, e)),

@@ -7,6 +7,7 @@
 //! auth, records what it was sent, scans every process's command line and
 //! environment for the token while git waits for its answer, and refuses.
 
+use crate::sp;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -153,7 +154,7 @@ async fn token_goes_through_a_pipe_and_never_leaks() {
     let left = sb
         .backend()
         .files()
-        .list(sb.id(), "/.corral/git")
+        .list(sb.id(), &sp("/.corral/git"))
         .await
         .unwrap_or_default();
     assert!(left.is_empty(), "credential files: {left:?}");
@@ -281,7 +282,7 @@ async fn a_dropped_call_leaves_no_credentials() {
     let files = sb.backend().files();
     // issue 12 item 9: while git holds the token, it is in no file.
     let during = files
-        .list(sb.id(), "/.corral/git")
+        .list(sb.id(), &sp("/.corral/git"))
         .await
         .unwrap_or_default();
     assert!(
@@ -290,7 +291,7 @@ async fn a_dropped_call_leaves_no_credentials() {
     );
     drop(clone);
     let left = files
-        .list(sb.id(), "/.corral/git")
+        .list(sb.id(), &sp("/.corral/git"))
         .await
         .unwrap_or_default();
     assert!(left.is_empty(), "credential files left: {left:?}");

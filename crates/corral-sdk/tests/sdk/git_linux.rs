@@ -2,6 +2,7 @@
 //! the sandbox's own git (the `host` image carries the host's /usr).
 
 use crate::sandbox_support;
+use crate::sp;
 use corral_sdk::git::{CloneOptions, CommitOptions, GitAuth, LogOptions, PushOptions, Signature};
 use corral_sdk::{Command, CreateOptions, RunOptions, Sandbox};
 use sandbox_support::Target;
@@ -57,14 +58,14 @@ async fn clone_commit_push_in_a_linux_sandbox() {
     let left = sb
         .backend()
         .files()
-        .list(sb.id(), "/.corral/git")
+        .list(sb.id(), &sp("/.corral/git"))
         .await
         .unwrap_or_default();
     assert!(left.is_empty(), "credential files: {left:?}");
 
     sb.backend()
         .files()
-        .write(sb.id(), "/workspace/app/README", b"linux\n", None)
+        .write(sb.id(), &sp("/workspace/app/README"), b"linux\n", None)
         .await
         .unwrap();
     git.add("/workspace/app", &["README"]).await.unwrap();

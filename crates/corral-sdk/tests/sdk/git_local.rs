@@ -1,6 +1,7 @@
 //! git on the local backend (the host's git), against repositories the
 //! tests create inside the sandbox; no network but loopback.
 
+use crate::sp;
 use std::sync::Arc;
 
 use corral_backend_local::LocalBackend;
@@ -76,7 +77,7 @@ async fn bare_origin(sb: &Sandbox) -> String {
 async fn write(sb: &Sandbox, path: &str, text: &str) {
     sb.backend()
         .files()
-        .write(sb.id(), path, text.as_bytes(), None)
+        .write(sb.id(), &sp(path), text.as_bytes(), None)
         .await
         .unwrap();
 }
@@ -152,7 +153,7 @@ async fn clone_commit_push_pull_round_trip() {
     let text = sb
         .backend()
         .files()
-        .read(sb.id(), "/workspace/other/hello file.txt")
+        .read(sb.id(), &sp("/workspace/other/hello file.txt"))
         .await
         .unwrap();
     assert_eq!(text, b"hello\n");

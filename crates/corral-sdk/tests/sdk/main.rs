@@ -2,6 +2,11 @@
 //! files, git and tools over the in-memory, local and linux backends. The
 //! shared fixtures are `processes_support` and `sandbox_support`.
 
+/// The sandbox path `raw` names: a test's own literal, known to be one.
+fn sp(raw: &str) -> corral_backend::SandboxPath {
+    corral_backend::sandbox_path("path", raw).expect(raw)
+}
+
 mod processes_support;
 mod sandbox_support;
 

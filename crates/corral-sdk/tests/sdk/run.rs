@@ -2,6 +2,7 @@
 //! and both streaming forms, on memory, local and (where possible) linux.
 
 use crate::sandbox_support;
+use crate::sp;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -84,7 +85,7 @@ async fn cwd_env_and_stdin_reach_the_command() {
         // Through the file primitives: on local, paths inside commands are host paths.
         s.backend()
             .files()
-            .mkdir(s.id(), "/tmp/work", true)
+            .mkdir(s.id(), &sp("/tmp/work"), true)
             .await
             .unwrap();
         let mut opts = RunOptions {

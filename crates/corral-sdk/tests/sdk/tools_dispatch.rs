@@ -1,6 +1,7 @@
 //! The agent tools' dispatcher against real sandboxes: the memory backend
 //! (in-process) and the local backend (host processes).
 
+use crate::sp;
 use std::sync::Arc;
 
 use corral_backend_local::LocalBackend;
@@ -53,7 +54,7 @@ async fn exercise(sb: &Sandbox) {
     let stat = sb
         .backend()
         .files()
-        .stat(sb.id(), "/workspace/dir/sub/lines.txt")
+        .stat(sb.id(), &sp("/workspace/dir/sub/lines.txt"))
         .await
         .unwrap();
     assert_eq!(stat.mode & 0o777, 0o755);
@@ -134,7 +135,7 @@ async fn exercise(sb: &Sandbox) {
     )
     .await;
     assert_eq!(code(&r), "invalid_input");
-    let stat = sb.backend().files().stat(sb.id(), path).await.unwrap();
+    let stat = sb.backend().files().stat(sb.id(), &sp(path)).await.unwrap();
     assert_eq!(stat.mode & 0o777, 0o755, "edit keeps the mode");
 
     // search and list_files

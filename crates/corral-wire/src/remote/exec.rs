@@ -53,13 +53,13 @@ pub(super) async fn exec(
     let body = ExecBody {
         id: id.into(),
         command: req.command,
-        cwd: req.cwd,
+        cwd: req.cwd.map(|c| c.to_string()),
         env: req.env,
         stdin: req.stdin.map(Octets::new),
         timeout_ms: req
             .timeout
             .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
-        activity_path: req.activity_path,
+        activity_path: req.activity_path.map(|p| p.to_string()),
         run_as: req.run_as,
     };
     let response = tokio::select! {

@@ -71,10 +71,15 @@ impl UsageOps for RemoteBackend {
 
 #[async_trait]
 impl TreeListOps for RemoteBackend {
-    async fn list_tree(&self, id: &str, root: &str, max_entries: usize) -> Result<TreeListing> {
+    async fn list_tree(
+        &self,
+        id: &str,
+        root: &corral_backend::SandboxPath,
+        max_entries: usize,
+    ) -> Result<TreeListing> {
         let body = TreeBody {
             id: id.into(),
-            root: root.into(),
+            root: root.to_string(),
             max_entries: u64::try_from(max_entries).unwrap_or(u64::MAX),
         };
         self.remote.call(BackendRoute::ListTree, &body).await
@@ -89,7 +94,7 @@ impl BatchWriteOps for RemoteBackend {
             files: files
                 .into_iter()
                 .map(|f| BatchFileBody {
-                    path: f.path,
+                    path: f.path.to_string(),
                     bytes: Octets::new(f.bytes),
                     mode: f.mode,
                 })

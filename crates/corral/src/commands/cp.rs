@@ -91,6 +91,7 @@ pub async fn cp(args: CpArgs) -> CliResult {
             let backend = backends::for_id(named, &id).await?;
             backend.connect(&id).await?;
             let target = sandbox_target(&*backend, &id, &path, name.as_deref()).await?;
+            let target = corral_backend::sandbox_path("path", &target)?;
             backend.files().write(&id, &target, &bytes, mode).await?;
             Ok(0)
         }
@@ -119,16 +120,20 @@ fn too_large(id: &str, path: &str) -> CliError {
 /// The first read: through the contained read where the backend has one
 /// (which also proves the path stays inside the sandbox), one chunk at most.
 async fn read_head(backend: &dyn Backend, id: &str, path: &str) -> Result<Head, CliError> {
+    let at = corral_backend::sandbox_path("path", path)?;
     let ranged = backend.files().ranged().is_some();
     let Some(ops) = backend.contained_read_ops() else {
         return Ok(if ranged {
             Head::Larger(0)
         } else {
-            Head::Whole(backend.files().read(id, path).await?)
+            Head::Whole(backend.files().read(id, &at).await?)
         });
     };
     let max = if ranged { CHUNK_BYTES } else { MAX_COPY_BYTES };
-    match ops.read_contained(id, "/", path, max).await {
+    match ops
+        .read_contained(id, &corral_backend::SandboxPath::root(), &at, max)
+        .await
+    {
         Ok(bytes) => Ok(Head::Whole(bytes)),
         Err(ContainedReadFailure::Refused(r)) => match r.reason {
             ContainmentReason::TooLarge { actual, .. } if ranged => Ok(Head::Larger(actual)),
@@ -164,10 +169,11 @@ async fn copy_out(
             format!("cp: {id}:{path}: the backend lost its ranged read"),
         ));
     };
+    let at = corral_backend::sandbox_path("path", path)?;
     let mut sink = Sink::open(dst, name)?;
     let mut offset = 0u64;
     loop {
-        let chunk = match ranged.read_range(id, path, offset, CHUNK_BYTES).await {
+        let chunk = match ranged.read_range(id, &at, offset, CHUNK_BYTES).await {
             Ok(chunk) => chunk,
             Err(e) => return Err(sink.abandon(CliError::from(e))),
         };
@@ -306,7 +312,7 @@ async fn sandbox_target(
 ) -> Result<String, CliError> {
     let is_dir = path.ends_with('/')
         || matches!(
-            backend.files().stat(id, path).await,
+            backend.files().stat(id, &corral_backend::sandbox_path("path", path)?).await,
             Ok(st) if st.file_type == FileType::Directory
         );
     if !is_dir {

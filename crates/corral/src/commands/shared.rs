@@ -55,7 +55,11 @@ pub fn request(
     let env = kv::parse_env(env)?;
     let mut req = ExecRequest::new(Command::Argv(command));
     req.env = env;
-    req.cwd = cwd;
+    req.cwd = cwd
+        .as_deref()
+        .map(|c| corral_backend::sandbox_path("--cwd", c))
+        .transpose()
+        .map_err(|e| CliError::usage(e.message()))?;
     req.timeout = timeout(timeout_secs)?;
     req.validate().map_err(|e| CliError::usage(e.message()))?;
     Ok(req)

@@ -3,6 +3,7 @@
 //! and the host-side file primitives see the very tree the commands see,
 //! with its read-only parts refused in one line.
 
+use corral_backend::rules::sp;
 use corral_backend::{Backend, CreateRequest, ErrorCode};
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::etc::FROM_HOST;
@@ -79,7 +80,7 @@ async fn issue_2_host_etc_secrets_are_not_visible() {
         let on_host = std::path::Path::new(path).exists();
         let (code, out, err) = h.sh(&id, &format!("ls -d {path} || cat {path}")).await;
         assert_ne!(code, 0, "{path} is visible inside: {out:?} {err:?}");
-        let seen = h.backend.files().stat(&id, path).await;
+        let seen = h.backend.files().stat(&id, &sp(path)).await;
         assert_eq!(
             seen.map_err(|e| e.code()).err(),
             Some(ErrorCode::NotFound),
@@ -287,7 +288,7 @@ async fn issue_10_a_file_reads_the_same_from_both_sides() {
         "/bin/sh",
     ] {
         let (code, inside, _) = h.sh(&id, &format!("sha256sum < {path}")).await;
-        let host = f.read(&id, path).await;
+        let host = f.read(&id, &sp(path)).await;
         if code != 0 {
             assert!(host.is_err(), "{path} is missing inside only");
             println!("{path}: on neither side");
@@ -301,7 +302,7 @@ async fn issue_10_a_file_reads_the_same_from_both_sides() {
     let names = |v: Vec<corral_backend::DirEntry>| -> Vec<String> {
         v.into_iter().map(|e| e.name).collect()
     };
-    let listed = names(f.list(&id, "/usr/bin").await.unwrap());
+    let listed = names(f.list(&id, &sp("/usr/bin")).await.unwrap());
     let (_, ls, _) = h.sh(&id, "ls -A /usr/bin | LC_ALL=C sort").await;
     let mut sorted = listed.clone();
     sorted.sort();
@@ -340,12 +341,12 @@ async fn issue_10_host_side_writes_to_read_only_parts_are_refused() {
             println!("{path}: {parent} is not in this image");
             continue;
         }
-        let before = f.read(&id, path).await.ok();
+        let before = f.read(&id, &sp(path)).await.ok();
         refused(
             &format!("write {path}"),
-            f.write(&id, path, b"x\n", None).await,
+            f.write(&id, &sp(path), b"x\n", None).await,
         );
-        assert_eq!(f.read(&id, path).await.ok(), before, "{path} changed");
+        assert_eq!(f.read(&id, &sp(path)).await.ok(), before, "{path} changed");
         let (_, inside, _) = h.sh(&id, &format!("cat {path} 2>/dev/null")).await;
         assert_ne!(inside, "x\n", "{path} appeared inside");
     }
@@ -353,16 +354,16 @@ async fn issue_10_host_side_writes_to_read_only_parts_are_refused() {
         !std::path::Path::new("/usr/local/bin/x").exists(),
         "on the host"
     );
-    refused("mkdir /etc/d", f.mkdir(&id, "/etc/d", false).await);
+    refused("mkdir /etc/d", f.mkdir(&id, &sp("/etc/d"), false).await);
     refused(
         "remove /etc/passwd",
-        f.remove(&id, "/etc/passwd", false).await,
+        f.remove(&id, &sp("/etc/passwd"), false).await,
     );
     refused(
         "remove -r /usr/local",
-        f.remove(&id, "/usr/local", true).await,
+        f.remove(&id, &sp("/usr/local"), true).await,
     );
-    assert!(f.read(&id, "/etc/passwd").await.is_ok());
+    assert!(f.read(&id, &sp("/etc/passwd")).await.is_ok());
     // Inside, the same parts are read-only for root too.
     for script in [
         "echo x > /etc/passwd",
@@ -384,14 +385,17 @@ async fn issue_10_workspace_writes_are_seen_from_both_sides() {
     };
     let id = h.sandbox(CreateRequest::default()).await;
     let f = h.backend.files();
-    f.write(&id, "/workspace/x", b"from the host\n", None)
+    f.write(&id, &sp("/workspace/x"), b"from the host\n", None)
         .await
         .unwrap();
     let (code, out, _) = h
         .sh(&id, "cat /workspace/x && echo from inside > /home/user/y")
         .await;
     assert_eq!((code, out.as_str()), (0, "from the host\n"));
-    assert_eq!(f.read(&id, "/home/user/y").await.unwrap(), b"from inside\n");
+    assert_eq!(
+        f.read(&id, &sp("/home/user/y")).await.unwrap(),
+        b"from inside\n"
+    );
     h.still_answers().await;
 }
 

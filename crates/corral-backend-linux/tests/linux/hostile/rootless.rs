@@ -9,6 +9,7 @@
 //! makes a sandbox and checks it; where it does not, the backend answers
 //! with one line saying it needs root, and the parent prints `SKIP`.
 
+use corral_backend::rules::sp;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -89,13 +90,16 @@ fn child_makes_a_sandbox() {
             super::common::sh(&b, &id, maps).await.trim()
         );
         b.files()
-            .write(&id, "/tmp/from-host", b"written by the host\n", None)
+            .write(&id, &sp("/tmp/from-host"), b"written by the host\n", None)
             .await
             .unwrap();
         let inside =
             super::common::sh(&b, &id, "cat /tmp/from-host; echo inside > /tmp/back").await;
         assert_eq!(inside, "written by the host\n");
-        assert_eq!(b.files().read(&id, "/tmp/back").await.unwrap(), b"inside\n");
+        assert_eq!(
+            b.files().read(&id, &sp("/tmp/back")).await.unwrap(),
+            b"inside\n"
+        );
         let mut as_user = corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"]));
         as_user.run_as = Some(corral_backend::RunAs::User);
         let verdict = match b

@@ -8,6 +8,7 @@ use corral_backend::{
 };
 
 use super::Host;
+use corral_backend::rules::sp;
 
 /// What an exec request names and what must come back.
 struct Row {
@@ -89,7 +90,7 @@ async fn a_program_that_cannot_start_is_a_typed_refusal_never_a_crash() {
         for stdin in [false, true] {
             let mut req = ExecRequest::new(Command::argv(row.argv.iter().copied()));
             if let Some(cwd) = row.cwd {
-                req = req.cwd(cwd);
+                req = req.cwd(sp(cwd));
             }
             if stdin {
                 req = req.stdin(b"input".to_vec());

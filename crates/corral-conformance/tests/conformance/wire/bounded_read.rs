@@ -3,6 +3,7 @@
 //! which still serves it.
 
 use super::common;
+use corral_backend::rules::sp;
 use std::sync::Arc;
 
 use common::remote_over;
@@ -23,17 +24,27 @@ async fn a_whole_read_past_16_mib_is_refused_and_ranged_reads_serve_it() {
     let sb = remote.create(CreateRequest::default()).await.unwrap();
     let files = memory.files();
     files
-        .write(&sb.id, "/workspace/big", &vec![7u8; 16 * MIB + 1], None)
+        .write(
+            &sb.id,
+            &sp("/workspace/big"),
+            &vec![7u8; 16 * MIB + 1],
+            None,
+        )
         .await
         .unwrap();
     files
-        .write(&sb.id, "/workspace/at-bound", &vec![8u8; 16 * MIB], None)
+        .write(
+            &sb.id,
+            &sp("/workspace/at-bound"),
+            &vec![8u8; 16 * MIB],
+            None,
+        )
         .await
         .unwrap();
 
     let err = remote
         .files()
-        .read(&sb.id, "/workspace/big")
+        .read(&sb.id, &sp("/workspace/big"))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
@@ -45,16 +56,16 @@ async fn a_whole_read_past_16_mib_is_refused_and_ranged_reads_serve_it() {
 
     let ranged = remote.files().ranged().expect("the memory backend ranges");
     let tail = ranged
-        .read_range(&sb.id, "/workspace/big", 16 * MIB as u64 - 1, 1 << 20)
+        .read_range(&sb.id, &sp("/workspace/big"), 16 * MIB as u64 - 1, 1 << 20)
         .await
         .unwrap();
     assert_eq!(tail, vec![7u8; 2]);
     let whole = remote
         .files()
-        .read(&sb.id, "/workspace/at-bound")
+        .read(&sb.id, &sp("/workspace/at-bound"))
         .await
         .unwrap();
     assert_eq!(whole.len(), 16 * MIB);
-    let missing = remote.files().read(&sb.id, "/workspace/none").await;
+    let missing = remote.files().read(&sb.id, &sp("/workspace/none")).await;
     assert_eq!(missing.unwrap_err().code(), ErrorCode::NotFound);
 }

@@ -3,6 +3,7 @@
 //! a server that serves the contract only.
 
 use super::common;
+use corral_backend::rules::sp;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,12 +47,12 @@ async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
     let sb = remote.create(CreateRequest::default()).await.unwrap();
     let batch = vec![
         BatchFile {
-            path: "/workspace/a.txt".into(),
+            path: sp("/workspace/a.txt"),
             bytes: b"alpha".to_vec(),
             mode: None,
         },
         BatchFile {
-            path: "/workspace/b.txt".into(),
+            path: sp("/workspace/b.txt"),
             bytes: b"beta".to_vec(),
             mode: Some(0o600),
         },
@@ -66,7 +67,7 @@ async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
     assert_eq!(
         memory
             .files()
-            .read(&sb.id, "/workspace/b.txt")
+            .read(&sb.id, &sp("/workspace/b.txt"))
             .await
             .unwrap(),
         b"beta"
@@ -74,7 +75,7 @@ async fn pause_snapshots_usage_trees_and_batches_reach_the_served_backend() {
     let tree = remote
         .tree_list_ops()
         .unwrap()
-        .list_tree(&sb.id, "/workspace", 100)
+        .list_tree(&sb.id, &sp("/workspace"), 100)
         .await
         .unwrap();
     assert!(tree.complete);
@@ -128,7 +129,10 @@ async fn a_client_that_vanishes_mid_run_leaves_nothing_running() {
     .await;
     assert!(dropped.is_err(), "the run was still going");
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let late = memory.files().read(&sb.id, "/workspace/late.txt").await;
+    let late = memory
+        .files()
+        .read(&sb.id, &sp("/workspace/late.txt"))
+        .await;
     assert_eq!(
         late.map_err(|e| e.code()),
         Err(ErrorCode::NotFound),

@@ -52,7 +52,9 @@ impl WatchRequest {
         let root = resolve("path", &self.path)?;
         let stat = inner.backend.files().stat(&record.id, &root).await?;
         if stat.file_type != FileType::Directory {
-            return Err(E2bError::NotADirectory { path: root });
+            return Err(E2bError::NotADirectory {
+                path: root.to_string(),
+            });
         }
         Ok(Scope {
             sandbox: record.id.clone(),

@@ -49,8 +49,8 @@ pub struct Snapshot {
 pub struct Scope {
     /// The sandbox.
     pub sandbox: String,
-    /// The watched directory, absolute and normalized.
-    pub root: String,
+    /// The watched directory.
+    pub root: corral_backend::SandboxPath,
     /// Whether subdirectories are watched too.
     pub recursive: bool,
     /// Whether events carry the entry's `EntryInfo`.
@@ -59,7 +59,7 @@ pub struct Scope {
 
 impl Scope {
     fn absolute(&self, relative: &str) -> String {
-        if self.root == "/" {
+        if self.root.is_root() {
             format!("/{relative}")
         } else {
             format!("{}/{relative}", self.root)
@@ -83,7 +83,11 @@ pub async fn take(files: &dyn FileOps, scope: &Scope) -> E2bResult<Snapshot> {
             modified_ms: 0,
         };
         if e.file_type != FileType::Directory {
-            match files.stat(&scope.sandbox, &e.path).await {
+            let at = scope
+                .root
+                .join(&relative)
+                .map_err(|err| crate::E2bError::invalid("path", err.broken_rule()))?;
+            match files.stat(&scope.sandbox, &at).await {
                 Ok(stat) => {
                     seen.size = stat.size;
                     seen.mode = stat.mode;

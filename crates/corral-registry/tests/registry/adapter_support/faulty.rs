@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::{
     Backend, BackendError, BatchFile, BatchWriteOps, Capabilities, ContainedReadOps, CreateRequest,
     DirEntry, ExecOutcome, ExecRequest, FileOps, FileStat, KeyMode, Labels, OutputSink, PauseOps,
@@ -188,43 +189,50 @@ pub struct FaultyFiles<B> {
 
 #[async_trait]
 impl<B: Backend> FileOps for FaultyFiles<B> {
-    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+    async fn read(&self, id: &str, path: &SandboxPath) -> Result<Vec<u8>> {
         self.control.alive()?;
         self.inner.files().read(id, path).await
     }
 
-    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    async fn write(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
         let journal = path
+            .as_str()
             .ends_with("/journal.json")
             .then(|| serde_json::from_slice::<serde_json::Value>(bytes).ok())
             .flatten()
             .and_then(|v| v["state"].as_str().map(str::to_owned));
         self.control
             .mutate(Event::Write {
-                path: path.to_owned(),
+                path: path.to_string(),
                 journal,
             })
             .await?;
         self.inner.files().write(id, path, bytes, mode).await
     }
 
-    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>> {
+    async fn list(&self, id: &str, path: &SandboxPath) -> Result<Vec<DirEntry>> {
         self.control.alive()?;
         self.inner.files().list(id, path).await
     }
 
-    async fn stat(&self, id: &str, path: &str) -> Result<FileStat> {
+    async fn stat(&self, id: &str, path: &SandboxPath) -> Result<FileStat> {
         self.control.alive()?;
         self.inner.files().stat(id, path).await
     }
 
-    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()> {
-        self.control.mutate(Event::Remove(path.to_owned())).await?;
+    async fn remove(&self, id: &str, path: &SandboxPath, recursive: bool) -> Result<()> {
+        self.control.mutate(Event::Remove(path.to_string())).await?;
         self.inner.files().remove(id, path, recursive).await
     }
 
-    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
-        self.control.mutate(Event::Mkdir(path.to_owned())).await?;
+    async fn mkdir(&self, id: &str, path: &SandboxPath, parents: bool) -> Result<()> {
+        self.control.mutate(Event::Mkdir(path.to_string())).await?;
         self.inner.files().mkdir(id, path, parents).await
     }
 
@@ -236,7 +244,7 @@ impl<B: Backend> FileOps for FaultyFiles<B> {
 #[async_trait]
 impl<B: Backend> BatchWriteOps for Faulty<B> {
     async fn write_batch(&self, id: &str, files: Vec<BatchFile>) -> Result<()> {
-        let paths = files.iter().map(|f| f.path.clone()).collect();
+        let paths = files.iter().map(|f| f.path.to_string()).collect();
         self.control.mutate(Event::Batch(paths)).await?;
         match self.inner.batch_write_ops() {
             Some(ops) => ops.write_batch(id, files).await,

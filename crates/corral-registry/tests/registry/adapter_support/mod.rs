@@ -4,6 +4,7 @@
 
 pub mod faulty;
 
+use crate::sp;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -228,7 +229,7 @@ pub async fn backend_read<B: Backend>(
     at: &str,
 ) -> Option<Vec<u8>> {
     let sandbox = sandbox_of(adapter, id).await;
-    adapter.backend().files().read(&sandbox, at).await.ok()
+    adapter.backend().files().read(&sandbox, &sp(at)).await.ok()
 }
 
 /// Unwraps the error of a result whose success type is not `Debug`.

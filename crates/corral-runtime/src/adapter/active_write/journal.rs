@@ -14,6 +14,7 @@
 //! Every write is one backend `files.write` (atomic per file), so the
 //! journal is always either its previous or its next version.
 
+use crate::adapter::at;
 use std::sync::Arc;
 
 use corral_backend::{Backend, ErrorCode};
@@ -114,13 +115,17 @@ impl<B: Backend> Store<B> {
             .map_err(|_| failed(op, FailureReason::PlatformRejected))?;
         let files = self.backend.files();
         files
-            .mkdir(&self.sandbox_id, &dir, true)
+            .mkdir(
+                &self.sandbox_id,
+                &at(&dir).map_err(on(op, self.subject()))?,
+                true,
+            )
             .await
             .map_err(on(op, self.subject()))?;
         files
             .write(
                 &self.sandbox_id,
-                &format!("{dir}/journal.json"),
+                &at(&format!("{dir}/journal.json")).map_err(on(op, self.subject()))?,
                 &json,
                 Some(0o600),
             )
@@ -134,7 +139,8 @@ impl<B: Backend> Store<B> {
         op: Operation,
         transaction_id: &str,
     ) -> Result<Option<Journal>, SandboxError> {
-        let path = format!("{}/journal.json", Self::dir(transaction_id));
+        let path = at(&format!("{}/journal.json", Self::dir(transaction_id)))
+            .map_err(on(op, self.subject()))?;
         match self.backend.files().read(&self.sandbox_id, &path).await {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
@@ -149,7 +155,10 @@ impl<B: Backend> Store<B> {
         match self
             .backend
             .files()
-            .list(&self.sandbox_id, JOURNAL_ROOT)
+            .list(
+                &self.sandbox_id,
+                &at(JOURNAL_ROOT).map_err(on(op, self.subject()))?,
+            )
             .await
         {
             Ok(entries) => Ok(entries.into_iter().map(|e| e.name).collect()),
@@ -167,14 +176,20 @@ impl<B: Backend> Store<B> {
         n: usize,
         bytes: &[u8],
     ) -> Result<(), SandboxError> {
-        let dir = format!("{}/{}", Self::dir(transaction_id), kind.dir());
+        let dir = at(&format!("{}/{}", Self::dir(transaction_id), kind.dir()))
+            .map_err(on(op, self.subject()))?;
         let files = self.backend.files();
         files
             .mkdir(&self.sandbox_id, &dir, true)
             .await
             .map_err(on(op, self.subject()))?;
         files
-            .write(&self.sandbox_id, &format!("{dir}/{n}"), bytes, Some(0o600))
+            .write(
+                &self.sandbox_id,
+                &at(&format!("{dir}/{n}")).map_err(on(op, self.subject()))?,
+                bytes,
+                Some(0o600),
+            )
             .await
             .map_err(on(op, self.subject()))
     }
@@ -188,7 +203,8 @@ impl<B: Backend> Store<B> {
         n: usize,
         expected: &Digest,
     ) -> Result<Vec<u8>, SandboxError> {
-        let path = format!("{}/{}/{n}", Self::dir(transaction_id), kind.dir());
+        let path = at(&format!("{}/{}/{n}", Self::dir(transaction_id), kind.dir()))
+            .map_err(on(op, self.subject()))?;
         let bytes = match self.backend.files().read(&self.sandbox_id, &path).await {
             Ok(bytes) => bytes,
             // Evidence that is gone cannot be trusted to restore anything.
@@ -219,7 +235,11 @@ impl<B: Backend> Store<B> {
             match self
                 .backend
                 .files()
-                .remove(&self.sandbox_id, &path, true)
+                .remove(
+                    &self.sandbox_id,
+                    &at(&path).map_err(on(op, self.subject()))?,
+                    true,
+                )
                 .await
             {
                 Ok(()) => {}

@@ -233,10 +233,10 @@ impl<B: Backend + 'static> Transaction<B> {
         let subject = Subject::Instance(&journal.instance_id);
         let id = self.id.as_str();
         for (n, file) in journal.files.iter_mut().enumerate() {
-            let prior = match files.stat(sandbox, file.path.as_str()).await {
+            let prior = match files.stat(sandbox, &file.path).await {
                 Ok(stat) if stat.file_type == FileType::File => {
                     let bytes = files
-                        .read(sandbox, file.path.as_str())
+                        .read(sandbox, &file.path)
                         .await
                         .map_err(on(OP, subject))?;
                     self.store
@@ -251,7 +251,7 @@ impl<B: Backend + 'static> Transaction<B> {
                 Err(e) if e.code() == ErrorCode::NotFound => {
                     if let Some(parent) = file.path.parent() {
                         files
-                            .mkdir(sandbox, parent.as_str(), true)
+                            .mkdir(sandbox, &parent, true)
                             .await
                             .map_err(on(OP, subject))?;
                     }
@@ -290,7 +290,7 @@ impl<B: Backend + 'static> Transaction<B> {
                 .read_body(OP, id, Body::Staged, n, &file.sha256)
                 .await?;
             batch.push(BatchFile {
-                path: file.path.to_string(),
+                path: file.path.clone(),
                 bytes,
                 mode: Some(file.mode.bits()),
             });

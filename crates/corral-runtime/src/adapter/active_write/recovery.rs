@@ -16,6 +16,7 @@
 //! `dispatched`) rather than restoring something else. Transactions this
 //! adapter is driving right now are skipped.
 
+use crate::adapter::at;
 use corral_backend::{Backend, BatchFile, ErrorCode};
 use corral_contract::{
     FailureReason, InstanceId, JournalState, Operation, SandboxError, TransactionId,
@@ -51,7 +52,7 @@ pub(crate) async fn restore<B: Backend>(
             Some(Prior::File { mode, sha256 }) => {
                 let bytes = store.read_body(op, id, Body::Prior, n, sha256).await?;
                 writes.push(BatchFile {
-                    path: file.path.to_string(),
+                    path: file.path.clone(),
                     bytes,
                     mode: Some(*mode),
                 });
@@ -82,7 +83,12 @@ pub(crate) async fn restore<B: Backend>(
         }
     }
     for path in removals {
-        match backend.files().remove(&store.sandbox_id, path, false).await {
+        let path = at(path).map_err(on(op, subject))?;
+        match backend
+            .files()
+            .remove(&store.sandbox_id, &path, false)
+            .await
+        {
             Ok(()) => {}
             Err(e) if e.code() == ErrorCode::NotFound => {}
             Err(e) => return Err(on(op, subject)(e)),

@@ -3,12 +3,14 @@
 //! file calls, run options that time out or abort, and a wait for the
 //! activity records of a sandbox.
 
+use crate::sp;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use corral_backend::SandboxPath;
 use corral_backend::{
     Backend, CancellationToken, Capabilities, CreateRequest, DirEntry, ErrorCode, ExecOutcome,
     ExecRequest, FileOps, FileStat, KeyMode, Labels, OutputSink, PreviewUrl, Result, SandboxInfo,
@@ -99,7 +101,7 @@ pub fn abort_on(token: CancellationToken) -> RunOptions {
 /// Activity records in sandbox `id`, read through `backend` (not through a
 /// counting wrapper); none when the directory does not exist.
 pub async fn records(backend: &Arc<dyn Backend>, id: &str) -> usize {
-    match backend.files().list(id, ACTIVITY_DIR).await {
+    match backend.files().list(id, &sp(ACTIVITY_DIR)).await {
         Ok(list) => list.len(),
         Err(e) if e.code() == ErrorCode::NotFound => 0,
         Err(e) => panic!("{e}"),
@@ -234,33 +236,39 @@ struct CountingFiles {
 
 #[async_trait]
 impl FileOps for CountingFiles {
-    async fn read(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+    async fn read(&self, id: &str, path: &SandboxPath) -> Result<Vec<u8>> {
         self.counts.read.fetch_add(1, Ordering::SeqCst);
         self.inner.files().read(id, path).await
     }
-    async fn write(&self, id: &str, path: &str, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    async fn write(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
         self.counts.write.fetch_add(1, Ordering::SeqCst);
         if self.creates_parents
-            && let Some((parent, _)) = path.rsplit_once('/')
-            && !parent.is_empty()
+            && let Some(parent) = path.parent()
+            && !parent.is_root()
         {
-            self.inner.files().mkdir(id, parent, true).await?;
+            self.inner.files().mkdir(id, &parent, true).await?;
         }
         self.inner.files().write(id, path, bytes, mode).await
     }
-    async fn list(&self, id: &str, path: &str) -> Result<Vec<DirEntry>> {
+    async fn list(&self, id: &str, path: &SandboxPath) -> Result<Vec<DirEntry>> {
         self.counts.list.fetch_add(1, Ordering::SeqCst);
         self.inner.files().list(id, path).await
     }
-    async fn stat(&self, id: &str, path: &str) -> Result<FileStat> {
+    async fn stat(&self, id: &str, path: &SandboxPath) -> Result<FileStat> {
         self.counts.stat.fetch_add(1, Ordering::SeqCst);
         self.inner.files().stat(id, path).await
     }
-    async fn remove(&self, id: &str, path: &str, recursive: bool) -> Result<()> {
+    async fn remove(&self, id: &str, path: &SandboxPath, recursive: bool) -> Result<()> {
         self.counts.remove.fetch_add(1, Ordering::SeqCst);
         self.inner.files().remove(id, path, recursive).await
     }
-    async fn mkdir(&self, id: &str, path: &str, parents: bool) -> Result<()> {
+    async fn mkdir(&self, id: &str, path: &SandboxPath, parents: bool) -> Result<()> {
         self.counts.mkdir.fetch_add(1, Ordering::SeqCst);
         self.inner.files().mkdir(id, path, parents).await
     }
@@ -316,8 +324,8 @@ impl Backend for Wrapped {
             _ => None,
         };
         if let Some(p) = &inline {
-            let parent = p.rsplit_once('/').map_or("/", |(d, _)| d);
-            self.inner.files().mkdir(id, parent, true).await?;
+            let parent = p.parent().unwrap_or_else(SandboxPath::root);
+            self.inner.files().mkdir(id, &parent, true).await?;
             self.inner.files().write(id, p, b"inline\n", None).await?;
         }
         let out = self.inner.exec(id, req, sink).await;

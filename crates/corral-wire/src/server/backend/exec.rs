@@ -15,7 +15,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use corral_backend::{Backend, CancellationToken, ExecError, ExecRequest, OutputSink, StreamKind};
+use corral_backend::{
+    Backend, BackendError, CancellationToken, ExecError, ExecRequest, OutputSink, StreamKind,
+};
 use corral_contract::Octets;
 use http_body_util::BodyExt;
 use hyper::body::Frame;
@@ -140,16 +142,25 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
     let queued = Arc::new(AtomicUsize::new(0));
     let overflowed = Arc::new(AtomicBool::new(false));
     queue(&frames, &queued, line(&ExecFrame::Started { run }));
-    let request = ExecRequest {
-        command: body.command,
-        cwd: body.cwd,
-        env: body.env,
-        stdin: body.stdin.map(Octets::into_vec),
-        timeout: body.timeout_ms.map(Duration::from_millis),
-        abort: Some(token.clone()),
-        activity_path: body.activity_path,
-        run_as: body.run_as,
+    // The paths are made sandbox paths here, at the wire's edge; a
+    // malformed one is the run's one error frame, as any refusal is.
+    let typed = |field: &str, raw: Option<String>| {
+        raw.as_deref()
+            .map(|raw| corral_backend::sandbox_path(field, raw))
+            .transpose()
     };
+    let request = (|| -> Result<ExecRequest, BackendError> {
+        Ok(ExecRequest {
+            command: body.command,
+            cwd: typed("cwd", body.cwd)?,
+            env: body.env,
+            stdin: body.stdin.map(Octets::into_vec),
+            timeout: body.timeout_ms.map(Duration::from_millis),
+            abort: Some(token.clone()),
+            activity_path: typed("activity_path", body.activity_path)?,
+            run_as: body.run_as,
+        })
+    })();
     let backend = Arc::clone(backend);
     let runs = Arc::clone(runs);
     let id = body.id;
@@ -163,7 +174,10 @@ pub(super) fn start(backend: &Arc<dyn Backend>, runs: &Arc<Runs>, body: ExecBody
             abort: token_for_sink,
             limit: MAX_QUEUED_OUTPUT_BYTES,
         };
-        let result = backend.exec(&id, request, &mut sink).await;
+        let result = match request {
+            Ok(request) => backend.exec(&id, request, &mut sink).await,
+            Err(refused) => Err(refused),
+        };
         let last = if overflowed.load(Ordering::Relaxed) {
             ExecFrame::Error(
                 ExecError::OutputOverrun {

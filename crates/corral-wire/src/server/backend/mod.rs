@@ -9,7 +9,7 @@ pub(crate) use exec::Runs;
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError, BatchFile, ErrorCode, PlatformError};
+use corral_backend::{Backend, BackendError, BatchFile, ErrorCode, PlatformError, sandbox_path};
 use corral_contract::Octets;
 use hyper::{Response, StatusCode};
 use serde::Serialize;
@@ -127,32 +127,53 @@ async fn dispatch(
         }
         BackendRoute::Read => {
             let p: PathBody = decode(body)?;
-            bytes(read::bounded(b, &p.id, &p.path).await)
+            bytes(match sandbox_path("path", &p.path) {
+                Ok(path) => read::bounded(b, &p.id, &path).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::Write => {
             let w: WriteBody = decode(body)?;
-            reply(b.files().write(&w.id, &w.path, &w.bytes, w.mode).await)
+            reply(match sandbox_path("path", &w.path) {
+                Ok(path) => b.files().write(&w.id, &path, &w.bytes, w.mode).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::ListDir => {
             let p: PathBody = decode(body)?;
-            reply(b.files().list(&p.id, &p.path).await)
+            reply(match sandbox_path("path", &p.path) {
+                Ok(path) => b.files().list(&p.id, &path).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::Stat => {
             let p: PathBody = decode(body)?;
-            reply(b.files().stat(&p.id, &p.path).await)
+            reply(match sandbox_path("path", &p.path) {
+                Ok(path) => b.files().stat(&p.id, &path).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::Remove => {
             let r: RemoveBody = decode(body)?;
-            reply(b.files().remove(&r.id, &r.path, r.recursive).await)
+            reply(match sandbox_path("path", &r.path) {
+                Ok(path) => b.files().remove(&r.id, &path, r.recursive).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::Mkdir => {
             let m: MkdirBody = decode(body)?;
-            reply(b.files().mkdir(&m.id, &m.path, m.parents).await)
+            reply(match sandbox_path("path", &m.path) {
+                Ok(path) => b.files().mkdir(&m.id, &path, m.parents).await,
+                Err(e) => Err(e),
+            })
         }
         BackendRoute::ReadRange => {
             let r: RangeBody = decode(body)?;
             bytes(match b.files().ranged() {
-                Some(ranged) => ranged.read_range(&r.id, &r.path, r.offset, r.len).await,
+                Some(ranged) => match sandbox_path("path", &r.path) {
+                    Ok(path) => ranged.read_range(&r.id, &path, r.offset, r.len).await,
+                    Err(e) => Err(e),
+                },
                 None => Err(undeclared(b, route)),
             })
         }
@@ -208,24 +229,30 @@ async fn dispatch(
             let t: TreeBody = decode(body)?;
             let max = usize::try_from(t.max_entries).unwrap_or(usize::MAX);
             reply(match b.tree_list_ops() {
-                Some(ops) => ops.list_tree(&t.id, &t.root, max).await,
+                Some(ops) => match sandbox_path("root", &t.root) {
+                    Ok(root) => ops.list_tree(&t.id, &root, max).await,
+                    Err(e) => Err(e),
+                },
                 None => Err(undeclared(b, route)),
             })
         }
         BackendRoute::WriteBatch => {
             let w: BatchBody = decode(body)?;
-            let files = w
+            let files: Result<Vec<BatchFile>, BackendError> = w
                 .files
                 .into_iter()
-                .map(|f| BatchFile {
-                    path: f.path,
-                    bytes: f.bytes.into_vec(),
-                    mode: f.mode,
+                .map(|f| {
+                    Ok(BatchFile {
+                        path: sandbox_path("path", &f.path)?,
+                        bytes: f.bytes.into_vec(),
+                        mode: f.mode,
+                    })
                 })
                 .collect();
-            reply(match b.batch_write_ops() {
-                Some(ops) => ops.write_batch(&w.id, files).await,
-                None => Err(undeclared(b, route)),
+            reply(match (b.batch_write_ops(), files) {
+                (Some(ops), Ok(files)) => ops.write_batch(&w.id, files).await,
+                (Some(_), Err(e)) => Err(e),
+                (None, _) => Err(undeclared(b, route)),
             })
         }
     })

@@ -3,7 +3,7 @@
 //! line naming the bound and the ranged read that serves it, so a served
 //! backend never holds a huge file, nor the server its encoding.
 
-use corral_backend::{Backend, BackendError, FileType, RequestError};
+use corral_backend::{Backend, BackendError, FileType, RequestError, SandboxPath};
 use corral_contract::bounds::MAX_READ_FILE_BYTES;
 
 /// The largest file the `read` route returns whole.
@@ -23,7 +23,7 @@ fn too_large(path: &str) -> BackendError {
 pub(crate) async fn bounded(
     b: &dyn Backend,
     id: &str,
-    path: &str,
+    path: &SandboxPath,
 ) -> Result<Vec<u8>, BackendError> {
     let files = b.files();
     let stat = match files.stat(id, path).await {
@@ -35,7 +35,7 @@ pub(crate) async fn bounded(
         return files.read(id, path).await;
     }
     if stat.file_type == FileType::File && stat.size > MAX_WHOLE_READ_BYTES {
-        return Err(too_large(path));
+        return Err(too_large(path.as_str()));
     }
     match files.ranged() {
         Some(ranged) => {
@@ -43,7 +43,7 @@ pub(crate) async fn bounded(
                 .read_range(id, path, 0, MAX_WHOLE_READ_BYTES + 1)
                 .await?;
             if bytes.len() as u64 > MAX_WHOLE_READ_BYTES {
-                return Err(too_large(path));
+                return Err(too_large(path.as_str()));
             }
             Ok(bytes)
         }
