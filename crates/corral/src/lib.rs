@@ -7,7 +7,10 @@
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
 //! with exit status 2 for bad input and 1 for failures; never a panic or a
-//! backtrace.
+//! backtrace. `run` and `exec` exit with the command's exit code, 124 after
+//! `--timeout`, 128 + n after a caught ending signal n (naming it), and 141
+//! (128 + SIGPIPE, silently) when their stdout or stderr is a pipe whose
+//! reader closed it; the last two kill the command's process group.
 
 pub mod args;
 pub mod backends;
@@ -16,6 +19,7 @@ pub mod error;
 pub mod kv;
 
 use std::ffi::OsString;
+use std::io::Write as _;
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -91,7 +95,8 @@ async fn dispatch(command: Commands) -> error::CliResult {
 }
 
 fn report(e: CliError) -> i32 {
-    eprintln!("{e}");
+    // A closed stderr cannot be told anything: the exit status says it.
+    let _ = writeln!(std::io::stderr(), "{e}");
     e.exit
 }
 
@@ -139,7 +144,8 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "{}",
             CliError::failure(
                 "internal",

@@ -1,5 +1,5 @@
 //! The command line's integration tests, one binary: argument handling, the
-//! commands, gc, the kit, MCP, the remote backend, `corral serve`, the wire
+//! commands, how `run` and `exec` end (`endings`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
 //! conformance from the command line, and the hostile suite through the real
 //! binary (`hostile`). The shared fixture is `serve_support`.
 
@@ -9,6 +9,7 @@ mod args_in_process;
 mod bench_e2b;
 mod cli;
 mod conformance_wire;
+mod endings;
 mod gc;
 mod hostile;
 mod kit_cli;
