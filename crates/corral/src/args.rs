@@ -194,7 +194,7 @@ pub struct RmArgs {
     #[command(flatten)]
     pub backend: BackendArg,
     /// Sandbox ids.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "ID")]
     pub ids: Vec<String>,
 }
 

@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::io::Write as _;
 
 use clap::Parser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::args::{Cli, Commands};
 use crate::error::{CliError, EXIT_FAILURE};
@@ -119,16 +119,47 @@ fn to_utf8(args: Vec<OsString>) -> Result<Vec<String>, CliError> {
         .collect()
 }
 
-/// The first meaningful line of a clap error, without its `error: ` prefix.
+/// A clap error as one line, without its `error: ` prefix: the first line
+/// of clap's rendering, but for missing arguments, which clap lists on the
+/// lines after it, named here; then where help is (`corral run --help`).
 fn clap_one_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let line = rendered
+    let message = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) => {
+            let s = if args.len() == 1 { "" } else { "s" };
+            format!("missing required argument{s}: {}", args.join(", "))
+        }
+        _ => {
+            let line = rendered
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("invalid arguments");
+            line.strip_prefix("error: ").unwrap_or(line).to_string()
+        }
+    };
+    format!("{message} (see {} --help)", command_path(&rendered))
+}
+
+/// The subcommand a clap error is about, from its usage line (`Usage:
+/// corral image import [OPTIONS] <FILE>` gives `corral image import`);
+/// `corral` without one.
+fn command_path(rendered: &str) -> String {
+    let words: Vec<&str> = rendered
         .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid arguments");
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    format!("{line} (see corral --help)")
+        .find_map(|l| l.trim().strip_prefix("Usage:"))
+        .map(|usage| {
+            usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect()
+        })
+        .unwrap_or_default();
+    if words.is_empty() {
+        "corral".into()
+    } else {
+        words.join(" ")
+    }
 }
 
 /// A panic becomes one error line and exit status 1, never a backtrace.

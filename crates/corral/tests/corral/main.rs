@@ -1,5 +1,5 @@
 //! The command line's integration tests, one binary: argument handling, the
-//! commands, how `run` and `exec` end (`endings`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
+//! commands, how `run` and `exec` end (`endings`), refusals of bad input (`refusals`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
 //! conformance from the command line, and the hostile suite through the real
 //! binary (`hostile`). The shared fixture is `serve_support`.
 
@@ -14,5 +14,6 @@ mod gc;
 mod hostile;
 mod kit_cli;
 mod mcp;
+mod refusals;
 mod remote;
 mod serve;

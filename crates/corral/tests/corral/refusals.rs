@@ -1,0 +1,55 @@
+//! Bad input on the command line gets one line naming what was wrong.
+//!
+//! | input                                  | expected refusal                                                       |
+//! |----------------------------------------|------------------------------------------------------------------------|
+//! | `corral run`                           | `missing required argument: <CMD>... (see corral run --help)`          |
+//! | `corral exec`                          | `missing required arguments: <ID>, <CMD>... (see corral exec --help)`  |
+//! | `corral cp a`                          | `missing required argument: <DST> (see corral cp --help)`              |
+//! | `corral rm`                            | `missing required argument: <ID>... (see corral rm --help)`            |
+//! | `corral serve --backend memory`        | `missing required argument: --listen <ADDR> (see corral serve --help)` |
+//! | `corral image import`                  | `missing required argument: <FILE> (see corral image import --help)`   |
+//! | `corral evidence verify F`             | `missing required argument: --key <PUBFILE> (see corral evidence verify --help)` |
+
+use crate::cli::{Cli, one_error_line};
+
+#[test]
+fn a_missing_argument_is_named_with_where_help_is() {
+    let cli = Cli::new();
+    for (args, expected) in [
+        (
+            &["run"][..],
+            "missing required argument: <CMD>... (see corral run --help)",
+        ),
+        (
+            &["exec"],
+            "missing required arguments: <ID>, <CMD>... (see corral exec --help)",
+        ),
+        (
+            &["cp", "a"],
+            "missing required argument: <DST> (see corral cp --help)",
+        ),
+        (
+            &["rm"],
+            "missing required argument: <ID>... (see corral rm --help)",
+        ),
+        (
+            &["serve", "--backend", "memory"],
+            "missing required argument: --listen <ADDR> (see corral serve --help)",
+        ),
+        (
+            &["image", "import"],
+            "missing required argument: <FILE> (see corral image import --help)",
+        ),
+        (
+            &["evidence", "verify", "evidence.json"],
+            "missing required argument: --key <PUBFILE> (see corral evidence verify --help)",
+        ),
+    ] {
+        let line = one_error_line(&cli.run(args), "usage", 2);
+        assert_eq!(
+            line,
+            format!("corral: error: [usage] {expected}"),
+            "corral {args:?}"
+        );
+    }
+}
