@@ -24,7 +24,8 @@ pub enum Commands {
     /// (`corral run -- yes | head -1`): the command is killed, the sandbox
     /// destroyed. 2 for bad input, 1 for other failures.
     Run(RunArgs),
-    /// Create a sandbox and print its id.
+    /// Create a sandbox and print its id (not on `--backend memory`, whose
+    /// sandboxes end with the process that made them).
     Create(CreateArgs),
     /// Run a command in an existing sandbox.
     ///

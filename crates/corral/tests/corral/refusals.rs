@@ -9,6 +9,7 @@
 //! | `corral serve --backend memory`        | `missing required argument: --listen <ADDR> (see corral serve --help)` |
 //! | `corral image import`                  | `missing required argument: <FILE> (see corral image import --help)`   |
 //! | `corral evidence verify F`             | `missing required argument: --key <PUBFILE> (see corral evidence verify --help)` |
+//! | `corral create --backend memory`       | `--backend memory: its sandboxes live only inside one process, …`      |
 
 use crate::cli::{Cli, one_error_line};
 
@@ -52,4 +53,17 @@ fn a_missing_argument_is_named_with_where_help_is() {
             "corral {args:?}"
         );
     }
+}
+
+#[test]
+fn create_refuses_a_backend_whose_sandboxes_end_with_the_process() {
+    let cli = Cli::new();
+    let out = cli.run(&["create", "--backend", "memory"]);
+    let line = one_error_line(&out, "usage", 2);
+    assert_eq!(
+        line,
+        "corral: error: [usage] --backend memory: its sandboxes live only inside one \
+         process, so this one would be gone when create exits; use it with `corral run`"
+    );
+    assert!(out.stdout.is_empty(), "no id of a sandbox that is gone");
 }
