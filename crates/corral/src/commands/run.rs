@@ -20,7 +20,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels
-        .insert(CORRAL_LABEL, "run")
+        .insert(CORRAL_LABEL, "cli")
         .expect("the corral label is a label");
     super::creator::label(&mut labels);
     let ending = ending_signals::listen();

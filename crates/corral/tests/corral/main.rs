@@ -1,5 +1,6 @@
 //! The command line's integration tests, one binary: argument handling, the
-//! commands, how `run` and `exec` end (`endings`), refusals of bad input (`refusals`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
+//! commands, how `run` and `exec` end (`endings`), refusals of bad input (`refusals`), the
+//! `corral` label of each front (`labels`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
 //! conformance from the command line, and the hostile suite through the real
 //! binary (`hostile`). The shared fixture is `serve_support`.
 
@@ -13,6 +14,7 @@ mod endings;
 mod gc;
 mod hostile;
 mod kit_cli;
+mod labels;
 mod mcp;
 mod refusals;
 mod remote;
