@@ -6,9 +6,9 @@ use bollard::errors::Error;
 use corral_backend::{BackendError, ErrorCode, PlatformError};
 
 /// How to make an image the engine lacks available: corral contacts no
-/// registry.
-pub(crate) const LOAD_HINT: &str =
-    "load it with `docker load`, `docker import` or `corral image push-docker`";
+/// registry, and its own image store (`corral image`) feeds only the linux
+/// backend, so the engine's own commands are the way.
+pub(crate) const LOAD_HINT: &str = "load it with `docker load` or `docker import`";
 
 /// Maps a bollard error about `context` (an operation and its subject) onto
 /// a [`BackendError`]: an answer of the engine is
@@ -111,6 +111,14 @@ mod tests {
             err: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
         };
         assert_eq!(map_error("x", &refused).code(), ErrorCode::Unavailable);
+    }
+
+    // `corral image` has import, ls and rm, and no command that puts an
+    // image into the engine: the hint names only the engine's commands.
+    #[test]
+    fn the_load_hint_names_only_commands_that_exist() {
+        assert_eq!(LOAD_HINT, "load it with `docker load` or `docker import`");
+        assert!(!LOAD_HINT.contains("corral"), "{LOAD_HINT}");
     }
 
     // SDK spec, "Rules an adapter must follow": "Don't attach the native

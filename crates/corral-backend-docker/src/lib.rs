@@ -16,7 +16,8 @@
 //! | `preview_url` | a port published on `127.0.0.1` |
 //!
 //! No registry is ever contacted: the default image must already be in the
-//! engine (`docker load`, `docker import`, or corral's own image store).
+//! engine (`docker load` or `docker import`; corral's own image store feeds
+//! only the linux backend).
 
 pub mod busybox_image;
 mod connect;

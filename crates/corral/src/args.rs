@@ -16,10 +16,23 @@ pub struct Cli {
 pub enum Commands {
     /// Create a sandbox, run one command in it with live output, exit with its
     /// exit code, and destroy the sandbox (also on Ctrl-C).
+    ///
+    /// Exit status: the command's (128 + n when signal n killed it), 124
+    /// after --timeout, 128 + n after corral caught signal n (SIGINT 130,
+    /// SIGTERM 143, SIGHUP 129, SIGQUIT 131, SIGUSR1 138, SIGALRM 142), 141
+    /// (128 + SIGPIPE) when stdout or stderr was a pipe its reader closed
+    /// (`corral run -- yes | head -1`): the command is killed, the sandbox
+    /// destroyed. 2 for bad input, 1 for other failures.
     Run(RunArgs),
-    /// Create a sandbox and print its id.
+    /// Create a sandbox and print its id (not on `--backend memory`, whose
+    /// sandboxes end with the process that made them).
     Create(CreateArgs),
     /// Run a command in an existing sandbox.
+    ///
+    /// Exit status as for `run`: the command's, 124 after --timeout, 128 + n
+    /// after corral caught signal n, 141 when stdout or stderr was a pipe
+    /// its reader closed; in the last two the command's process group is
+    /// killed and the sandbox stays.
     Exec(ExecArgs),
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
@@ -182,7 +195,7 @@ pub struct RmArgs {
     #[command(flatten)]
     pub backend: BackendArg,
     /// Sandbox ids.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "ID")]
     pub ids: Vec<String>,
 }
 

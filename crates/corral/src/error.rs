@@ -10,8 +10,10 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status when the command ran past `--timeout` (as `timeout(1)` does).
 pub const EXIT_TIMEOUT: i32 = 124;
-/// Exit status after Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status when stdout or stderr was a pipe whose reader closed it
+/// (128 + SIGPIPE, what a shell reports for a writer the closed pipe
+/// killed): `corral run -- yes | head -1`.
+pub const EXIT_BROKEN_PIPE: i32 = 141;
 
 /// A CLI failure: the `[code]`, the one-line message, and the exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,10 @@
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
 //! with exit status 2 for bad input and 1 for failures; never a panic or a
-//! backtrace.
+//! backtrace. `run` and `exec` exit with the command's exit code, 124 after
+//! `--timeout`, 128 + n after a caught ending signal n (naming it), and 141
+//! (128 + SIGPIPE, silently) when their stdout or stderr is a pipe whose
+//! reader closed it; the last two kill the command's process group.
 
 pub mod args;
 pub mod backends;
@@ -16,9 +19,10 @@ pub mod error;
 pub mod kv;
 
 use std::ffi::OsString;
+use std::io::Write as _;
 
 use clap::Parser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::args::{Cli, Commands};
 use crate::error::{CliError, EXIT_FAILURE};
@@ -91,7 +95,8 @@ async fn dispatch(command: Commands) -> error::CliResult {
 }
 
 fn report(e: CliError) -> i32 {
-    eprintln!("{e}");
+    // A closed stderr cannot be told anything: the exit status says it.
+    let _ = writeln!(std::io::stderr(), "{e}");
     e.exit
 }
 
@@ -114,16 +119,47 @@ fn to_utf8(args: Vec<OsString>) -> Result<Vec<String>, CliError> {
         .collect()
 }
 
-/// The first meaningful line of a clap error, without its `error: ` prefix.
+/// A clap error as one line, without its `error: ` prefix: the first line
+/// of clap's rendering, but for missing arguments, which clap lists on the
+/// lines after it, named here; then where help is (`corral run --help`).
 fn clap_one_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let line = rendered
+    let message = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) => {
+            let s = if args.len() == 1 { "" } else { "s" };
+            format!("missing required argument{s}: {}", args.join(", "))
+        }
+        _ => {
+            let line = rendered
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("invalid arguments");
+            line.strip_prefix("error: ").unwrap_or(line).to_string()
+        }
+    };
+    format!("{message} (see {} --help)", command_path(&rendered))
+}
+
+/// The subcommand a clap error is about, from its usage line (`Usage:
+/// corral image import [OPTIONS] <FILE>` gives `corral image import`);
+/// `corral` without one.
+fn command_path(rendered: &str) -> String {
+    let words: Vec<&str> = rendered
         .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid arguments");
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    format!("{line} (see corral --help)")
+        .find_map(|l| l.trim().strip_prefix("Usage:"))
+        .map(|usage| {
+            usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect()
+        })
+        .unwrap_or_default();
+    if words.is_empty() {
+        "corral".into()
+    } else {
+        words.join(" ")
+    }
 }
 
 /// A panic becomes one error line and exit status 1, never a backtrace.
@@ -139,7 +175,8 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "{}",
             CliError::failure(
                 "internal",

@@ -144,6 +144,17 @@ impl ImageError {
             reason: one_line(&reason.to_string()),
         }
     }
+
+    /// This error, an archive-format one saying which archive (`what`, a
+    /// file or a layer) it is about; any other unchanged.
+    pub fn within(self, what: impl fmt::Display) -> Self {
+        match self {
+            ImageError::InvalidArchive { reason } => {
+                ImageError::archive(format!("{what}: {reason}"))
+            }
+            other => other,
+        }
+    }
 }
 
 /// The one mapping of the store's errors onto the backend's. A host path

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod reference;
 pub mod source;
 mod store;
+pub mod tar_head;
 pub mod unpack;
 mod users;
 

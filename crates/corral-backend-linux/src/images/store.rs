@@ -95,7 +95,8 @@ impl ImageStore {
             fs::create_dir(&root).map_err(|e| ImageError::io("creating a staging directory", e))?;
             let file = File::open(archive)
                 .map_err(|e| ImageError::io(format!("opening {}", archive.display()), e))?;
-            unpack(decompress(BufReader::new(file))?, &root, Mode::Plain)?;
+            unpack(decompress(BufReader::new(file))?, &root, Mode::Plain)
+                .map_err(|e| e.within(archive.display()))?;
             root
         };
         let plan = source::plan(&root, name)?;
@@ -167,7 +168,8 @@ impl ImageStore {
                 .map_err(|e| ImageError::archive(format!("layer {:?}: {e}", layer.rel_path)))?;
         } else {
             fs::create_dir(&staged_dir).map_err(|e| ImageError::io("staging a layer", e))?;
-            unpack(&mut diff, &staged_dir, Mode::Layer)?;
+            unpack(&mut diff, &staged_dir, Mode::Layer)
+                .map_err(|e| e.within(format!("layer {:?}", layer.rel_path)))?;
             diff.drain()
                 .map_err(|e| ImageError::archive(format!("layer {:?}: {e}", layer.rel_path)))?;
         }

@@ -26,6 +26,7 @@ use rustix::io::Errno;
 use std::os::fd::OwnedFd;
 
 use super::error::ImageError;
+use super::tar_head::printable;
 
 /// The overlayfs xattr that makes a lower directory opaque.
 pub const OPAQUE_XATTR: &str = "trusted.overlay.opaque";
@@ -53,7 +54,10 @@ pub struct UnpackStats {
     pub skipped_devices: u64,
 }
 
-/// Unpacks the tar stream `reader` into the existing directory `dest`.
+/// Unpacks the tar stream `reader` into the existing directory `dest`. A
+/// stream that does not start with a tar header is refused with
+/// [`NOT_TAR`](super::tar_head::NOT_TAR), and no message quotes the
+/// archive's bytes raw.
 pub fn unpack(reader: impl Read, dest: &Path, mode: Mode) -> Result<UnpackStats, ImageError> {
     let root = rustix::fs::open(
         dest,
@@ -61,13 +65,12 @@ pub fn unpack(reader: impl Read, dest: &Path, mode: Mode) -> Result<UnpackStats,
         FsMode::empty(),
     )
     .map_err(|e| ImageError::io(format!("opening {}", dest.display()), e))?;
-    let mut archive = tar::Archive::new(reader);
+    let mut archive = tar::Archive::new(super::tar_head::checked(reader)?);
     let mut stats = UnpackStats::default();
-    let entries = archive
-        .entries()
-        .map_err(|e| ImageError::archive(format!("reading tar: {e}")))?;
+    let tar_error = |e: io::Error| ImageError::archive(format!("reading tar: {}", printable(&e)));
+    let entries = archive.entries().map_err(tar_error)?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| ImageError::archive(format!("reading tar: {e}")))?;
+        let mut entry = entry.map_err(tar_error)?;
         place(&root, &mut entry, mode, &mut stats)?;
     }
     Ok(stats)

@@ -1,15 +1,19 @@
-//! `corral exec ID -- CMD…`.
+//! `corral exec ID -- CMD…`: the command's exit code, 124 after
+//! `--timeout`, 128 + n after an ending signal, 141 when stdout or stderr
+//! was closed (each of the last two kills the command's process group; the
+//! sandbox stays).
 
 use crate::args::ExecArgs;
 use crate::backends;
 use crate::error::CliResult;
 
-use super::shared;
+use super::{ending_signals, shared};
 
 /// Runs `corral exec`.
 pub async fn exec(args: ExecArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
+    let ending = ending_signals::listen();
     let backend = backends::for_id(args.backend.backend.as_deref(), &args.id).await?;
     backend.connect(&args.id).await?;
-    shared::exec_live(&*backend, &args.id, req).await
+    shared::exec_live(&*backend, &args.id, req, &ending).await
 }

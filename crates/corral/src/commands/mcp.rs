@@ -17,9 +17,9 @@
 
 use std::sync::Arc;
 
-use corral_backend::Backend;
+use corral_backend::{Backend, CreateRequest, Labels};
 use corral_sdk::tools::{self, Tool};
-use corral_sdk::{CreateOptions, Sandbox};
+use corral_sdk::{Operation, Sandbox, SandboxError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -106,20 +106,34 @@ struct McpServer {
 }
 
 impl McpServer {
-    /// The session's sandbox, created on first use.
-    async fn sandbox(&self) -> Result<&Sandbox, corral_sdk::SandboxError> {
+    /// The session's sandbox, created on first use. It is created through
+    /// the backend, not `Sandbox::create`, which writes `corral=1` over any
+    /// `corral` label: an MCP session's sandbox is `corral=mcp`.
+    async fn sandbox(&self) -> Result<&Sandbox, SandboxError> {
         self.sandbox
             .get_or_try_init(|| async {
-                let mut options = CreateOptions {
-                    bound_to_creator: self.backend.capabilities().enforces.bound_to_creator,
-                    ..CreateOptions::default()
-                };
-                options
-                    .labels
+                let provider = self.backend.name().to_string();
+                let mut labels = Labels::new();
+                labels
                     .insert(corral_backend::CORRAL_LABEL, LABEL_VALUE)
                     .expect("the corral label is a label");
-                super::creator::label(&mut options.labels);
-                let sb = Sandbox::create(self.backend.clone(), options).await?;
+                super::creator::label(&mut labels);
+                let info = self
+                    .backend
+                    .create(CreateRequest {
+                        labels,
+                        bound_to_creator: self.backend.capabilities().enforces.bound_to_creator,
+                        ..CreateRequest::default()
+                    })
+                    .await
+                    .map_err(|e| SandboxError::from_backend(&provider, Operation::Create, e))?;
+                let sb = match Sandbox::connect_id(self.backend.clone(), &info.id).await {
+                    Ok(sb) => sb,
+                    Err(e) => {
+                        let _ = self.backend.destroy(&info.id).await;
+                        return Err(e);
+                    }
+                };
                 eprintln!("corral mcp: sandbox {} created", sb.id());
                 Ok(sb)
             })

@@ -3,13 +3,14 @@
 //! The sandbox is bound to this process where the backend can enforce it
 //! (`bound_to_creator`): a `kill -9` of `corral run` then leaves nothing
 //! running. The catchable ending signals ([`super::ending_signals`]) are
-//! caught from before the create on, so each ends in a destroy.
+//! caught from before the create on, so each ends in a destroy, as does a
+//! closed stdout or stderr (exit 141, [`shared::exec_live`]).
 
 use corral_backend::{CORRAL_LABEL, CreateRequest};
 
 use crate::args::RunArgs;
 use crate::backends;
-use crate::error::{CliError, CliResult, EXIT_INTERRUPTED};
+use crate::error::{CliError, CliResult};
 use crate::kv;
 
 use super::{ending_signals, shared};
@@ -19,7 +20,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels
-        .insert(CORRAL_LABEL, "run")
+        .insert(CORRAL_LABEL, "cli")
         .expect("the corral label is a label");
     super::creator::label(&mut labels);
     let ending = ending_signals::listen();
@@ -33,14 +34,7 @@ pub async fn run(args: RunArgs) -> CliResult {
             ..CreateRequest::default()
         })
         .await?;
-    let result = if ending.fired() {
-        Err(
-            CliError::failure("aborted", "interrupted before the command started")
-                .with_exit(EXIT_INTERRUPTED),
-        )
-    } else {
-        shared::exec_live(&*backend, &info.id, req).await
-    };
+    let result = shared::exec_live(&*backend, &info.id, req, &ending).await;
     let destroyed = backend.destroy(&info.id).await;
     match (result, destroyed) {
         (Ok(code), Ok(())) => Ok(code),

@@ -1,34 +1,62 @@
 //! What `run` and `exec` share: building the request, live output, signals.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use corral_backend::{Backend, CancellationToken, Command, ExecRequest, OutputSink, StreamKind};
 
-use crate::error::{CliError, CliResult, EXIT_INTERRUPTED};
+use crate::error::{CliError, CliResult, EXIT_BROKEN_PIPE};
 use crate::kv;
 
-/// Writes chunks to this process's stdout and stderr as they arrive.
-pub struct LiveOutput;
+use super::ending_signals::Ending;
+
+/// Writes chunks to this process's stdout and stderr as they arrive. A
+/// write that finds the pipe closed (`EPIPE`: `corral run -- yes | head -1`)
+/// cancels `abort`, which kills the command's process group, and drops
+/// everything after it.
+pub struct LiveOutput {
+    abort: CancellationToken,
+    closed: Arc<AtomicBool>,
+}
+
+impl LiveOutput {
+    /// Live output that cancels `abort` on a closed pipe.
+    pub fn new(abort: CancellationToken) -> Self {
+        LiveOutput {
+            abort,
+            closed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Whether a write found stdout or stderr closed.
+    pub fn pipe_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
 
 impl OutputSink for LiveOutput {
     fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
-        // A closed pipe (`corral run … | head`) is the reader's choice: drop output.
-        match stream {
-            StreamKind::Stdout => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(bytes);
-                let _ = out.flush();
-            }
-            StreamKind::Stderr => {
-                let mut err = std::io::stderr().lock();
-                let _ = err.write_all(bytes);
-                let _ = err.flush();
-            }
+        if self.pipe_closed() {
+            return;
+        }
+        let written = match stream {
+            StreamKind::Stdout => write_flushed(&mut io::stdout().lock(), bytes),
+            StreamKind::Stderr => write_flushed(&mut io::stderr().lock(), bytes),
+        };
+        // Other failures (a full disk behind a redirect) drop the chunk and
+        // go on, as before; only a reader that is gone ends the run.
+        if written.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            self.closed.store(true, Ordering::SeqCst);
+            self.abort.cancel();
         }
     }
+}
+
+fn write_flushed(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// Parses `--timeout SECS`.
@@ -65,28 +93,48 @@ pub fn request(
     Ok(req)
 }
 
-/// Cancels `token` on any of [`super::ending_signals::CAUGHT`] and
-/// remembers that it did.
-pub fn cancel_on_signals(token: CancellationToken) -> Arc<AtomicBool> {
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    let ending = super::ending_signals::listen();
-    tokio::spawn(async move {
-        ending.wait().await;
-        flag.store(true, Ordering::SeqCst);
-        token.cancel();
-    });
-    interrupted
+/// The failure after `ending`'s signal, exiting 128 + its number; `when`
+/// says what it interrupted.
+fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
+    let signal = ending.signal()?;
+    Some(
+        CliError::failure("aborted", format!("interrupted by {}{when}", signal.name))
+            .with_exit(signal.exit_status()),
+    )
 }
 
 /// Runs `req` in sandbox `id` with live output and maps the settlement to
 /// an exit status: the command's own (128 + n for a signal), 124 for a
-/// timeout, 130 after Ctrl-C.
-pub async fn exec_live(backend: &dyn Backend, id: &str, mut req: ExecRequest) -> CliResult {
+/// timeout, 128 + n after one of `ending`'s signals (which kills the
+/// command's process group), 141 when stdout or stderr was closed. A
+/// signal that arrived before it starts nothing.
+pub async fn exec_live(
+    backend: &dyn Backend,
+    id: &str,
+    mut req: ExecRequest,
+    ending: &Ending,
+) -> CliResult {
+    if let Some(e) = interrupted(ending, " before the command started") {
+        return Err(e);
+    }
     let token = CancellationToken::new();
     req.abort = Some(token.clone());
-    let interrupted = cancel_on_signals(token);
-    let result = backend.exec(id, req, &mut LiveOutput).await;
+    let on_signal = {
+        let (ending, token) = (ending.clone(), token.clone());
+        tokio::spawn(async move {
+            ending.wait().await;
+            token.cancel();
+        })
+    };
+    let mut output = LiveOutput::new(token);
+    let result = backend.exec(id, req, &mut output).await;
+    on_signal.abort();
+    if output.pipe_closed() {
+        // The reader chose to stop: what the command would have met writing
+        // to the pipe itself, and nothing to say on a stderr that may be
+        // the same pipe.
+        return Ok(EXIT_BROKEN_PIPE);
+    }
     match result {
         Ok(outcome) => {
             if outcome.status == corral_backend::ExitStatus::OomKilled {
@@ -97,11 +145,9 @@ pub async fn exec_live(backend: &dyn Backend, id: &str, mut req: ExecRequest) ->
             }
             Ok(outcome.status.shell_code())
         }
-        Err(_) if interrupted.load(Ordering::SeqCst) => Err(CliError::failure(
-            "aborted",
-            "interrupted; the command's process group was killed",
-        )
-        .with_exit(EXIT_INTERRUPTED)),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(
+            interrupted(ending, "; the command's process group was killed")
+                .unwrap_or_else(|| e.into()),
+        ),
     }
 }

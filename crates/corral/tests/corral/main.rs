@@ -1,5 +1,6 @@
 //! The command line's integration tests, one binary: argument handling, the
-//! commands, gc, the kit, MCP, the remote backend, `corral serve`, the wire
+//! commands, how `run` and `exec` end (`endings`), refusals of bad input (`refusals`), the
+//! `corral` label of each front (`labels`), gc, the kit, MCP, the remote backend, `corral serve`, the wire
 //! conformance from the command line, and the hostile suite through the real
 //! binary (`hostile`). The shared fixture is `serve_support`.
 
@@ -9,9 +10,12 @@ mod args_in_process;
 mod bench_e2b;
 mod cli;
 mod conformance_wire;
+mod endings;
 mod gc;
 mod hostile;
 mod kit_cli;
+mod labels;
 mod mcp;
+mod refusals;
 mod remote;
 mod serve;

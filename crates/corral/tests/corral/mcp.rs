@@ -310,3 +310,28 @@ async fn lines_that_are_not_requests_get_json_rpc_errors() {
     drop(stdin);
     child.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_sessions_sandbox_is_labelled_corral_mcp() {
+    let state = tempfile::tempdir().unwrap();
+    let s = start(state.path()).await;
+    let (ok, run) = call(&s, "run", json!({ "command": "true" })).await;
+    assert!(ok, "{run}");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["ls", "--backend", "local", "--json"])
+        .env("CORRAL_STATE_DIR", state.path())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let (code, err) = close(s).await;
+    assert_eq!(code, 0, "{err}");
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("ls --json is JSON");
+    let labels: Vec<&Value> = listed
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|s| &s["labels"]["corral"])
+        .collect();
+    assert_eq!(labels, [&json!("mcp")], "{listed}");
+}

@@ -5,7 +5,7 @@
 //!
 //! | attack                                             | expected refusal                          |
 //! |----------------------------------------------------|-------------------------------------------|
-//! | `kill -HUP/-QUIT/-USR1/-ALRM` of `corral run`      | it destroys the sandbox and exits 130     |
+//! | `kill -HUP/-QUIT/-USR1/-ALRM` of `corral run`      | it destroys the sandbox, exits 128 + n    |
 //! | `kill -9` of `corral run`, a `setsid`'d workload   | nothing runs, no directory, within 5 s    |
 //! | `kill -9` of `corral mcp` holding a sandbox        | nothing runs, no directory, within 5 s    |
 //! | `sh -c 'kill -PROF $$'`                            | exit 155 (128 + 27), not 128              |
@@ -79,7 +79,7 @@ fn a_signalled_corral_run_destroys_its_sandbox() {
     let Some(cli) = Cli::linux(test) else {
         return;
     };
-    for sig in ["HUP", "QUIT", "USR1", "ALRM"] {
+    for (sig, exit) in [("HUP", 129), ("QUIT", 131), ("USR1", 138), ("ALRM", 142)] {
         let mut run = cli
             .cmd(&["run", "--backend", "linux", "--", "sh", "-c", WORKLOAD])
             .stdout(Stdio::null())
@@ -90,7 +90,7 @@ fn a_signalled_corral_run_destroys_its_sandbox() {
         let procs = processes_of(&id);
         signal(run.id(), sig);
         let status = run.wait().unwrap();
-        assert_eq!(status.code(), Some(130), "SIG{sig}: corral run's exit");
+        assert_eq!(status.code(), Some(exit), "SIG{sig}: corral run's exit");
         assert_eq!(
             left_after(&procs),
             Vec::<u32>::new(),

@@ -224,7 +224,11 @@ async fn plain_gc_reclaims_a_docker_sandbox_whose_creator_was_killed() {
             !removed.contains(&spared) && spared_left,
             "the live run's {spared} is spared"
         );
-        assert_eq!(ended.code(), Some(130), "the live run was interrupted");
+        assert_eq!(
+            ended.code(),
+            Some(143),
+            "the live run was interrupted (128 + SIGTERM)"
+        );
         assert!(
             !is_listed(&cli, "docker", &spared),
             "the live run removed its own container"
