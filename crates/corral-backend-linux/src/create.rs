@@ -108,7 +108,7 @@ pub fn create(
     );
     let committed = made.and_then(|info| {
         // From here on the sandbox outlives this process.
-        spawn::commit(&mut started)
+        spawn::commit(&started.link)
             .map(|()| info)
             .map_err(|e| setup(&id, SetupStep::CommitInit, e))
     });
@@ -181,7 +181,8 @@ fn allocate(
             fallback: None,
         },
         false => {
-            let mounted = crate::disk::mount_writable_layer(state, id, disk_bytes)
+            let templates = crate::disk::templates_dir(state);
+            let mounted = crate::disk::mount_writable_layer(&dir, &fs, &templates, disk_bytes)
                 .map_err(|e| setup(id, SetupStep::WritableLayer, e))?;
             progress.built(Piece::WritableLayer);
             mounted
@@ -215,19 +216,21 @@ fn allocate(
         }
     };
     if state.rootless {
-        spawn::map_rootless_namespace(started)
+        spawn::map_rootless_namespace(&started.link)
             .map_err(|e| setup(id, SetupStep::UserNamespace, e))?;
     } else {
         rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
             .map_err(|e| state_error("building the sandbox root", &e))?;
         if let Some(restore) = restore {
-            crate::snapshot::apply(restore, &state.root_dir(id))?;
+            let snapshot = restore.snapshot_id.clone();
+            let (archive, layout) = restore.into_archive();
+            crate::snapshot::apply(&snapshot, archive, layout, &state.root_dir(id))?;
         }
         bind_image(state, id, started, &image.root, &host_dirs)?;
     }
-    let listener = state
-        .bind_control(id)
+    let listener = crate::state::bind_control_in(&dir)
         .map_err(|e| state_error("binding the control socket", &e))?;
+    started.link.keep_control(listener);
     progress.built(Piece::ControlSocket);
     let cfg = InitConfig {
         root: state.root_dir(id).to_string_lossy().into_owned(),
@@ -257,10 +260,11 @@ fn allocate(
         cg.set_limits(&wanted)
             .map_err(|e| setup(id, SetupStep::Cgroup, e))?;
     }
-    let init_pid = spawn::go(started, &cfg, &listener, crate::hooks::seccomp_program())
-        .map_err(|e| setup(id, SetupStep::Init, e))?;
+    let init_pid = spawn::go(&started.link, &cfg, crate::hooks::seccomp_program());
+    // PID 1 holds its own copy of the listener (when it got one).
+    started.link.close_control();
+    let init_pid = init_pid.map_err(|e| setup(id, SetupStep::Init, e))?;
     progress.built(Piece::Init);
-    drop(listener);
     let init_start =
         crate::state::process_start(init_pid).ok_or_else(|| CreateError::InitVanished {
             id: id.into(),
@@ -325,7 +329,14 @@ fn bind_image(
             ImageRoot::Layers(layers) => layers.as_slice(),
             ImageRoot::Host(_) => &[],
         };
-        crate::sandbox_userns::prepare(id, started, &root, layers, &bound)?;
+        let Some(range) = started.range else {
+            return Err(setup(
+                id,
+                SetupStep::UserNamespace,
+                "starting its init: the init was started without an id range",
+            ));
+        };
+        crate::sandbox_userns::prepare(id, &mut started.link, range, &root, layers, &bound)?;
         return Ok(());
     }
     rootfs::bind_host_dirs(&root, &bound).map_err(|e| {

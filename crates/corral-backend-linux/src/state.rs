@@ -109,13 +109,6 @@ impl State {
         self.fs_dir(id).join("root")
     }
 
-    /// Binds PID 1's control socket of sandbox `id`.
-    pub fn bind_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixListener> {
-        with_short_path(&self.sandbox_dir(id), |p| {
-            std::os::unix::net::UnixListener::bind(p)
-        })
-    }
-
     /// Connects to PID 1's control socket of sandbox `id`.
     pub fn connect_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
         connect_control_in(&self.sandbox_dir(id))
@@ -182,6 +175,11 @@ fn with_short_path<T>(
         "/proc/self/fd/{}/control.sock",
         fd.as_raw_fd()
     )))
+}
+
+/// Binds PID 1's control socket of the sandbox in `dir`.
+pub fn bind_control_in(dir: &Path) -> std::io::Result<std::os::unix::net::UnixListener> {
+    with_short_path(dir, |p| std::os::unix::net::UnixListener::bind(p))
 }
 
 /// Connects to PID 1's control socket of the sandbox in `dir`.

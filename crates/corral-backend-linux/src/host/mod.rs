@@ -18,6 +18,7 @@
 //! depending on it. `RealHost` sits at the top, beside the backend: it
 //! calls the modules that own each effect.
 
+mod build;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod recording;
 
@@ -30,6 +31,7 @@ use corral_backend::Result;
 use crate::cgroup::Cgroups;
 
 pub use crate::hostproc::{Forwarder, InitProcess};
+pub use build::InitLink;
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 
