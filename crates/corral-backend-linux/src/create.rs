@@ -4,8 +4,8 @@
 //! step tears down everything allocated so far ([`crate::rollback`], over
 //! the pieces built). Each step's effect on the host goes through the
 //! state's [`crate::host::Build`], so that the order of the steps, and
-//! what a failure at each one leaves to the rollback, can be tested
-//! without root.
+//! what a failure at each one leaves to the rollback, are tested without
+//! root (`create_tests.rs`).
 //!
 //! The init (already in its cgroup `corral/<id>`, which names the id) is
 //! taken from the backend's pool of inits started ahead of demand
@@ -432,3 +432,7 @@ fn limits(req: &CreateRequest) -> CgroupLimits {
             .or(defaults.cpu_millicores),
     }
 }
+
+#[cfg(test)]
+#[path = "create_tests.rs"]
+mod tests;

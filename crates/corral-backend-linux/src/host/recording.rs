@@ -12,7 +12,7 @@
 //! written by the code that owns them, whatever the host). Removals are
 //! recorded only, so that what a teardown or a pass removes is told by
 //! its calls alone. Mounts are modelled: what a create mounts is listed
-//! until an unmount takes it away.
+//! ([`RecordingHost::mounts`]) until an unmount takes it away.
 
 mod build;
 mod calls;
@@ -119,6 +119,11 @@ impl RecordingHost {
     /// From now on, the host keeps leftover firewall tables of these links.
     pub fn set_tables(&self, links: Vec<String>) {
         self.lock().tables = links;
+    }
+
+    /// The host's mount points now.
+    pub fn mounts(&self) -> Vec<PathBuf> {
+        self.lock().mounts.clone()
     }
 
     /// The calls made so far, in order.
