@@ -72,7 +72,10 @@ pub fn command_env_map(
             env.insert("HOME".to_string(), WORKSPACE_DIR.to_string());
         }
         SpawnUser::User => {
-            env.insert("HOME".to_string(), crate::sandbox_user::USER_HOME.to_string());
+            env.insert(
+                "HOME".to_string(),
+                crate::sandbox_user::USER_HOME.to_string(),
+            );
             env.insert("USER".to_string(), crate::etc::USER_NAME.to_string());
             env.insert("LOGNAME".to_string(), crate::etc::USER_NAME.to_string());
         }

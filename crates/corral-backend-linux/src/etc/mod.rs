@@ -24,8 +24,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub use from_host::{FROM_HOST, FromHost, Kind};
 pub use crate::sandbox_user::{USER_GID, USER_HOME, USER_NAME, USER_UID};
+pub use from_host::{FROM_HOST, FromHost, Kind};
 pub use identity::chown_inside;
 
 /// A step of making the curated `/etc` that failed: the sandbox path and
