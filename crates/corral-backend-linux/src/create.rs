@@ -2,7 +2,10 @@
 //! where every piece is owned by the sandbox directory (named by the id)
 //! from the moment it exists, and write the record last. A failure at any
 //! step tears down everything allocated so far ([`crate::rollback`], over
-//! the pieces built).
+//! the pieces built). Each step's effect on the host goes through the
+//! state's [`crate::host::Build`], so that the order of the steps, and
+//! what a failure at each one leaves to the rollback, are tested without
+//! root (`create_tests.rs`).
 //!
 //! The init (already in its cgroup `corral/<id>`, which names the id) is
 //! taken from the backend's pool of inits started ahead of demand
@@ -14,20 +17,20 @@
 //! caller (`find` did not return it), so its remains are reclaimed first
 //! ([`crate::gc::free_expired_key`]).
 
-use std::os::unix::fs::DirBuilderExt;
-
 use corral_backend::{
     BackendError, Capabilities, CreateError, CreateRequest, PlatformError, Result, SandboxInfo,
     SetupStep, check_enforceable, now_ms,
 };
 
-use crate::cgroup::{Cgroup, CgroupLimits};
+use crate::cgroup::CgroupLimits;
+use crate::host::WritableLayer;
 use crate::images::{Image, ImageRoot, ImageStore};
 use crate::protocol::{HostDir, InitConfig};
+use crate::record::DiskLayer;
 use crate::rollback::{Piece, Progress, rollback};
-use crate::rootfs;
+use crate::snapshot::Restore;
 use crate::spawn::{
-    self,
+    self, Started,
     pool::{Pool, Warm},
 };
 use crate::state::{Meta, NAME, State, state_error};
@@ -44,11 +47,42 @@ pub fn create(
     caps: &Capabilities,
     req: CreateRequest,
 ) -> Result<SandboxInfo> {
+    attempt(state, pool, caps, req).0
+}
+
+/// [`create`], and what it built: `None` when it built nothing (it was
+/// refused, or its key was taken); all of it when it succeeded; what its
+/// rollback undid when it failed after.
+pub(crate) fn attempt(
+    state: &State,
+    pool: &Pool,
+    caps: &Capabilities,
+    req: CreateRequest,
+) -> (Result<SandboxInfo>, Option<Progress>) {
+    let admitted = admit(state, caps, &req);
+    let taken =
+        admitted.and_then(|(image, restore)| Ok((image, restore, take(state, pool, &req)?)));
+    match taken {
+        Ok((image, restore, warm)) => {
+            let (made, progress) = build(state, warm, &req, &image, restore);
+            (made, Some(progress))
+        }
+        Err(e) => (Err(e), None),
+    }
+}
+
+/// Refuses what cannot be enforced, before anything is allocated: the
+/// image to run and the snapshot to restore, when the request can be met.
+fn admit(
+    state: &State,
+    caps: &Capabilities,
+    req: &CreateRequest,
+) -> Result<(Image, Option<Restore>)> {
     req.validate()?;
     if state.rootless {
-        crate::userns::rootless::refuse_limits(&req)?;
+        crate::userns::rootless::refuse_limits(req)?;
     }
-    check_enforceable(NAME, caps, &req)?;
+    check_enforceable(NAME, caps, req)?;
     // A restore is verified (digest) before anything is allocated, and runs
     // on the image its snapshot was captured from.
     let restore = match req.snapshot.as_deref() {
@@ -69,19 +103,37 @@ pub fn create(
     };
     let image = resolve_image(state, reference)?;
     if state.rootless {
-        crate::userns::rootless::refuse(&req, &image)?;
+        crate::userns::rootless::refuse(req, &image)?;
     }
     if let Some(key) = &req.key {
         crate::gc::free_expired_key(state, key)?;
     }
+    Ok((image, restore))
+}
+
+/// A waiting init from `pool`, with the request's key claimed for the
+/// sandbox it will serve; on failure the init goes back to the pool.
+fn take(state: &State, pool: &Pool, req: &CreateRequest) -> Result<Warm> {
     let warm = pool.take()?;
-    let id = warm.id.clone();
     if let Some(key) = &req.key
-        && let Err(e) = crate::keys::claim(state, key, &id)
+        && let Err(e) = crate::keys::claim(state, key, &warm.id)
     {
         pool.give_back(warm);
         return Err(e);
     }
+    Ok(warm)
+}
+
+/// Builds the sandbox of `warm` (its init, cgroup and id range, and its
+/// key claimed) and commits its init; on failure, stops the init and rolls
+/// back what was built. What was built, either way.
+fn build(
+    state: &State,
+    warm: Warm,
+    req: &CreateRequest,
+    image: &Image,
+    restore: Option<Restore>,
+) -> (Result<SandboxInfo>, Progress) {
     let Warm {
         id,
         cgroup,
@@ -100,27 +152,29 @@ pub fn create(
     let made = allocate(
         state,
         &mut progress,
-        cgroup.as_ref(),
+        cgroup.is_some(),
         &mut started,
-        &req,
-        &image,
+        req,
+        image,
         restore,
     );
     let committed = made.and_then(|info| {
         // From here on the sandbox outlives this process.
-        spawn::commit(&mut started)
+        state
+            .build
+            .commit_init(&mut started.link)
             .map(|()| info)
             .map_err(|e| setup(&id, SetupStep::CommitInit, e))
     });
     match committed {
         Ok(info) => {
             spawn::reap_in_background(started);
-            Ok(info)
+            (Ok(info), progress)
         }
         Err(e) => {
-            started.stop();
+            state.build.stop_init(started.link);
             rollback(state, &progress);
-            Err(e)
+            (Err(e), progress)
         }
     }
 }
@@ -152,36 +206,42 @@ fn setup(id: &str, step: SetupStep, e: impl std::fmt::Display) -> BackendError {
     .into()
 }
 
-/// Builds sandbox `id` around its waiting init `started` (in `cgroup`).
+/// Builds sandbox `id` around its waiting init `started` (in a cgroup of
+/// its own when `cgroup`), each step through the state's
+/// [`crate::host::Build`], marking in `progress` what it built.
 fn allocate(
     state: &State,
     progress: &mut Progress,
-    cgroup: Option<&Cgroup>,
-    started: &mut spawn::Started,
+    cgroup: bool,
+    started: &mut Started,
     req: &CreateRequest,
     image: &Image,
-    restore: Option<crate::snapshot::Restore>,
+    restore: Option<Restore>,
 ) -> Result<SandboxInfo> {
+    let build = state.build.as_ref();
     let id = progress.id().to_string();
     let id = id.as_str();
     let dir = state.sandbox_dir(id);
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
+    build
+        .make_sandbox_dir(&dir)
         .map_err(|e| state_error(format_args!("creating sandbox {id}"), &e))?;
     progress.built(Piece::Directory);
     crate::gc::mark_creator(state, id);
     let fs = state.fs_dir(id);
-    std::fs::create_dir(&fs).map_err(|e| state_error("creating the tmpfs mount point", &e))?;
+    build
+        .make_mount_point(&fs)
+        .map_err(|e| state_error("creating the tmpfs mount point", &e))?;
     let disk_bytes = req.size.disk_bytes.unwrap_or(DEFAULT_DISK_BYTES);
     // Rootless, the init mounts the tmpfs inside its own namespaces.
     let layer = match state.rootless {
-        true => crate::disk::Mounted {
-            layer: crate::disk::DiskLayer::Tmpfs,
+        true => WritableLayer {
+            layer: DiskLayer::Tmpfs,
             fallback: None,
         },
         false => {
-            let mounted = crate::disk::mount_writable_layer(state, id, disk_bytes)
+            let templates = crate::disk::templates_dir(state);
+            let mounted = build
+                .mount_writable_layer(&dir, &fs, &templates, disk_bytes)
                 .map_err(|e| setup(id, SetupStep::WritableLayer, e))?;
             progress.built(Piece::WritableLayer);
             mounted
@@ -189,6 +249,7 @@ fn allocate(
     };
     // From here on, what is mounted or made for the root is below `fs`.
     progress.built(Piece::ImageRoot);
+    let root = state.root_dir(id);
     let host_dirs: Vec<HostDir> = match &image.root {
         ImageRoot::Host(dirs) => dirs
             .iter()
@@ -198,39 +259,39 @@ fn allocate(
             })
             .collect(),
         ImageRoot::Layers(layers) => {
-            rootfs::mount_overlay(
-                &state.root_dir(id),
-                layers,
-                &fs.join("upper"),
-                &fs.join("work"),
-            )
-            .map_err(|e| {
-                setup(
-                    id,
-                    SetupStep::ImageOverlay,
-                    format_args!("image {}: {e}", image.name),
-                )
-            })?;
+            build
+                .mount_image_overlay(&root, layers, &fs.join("upper"), &fs.join("work"))
+                .map_err(|e| {
+                    setup(
+                        id,
+                        SetupStep::ImageOverlay,
+                        format_args!("image {}: {e}", image.name),
+                    )
+                })?;
             Vec::new()
         }
     };
     if state.rootless {
-        spawn::map_rootless_namespace(started)
+        build
+            .map_rootless_namespace(&mut started.link)
             .map_err(|e| setup(id, SetupStep::UserNamespace, e))?;
     } else {
-        rootfs::make_skeleton(&state.root_dir(id), &host_dirs)
+        build
+            .make_skeleton(&root, &host_dirs)
             .map_err(|e| state_error("building the sandbox root", &e))?;
         if let Some(restore) = restore {
-            crate::snapshot::apply(restore, &state.root_dir(id))?;
+            let snapshot = restore.snapshot_id.clone();
+            let (archive, layout) = restore.into_archive();
+            build.restore_snapshot(&snapshot, archive, layout, &root)?;
         }
         bind_image(state, id, started, &image.root, &host_dirs)?;
     }
-    let listener = state
-        .bind_control(id)
+    build
+        .bind_control(&dir, &mut started.link)
         .map_err(|e| state_error("binding the control socket", &e))?;
     progress.built(Piece::ControlSocket);
     let cfg = InitConfig {
-        root: state.root_dir(id).to_string_lossy().into_owned(),
+        root: root.to_string_lossy().into_owned(),
         hostname: id.to_string(),
         // Bound by the host already (`bind_image`): the init's mount
         // namespace is a copy of the host's, binds included.
@@ -251,26 +312,28 @@ fn allocate(
         .timeout
         .map(|t| now_ms().saturating_add(t.as_millis() as u64));
     let wanted = limits(req);
-    if let Some(cg) = cgroup
-        && wanted != CgroupLimits::safe_defaults()
-    {
-        cg.set_limits(&wanted)
+    if cgroup && wanted != CgroupLimits::safe_defaults() {
+        build
+            .set_cgroup_limits(state.cgroups.as_ref(), id, &wanted)
             .map_err(|e| setup(id, SetupStep::Cgroup, e))?;
     }
-    let init_pid = spawn::go(started, &cfg, &listener, crate::hooks::seccomp_program())
+    let init_pid = build
+        .start_init(&mut started.link, &cfg)
         .map_err(|e| setup(id, SetupStep::Init, e))?;
     progress.built(Piece::Init);
-    drop(listener);
     let init_start =
-        crate::state::process_start(init_pid).ok_or_else(|| CreateError::InitVanished {
-            id: id.into(),
-            pid: init_pid,
-        })?;
+        state
+            .host
+            .process_start(init_pid)
+            .ok_or_else(|| CreateError::InitVanished {
+                id: id.into(),
+                pid: init_pid,
+            })?;
     // Marked before each is made: a half-made one is torn down too.
     progress.built(Piece::Network);
-    crate::network::apply(&state.sandbox_dir(id), id, init_pid, &req.network)?;
+    build.apply_network(&dir, id, init_pid, &req.network)?;
     progress.built(Piece::Previews);
-    crate::preview::publish(&state.sandbox_dir(id), init_pid, init_start, &req.ports)?;
+    build.publish_previews(&dir, init_pid, init_start, &req.ports)?;
     let meta = Meta {
         id: id.to_string(),
         key: req.key.clone(),
@@ -282,16 +345,15 @@ fn allocate(
         init_start,
         disk_bytes,
         disk_layer: layer.layer,
-        disk_fallback: layer.fallback.map(|why| why.to_string()),
+        disk_fallback: layer.fallback,
         image: image.digest.clone(),
         expires_at_ms,
     };
     let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| PlatformError::Defective {
         what: format!("sandbox {id}: encoding the record: {e}"),
     })?;
-    // Not flushed to disk: the record describes processes and mounts that
-    // do not outlive a reboot.
-    corral_backend::statefile::write_atomic_unsynced(&state.meta_path(id), &bytes)
+    build
+        .write_record(&state.meta_path(id), &bytes)
         .map_err(|e| state_error("writing the record", &e))?;
     progress.built(Piece::Record);
     Ok(meta.info())
@@ -300,14 +362,16 @@ fn allocate(
 /// Binds the `host` image's directories `host_dirs` read-only onto the
 /// root of sandbox `id` in the host's mount namespace, where the file
 /// primitives see them too; with the curated `/etc` layer on (always, but
-/// when measuring), `/etc` is made for the sandbox instead of bound.
+/// when measuring), `/etc` is made for the sandbox instead of bound. With
+/// a user namespace, the root is then given to the init's id range.
 fn bind_image(
     state: &State,
     id: &str,
-    started: &mut spawn::Started,
+    started: &mut Started,
     image_root: &ImageRoot,
     host_dirs: &[HostDir],
 ) -> Result<()> {
+    let build = state.build.as_ref();
     let root = state.root_dir(id);
     let curated = state.layers.on(crate::layers::Layer::CuratedEtc) && !host_dirs.is_empty();
     let bound: Vec<HostDir> = host_dirs
@@ -319,24 +383,37 @@ fn bind_image(
         // The curated /etc first: the range then takes the root (its own
         // mounts left as they are), and the binds are made idmapped.
         if curated {
-            crate::etc::make(&root, id).map_err(|e| setup(id, SetupStep::Etc, e))?;
+            build
+                .make_etc(&root, id)
+                .map_err(|e| setup(id, SetupStep::Etc, e))?;
         }
         let layers = match image_root {
             ImageRoot::Layers(layers) => layers.as_slice(),
             ImageRoot::Host(_) => &[],
         };
-        crate::sandbox_userns::prepare(id, started, &root, layers, &bound)?;
-        return Ok(());
-    }
-    rootfs::bind_host_dirs(&root, &bound).map_err(|e| {
-        setup(
+        let Some(range) = started.range else {
+            return Err(setup(
+                id,
+                SetupStep::UserNamespace,
+                "starting its init: the init was started without an id range",
+            ));
+        };
+        return build.prepare_user_namespace(
             id,
-            SetupStep::ImageOverlay,
-            format_args!("{}: {}", e.step, e.error),
-        )
-    })?;
+            &mut started.link,
+            range.index(),
+            &root,
+            layers,
+            &bound,
+        );
+    }
+    build
+        .bind_host_dirs(&root, &bound)
+        .map_err(|e| setup(id, SetupStep::ImageOverlay, e))?;
     if curated {
-        crate::etc::make(&root, id).map_err(|e| setup(id, SetupStep::Etc, e))?;
+        build
+            .make_etc(&root, id)
+            .map_err(|e| setup(id, SetupStep::Etc, e))?;
     }
     Ok(())
 }
@@ -355,3 +432,7 @@ fn limits(req: &CreateRequest) -> CgroupLimits {
             .or(defaults.cpu_millicores),
     }
 }
+
+#[cfg(test)]
+#[path = "create_tests.rs"]
+mod tests;

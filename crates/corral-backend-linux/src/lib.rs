@@ -34,9 +34,9 @@
 //!    rootless (`privilege`), the host's processes (`hostproc`), path
 //!    resolution beneath a root (`beneath`), the blocking-task helper
 //!    (`blocking`), [`cgroup`], [`layers`].
-//! 2. **The host seam** (`host`: the `Host` trait, over ids, paths and the
-//!    cgroup hierarchy), the image store ([`images`]), the mounts
-//!    ([`rootfs`]), the record cache.
+//! 2. **The host seam** (`host`: the `Host` and `Build` traits, over ids,
+//!    paths, the cgroup hierarchy and the link to a waiting init), the
+//!    image store ([`images`]), the mounts ([`rootfs`]), the record cache.
 //! 3. **The state directory** (`state`, which holds its `Host`), and the
 //!    curated `/etc` ([`etc`]).
 //! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],

@@ -1,14 +1,18 @@
-//! The host as it is: each effect of [`Host`] done by the code the crate
-//! has for it.
+//! The host as it is: each effect of [`Host`] and [`Build`] done by the
+//! code the crate has for it.
 
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use corral_backend::Result;
+use corral_backend::snapshot_archive::Layout;
+use corral_backend::{Network, Result};
 
-use crate::cgroup::Cgroups;
-use crate::host::{Forwarder, Host, InitProcess, Process};
-use crate::protocol::{self, Request};
+use crate::cgroup::{CgroupLimits, Cgroups};
+use crate::host::{Build, Forwarder, Host, InitLink, InitProcess, Process, WritableLayer};
+use crate::protocol::{self, HostDir, InitConfig, Request};
 use crate::state::{connect_control_in, parent_pid, process_start};
 
 /// How long a `Shutdown` frame may take to be written.
@@ -149,6 +153,134 @@ impl Host for RealHost {
     fn sweep_tables(&self) -> Vec<String> {
         // Without `nft` no table was ever made: nothing to sweep.
         crate::network::sweep_tables().unwrap_or_default()
+    }
+}
+
+impl Build for RealHost {
+    fn make_sandbox_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::DirBuilder::new().mode(0o700).create(dir)
+    }
+
+    fn make_mount_point(&self, fs: &Path) -> io::Result<()> {
+        std::fs::create_dir(fs)
+    }
+
+    fn mount_writable_layer(
+        &self,
+        dir: &Path,
+        fs: &Path,
+        templates: &Path,
+        bytes: u64,
+    ) -> io::Result<WritableLayer> {
+        let mounted = crate::disk::mount_writable_layer(dir, fs, templates, bytes)?;
+        Ok(WritableLayer {
+            layer: mounted.layer,
+            fallback: mounted.fallback.map(|why| why.to_string()),
+        })
+    }
+
+    fn mount_image_overlay(
+        &self,
+        root: &Path,
+        layers: &[PathBuf],
+        upper: &Path,
+        work: &Path,
+    ) -> io::Result<()> {
+        crate::rootfs::mount_overlay(root, layers, upper, work)
+    }
+
+    fn map_rootless_namespace(&self, init: &mut InitLink) -> io::Result<()> {
+        crate::spawn::map_rootless_namespace(init)
+    }
+
+    fn make_skeleton(&self, root: &Path, dirs: &[HostDir]) -> io::Result<()> {
+        crate::rootfs::make_skeleton(root, dirs)
+    }
+
+    fn restore_snapshot(
+        &self,
+        snapshot: &str,
+        archive: File,
+        layout: Layout,
+        root: &Path,
+    ) -> Result<()> {
+        crate::snapshot::apply(snapshot, archive, layout, root)
+    }
+
+    fn make_etc(&self, root: &Path, hostname: &str) -> io::Result<()> {
+        crate::etc::make(root, hostname).map_err(|e| io::Error::other(e.to_string()))
+    }
+
+    fn prepare_user_namespace(
+        &self,
+        id: &str,
+        init: &mut InitLink,
+        range: u32,
+        root: &Path,
+        layers: &[PathBuf],
+        dirs: &[HostDir],
+    ) -> Result<()> {
+        let range = crate::userns::IdRange::from_index(range).ok_or_else(|| {
+            corral_backend::PlatformError::Defective {
+                what: format!("sandbox {id}: id range {range} is past the last one"),
+            }
+        })?;
+        crate::sandbox_userns::prepare(id, init, range, root, layers, dirs).map(|_| ())
+    }
+
+    fn bind_host_dirs(&self, root: &Path, dirs: &[HostDir]) -> io::Result<()> {
+        crate::rootfs::bind_host_dirs(root, dirs)
+            .map_err(|e| io::Error::new(e.error.kind(), format!("{}: {}", e.step, e.error)))
+    }
+
+    fn bind_control(&self, dir: &Path, init: &mut InitLink) -> io::Result<()> {
+        init.keep_control(crate::state::bind_control_in(dir)?);
+        Ok(())
+    }
+
+    fn set_cgroup_limits(
+        &self,
+        cgroups: Option<&Cgroups>,
+        id: &str,
+        limits: &CgroupLimits,
+    ) -> io::Result<()> {
+        let cg = cgroups
+            .map(|c| c.open(id))
+            .transpose()
+            .map_err(|e| io::Error::other(e.to_string()))?
+            .flatten()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the cgroup is gone"))?;
+        cg.set_limits(limits)
+            .map_err(|e| io::Error::other(e.to_string()))
+    }
+
+    fn start_init(&self, init: &mut InitLink, config: &InitConfig) -> io::Result<u32> {
+        let started = crate::spawn::go(init, config, crate::hooks::seccomp_program());
+        // PID 1 holds its own copy of the listener (when it got one).
+        init.close_control();
+        started
+    }
+
+    fn apply_network(&self, dir: &Path, id: &str, pid: u32, network: &Network) -> Result<()> {
+        crate::network::apply(dir, id, pid, network)
+    }
+
+    fn publish_previews(&self, dir: &Path, pid: u32, start: u64, ports: &[u16]) -> Result<()> {
+        crate::preview::publish(dir, pid, start, ports)
+    }
+
+    fn write_record(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        // Not flushed to disk: the record describes processes and mounts
+        // that do not outlive a reboot.
+        corral_backend::statefile::write_atomic_unsynced(path, bytes)
+    }
+
+    fn commit_init(&self, init: &mut InitLink) -> io::Result<()> {
+        crate::spawn::commit(init)
+    }
+
+    fn stop_init(&self, init: InitLink) {
+        init.stop();
     }
 }
 

@@ -24,31 +24,6 @@ fn build(f: &Fixture, progress: &Progress) {
     }
 }
 
-/// The calls of the sandbox's teardown, with or without a record (its
-/// init already stopped: opening it finds nothing to signal).
-fn teardown(f: &Fixture, record: bool, rootless: bool) -> Vec<HostCall> {
-    let mut calls = f.before_init(record);
-    calls.extend(f.releasing(rootless));
-    calls.extend(f.removing());
-    calls
-}
-
-/// The call that reclaims `piece`.
-fn undo_of(f: &Fixture, piece: Piece, rootless: bool) -> HostCall {
-    match piece {
-        Piece::Cgroup | Piece::Init => HostCall::RemoveCgroup(ID.into()),
-        Piece::IdRange => HostCall::ReleaseIdRange(ID.into()),
-        Piece::KeyClaim => f.key_release(),
-        Piece::Directory | Piece::ControlSocket => HostCall::RemoveSandboxDir(f.dir()),
-        Piece::WritableLayer => HostCall::UnmountAll(f.state.fs_dir(ID)),
-        Piece::ImageRoot if rootless => HostCall::RemoveSandboxDir(f.dir()),
-        Piece::ImageRoot => HostCall::UnmountAll(f.state.fs_dir(ID)),
-        Piece::Network => HostCall::TeardownNetwork(f.dir()),
-        Piece::Previews => HostCall::ClosePreviews(f.dir()),
-        Piece::Record => HostCall::RemoveRecord(f.state.meta_path(ID)),
-    }
-}
-
 /// The progress of a create with `pieces` built (the key among them
 /// when [`Piece::KeyClaim`] is).
 fn progress(pieces: &[Piece]) -> Progress {
@@ -108,7 +83,7 @@ fn each_failed_step_undoes_exactly_what_was_built_before_it() {
         build(&f, &p);
         rollback(&f.state, &p);
         let mut expected = match p.has(Directory) {
-            true => teardown(&f, p.has(Record), false),
+            true => f.teardown(p.has(Record), false),
             false => vec![
                 HostCall::RemoveCgroup(ID.into()),
                 HostCall::ReleaseIdRange(ID.into()),
@@ -117,8 +92,9 @@ fn each_failed_step_undoes_exactly_what_was_built_before_it() {
         expected.push(f.key_release());
         let calls = f.host.calls();
         assert_eq!(calls, expected, "{step} fails");
+        assert_eq!(calls, f.rollback_of(&p, false), "{step} fails");
         for piece in p.pieces() {
-            let undo = undo_of(&f, *piece, false);
+            let undo = f.undo_of(*piece, false);
             assert!(calls.contains(&undo), "{step} fails: {piece:?} is left");
         }
     }
@@ -132,12 +108,13 @@ fn a_rootless_rollback_unmounts_nothing_on_the_host() {
     let p = progress(&pieces);
     build(&f, &p);
     rollback(&f.state, &p);
-    let mut expected = teardown(&f, false, true);
+    let mut expected = f.teardown(false, true);
     expected.push(f.key_release());
     assert_eq!(f.host.calls(), expected);
+    assert_eq!(f.host.calls(), f.rollback_of(&p, true));
     for piece in p.pieces() {
         assert!(
-            f.host.calls().contains(&undo_of(&f, *piece, true)),
+            f.host.calls().contains(&f.undo_of(*piece, true)),
             "{piece:?} is left"
         );
     }

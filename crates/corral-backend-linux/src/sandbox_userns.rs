@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use corral_backend::{BackendError, CreateError, Result, SetupStep};
 
+use crate::host::InitLink;
 use crate::protocol::HostDir;
-use crate::spawn::Started;
 use crate::userns::idmap::{self, Bound};
 use crate::userns::{ownership, ranges};
 
@@ -21,36 +21,31 @@ pub struct Prepared {
     pub idmapped: bool,
 }
 
-/// Sets up sandbox `id`'s user namespace around its waiting init
-/// `started`, before the go-ahead: `root` is the host directory behind the
-/// sandbox's `/` (for the `host` image, whose `host_dirs` are bound here),
-/// or the overlay of a layered image's `layers` (topmost first), mounted
-/// again on idmapped layers.
+/// Sets up sandbox `id`'s user namespace (id range `range`) around its
+/// waiting init `init`, before the go-ahead: `root` is the host directory
+/// behind the sandbox's `/` (for the `host` image, whose `host_dirs` are
+/// bound here), or the overlay of a layered image's `layers` (topmost
+/// first), mounted again on idmapped layers.
 pub fn prepare(
     id: &str,
-    started: &mut Started,
+    init: &mut InitLink,
+    range: ranges::IdRange,
     root: &Path,
     layers: &[PathBuf],
     host_dirs: &[HostDir],
 ) -> Result<Prepared> {
     let failed = |what: &str, e: std::io::Error| setup(id, format_args!("{what}: {e}"));
-    let Some(range) = started.range else {
-        return Err(failed(
-            "starting its init",
-            std::io::Error::other("the init was started without an id range"),
-        ));
-    };
     let fs = root.parent().unwrap_or(root);
     let upper = fs.join("upper");
     let layered = !layers.is_empty();
     ownership::shift_tree(if layered { &upper } else { root }, range)
         .map_err(|e| failed("giving the root to its id range", e))?;
-    let userns = crate::spawn::map_user_namespace(started, range)
+    let userns = crate::spawn::map_user_namespace(init, range)
         .map_err(|e| failed("mapping the user namespace", e))?;
     if layered {
         let idmapped = idmap::remount_overlay(root, layers, &fs.join("lower"), &upper, &userns)
             .map_err(|e| failed("mounting the image on idmapped layers", e))?;
-        give_root(id, started, root)?;
+        give_root(id, init, root)?;
         return Ok(Prepared { range, idmapped });
     }
     let mut idmapped = !host_dirs.is_empty();
@@ -60,15 +55,15 @@ pub fn prepare(
             .map_err(|e| failed(&format!("binding {}", d.path), e))?;
         idmapped &= bound == Bound::Idmapped;
     }
-    give_root(id, started, root)?;
+    give_root(id, init, root)?;
     Ok(Prepared { range, idmapped })
 }
 
 /// Hands the init its root, opened as finally mounted.
-fn give_root(id: &str, started: &mut Started, root: &Path) -> Result<()> {
+fn give_root(id: &str, init: &mut InitLink, root: &Path) -> Result<()> {
     let dir =
         std::fs::File::open(root).map_err(|e| setup(id, format_args!("opening the root: {e}")))?;
-    crate::spawn::give_root(started, dir);
+    init.keep_root(dir);
     Ok(())
 }
 

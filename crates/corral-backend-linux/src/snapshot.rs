@@ -255,15 +255,24 @@ pub fn open_for_restore(state: &State, snap_id: &str) -> Result<Restore> {
     })
 }
 
-/// Applies a verified snapshot onto the fresh sandbox root `root`: `quota`
-/// when it does not fit the sandbox's disk limit.
-pub fn apply(restore: Restore, root: &Path) -> Result<()> {
+impl Restore {
+    /// Its verified archive and the layout of the tree it holds, for
+    /// [`apply`].
+    pub fn into_archive(self) -> (File, Layout) {
+        (self.file, self.layout)
+    }
+}
+
+/// Applies the verified `archive` of snapshot `snapshot_id` (a tree of
+/// `layout`) onto the fresh sandbox root `root`: `quota` when it does not
+/// fit the sandbox's disk limit.
+pub fn apply(snapshot_id: &str, archive: File, layout: Layout, root: &Path) -> Result<()> {
     let options = ApplyOptions {
-        layout: restore.layout,
+        layout,
         resolution: Resolution::InRoot,
         owners: Owners::FromArchive,
     };
-    snapshot_archive::apply_compressed(&restore.snapshot_id, restore.file, root, options)
+    snapshot_archive::apply_compressed(snapshot_id, archive, root, options)
 }
 
 fn delete(state: &State, snap_id: &str) -> Result<()> {

@@ -22,12 +22,13 @@ pub mod sealed;
 
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
+use crate::host::InitLink;
 use crate::protocol::{self, Commit, Go, InitConfig, Prepare, Startup};
 use crate::userns::{IdRange, RangeClaim};
 
@@ -52,36 +53,33 @@ pub fn init_binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// A started init, before the go-ahead. Dropping it closes the startup
-/// socket, on which the init exits by itself (tearing down whatever it
-/// built, when that was after the go-ahead).
+/// A started init, before the go-ahead: the link to it and the id range it
+/// was started with. Dropping it closes the startup socket, on which the
+/// init exits by itself (tearing down whatever it built, when that was
+/// after the go-ahead).
 #[derive(Debug)]
 pub struct Started {
-    /// The outer init process (a child of this process).
-    pub child: Child,
-    startup: UnixStream,
+    /// The link to the init: the process, its startup socket and what it
+    /// is handed with the go-ahead.
+    pub link: InitLink,
     /// The sandbox's id range, when the init makes a user namespace.
     pub range: Option<IdRange>,
-    /// The sandbox's root directory, sent with the go-ahead when the init
-    /// has a user namespace (it cannot reach the root through the state
-    /// directory).
-    root: Option<std::fs::File>,
 }
 
 impl Started {
     /// Whether the init still waits (it has not exited).
     pub fn waiting(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        self.link.waiting()
+    }
+
+    /// The outer init's host pid.
+    pub fn pid(&self) -> u32 {
+        self.link.pid()
     }
 
     /// Stops the init: closes its startup socket, kills it and reaps it.
     pub fn stop(self) {
-        let Started {
-            mut child, startup, ..
-        } = self;
-        drop(startup);
-        let _ = child.kill();
-        let _ = child.wait();
+        self.link.stop();
     }
 }
 
@@ -124,44 +122,44 @@ pub fn start(binary: &Path, hygiene: bool, claim: Option<RangeClaim>) -> io::Res
     drop(copy);
     oom::protect_init(child.id());
     let started = Started {
-        child,
-        startup: ours,
+        link: InitLink::new(child, ours),
         range: claim.as_ref().map(|c| c.range),
-        root: None,
     };
     let prepare = Prepare {
         user_namespace: claim.as_ref().map(|c| c.range.start()),
         rootless: claim.is_none() && crate::userns::rootless::active(),
     };
     let lock: Vec<_> = claim.iter().map(|c| c.lock.as_fd()).collect();
-    if let Err(e) = protocol::send_with_fds(started.startup.as_fd(), &prepare, &lock) {
+    if let Err(e) = protocol::send_with_fds(started.link.startup().as_fd(), &prepare, &lock) {
         started.stop();
         return Err(e);
     }
     Ok(started)
 }
 
-/// With a user namespace: waits until the init made it and writes its id
-/// maps (sandbox root is `range`'s first host id). Returns the namespace,
-/// for idmapped mounts.
-pub fn map_user_namespace(started: &mut Started, range: IdRange) -> io::Result<std::fs::File> {
-    wait_unshared(started)?;
-    let pid = started.child.id();
+/// With a user namespace: waits until the init of `link` made it and
+/// writes its id maps (sandbox root is `range`'s first host id). Returns
+/// the namespace, for idmapped mounts.
+pub fn map_user_namespace(link: &InitLink, range: IdRange) -> io::Result<std::fs::File> {
+    wait_unshared(link)?;
+    let pid = link.pid();
     crate::userns::map::write(pid, range)?;
     std::fs::File::open(format!("/proc/{pid}/ns/user"))
 }
 
-/// Rootless: waits until the init made its user namespace and writes its
-/// id maps as this same user ([`crate::userns::rootless::write_maps`]).
-pub fn map_rootless_namespace(started: &mut Started) -> io::Result<()> {
-    wait_unshared(started)?;
-    crate::userns::rootless::write_maps(started.child.id())
+/// Rootless: waits until the init of `link` made its user namespace and
+/// writes its id maps as this same user
+/// ([`crate::userns::rootless::write_maps`]).
+pub fn map_rootless_namespace(link: &InitLink) -> io::Result<()> {
+    wait_unshared(link)?;
+    crate::userns::rootless::write_maps(link.pid())
 }
 
 /// Waits for the init's [`Startup::Unshared`].
-fn wait_unshared(started: &mut Started) -> io::Result<()> {
-    started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
-    match protocol::read_frame::<Startup>(&mut started.startup)? {
+fn wait_unshared(link: &InitLink) -> io::Result<()> {
+    let mut startup = link.startup();
+    startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
+    match protocol::read_frame::<Startup>(&mut startup)? {
         Some(Startup::Unshared {}) => {}
         Some(Startup::Failed { step, error }) => {
             return Err(io::Error::other(format!(
@@ -177,29 +175,22 @@ fn wait_unshared(started: &mut Started) -> io::Result<()> {
     Ok(())
 }
 
-/// With a user namespace: keeps `root`, the sandbox's root directory (as
-/// finally mounted), to send with the go-ahead.
-pub fn give_root(started: &mut Started, root: std::fs::File) {
-    started.root = Some(root);
-}
-
-/// Sends the go-ahead (the configuration, the seccomp program and the
-/// control `listener`) and waits for PID 1; returns PID 1's host pid.
-pub fn go(
-    started: &mut Started,
-    cfg: &InitConfig,
-    listener: &UnixListener,
-    seccomp: &[u8],
-) -> io::Result<u32> {
-    started.startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
+/// Sends the init of `link` the go-ahead (the configuration, the seccomp
+/// program, the control listener and, with a user namespace, the root it
+/// keeps) and waits for PID 1; returns PID 1's host pid.
+pub fn go(link: &InitLink, cfg: &InitConfig, seccomp: &[u8]) -> io::Result<u32> {
     let go = Go {
         config: cfg.clone(),
         seccomp: seccomp.to_vec(),
     };
-    let mut fds = vec![listener.as_fd()];
-    fds.extend(started.root.as_ref().map(|f| f.as_fd()));
-    protocol::send_with_fds(started.startup.as_fd(), &go, &fds)?;
-    let reply: Option<Startup> = protocol::read_frame(&mut started.startup)?;
+    let mut startup = link.startup();
+    startup.set_read_timeout(Some(STARTUP_TIMEOUT))?;
+    let (control, root) = link.kept();
+    let control = control.ok_or_else(|| io::Error::other("no control socket was bound"))?;
+    let mut fds = vec![control.as_fd()];
+    fds.extend(root.map(|f| f.as_fd()));
+    protocol::send_with_fds(startup.as_fd(), &go, &fds)?;
+    let reply: Option<Startup> = protocol::read_frame(&mut startup)?;
     match reply {
         Some(Startup::Ready { pid }) => Ok(pid),
         Some(Startup::Unshared {}) => Err(io::Error::other(
@@ -214,10 +205,10 @@ pub fn go(
     }
 }
 
-/// Tells the init its record is written: from now on the sandbox outlives
-/// this process.
-pub fn commit(started: &mut Started) -> io::Result<()> {
-    protocol::send_with_fds(started.startup.as_fd(), &Commit {}, &[])
+/// Tells the init of `link` its record is written: from now on the
+/// sandbox outlives this process.
+pub fn commit(link: &InitLink) -> io::Result<()> {
+    protocol::send_with_fds(link.startup().as_fd(), &Commit {}, &[])
 }
 
 /// Reaps a committed init in the background when it exits, so it never
@@ -225,9 +216,7 @@ pub fn commit(started: &mut Started) -> io::Result<()> {
 /// then: a sandbox bound to its creator ends when it closes, which is when
 /// this process ends.
 pub fn reap_in_background(started: Started) {
-    let Started {
-        mut child, startup, ..
-    } = started;
+    let (mut child, startup) = started.link.into_parts();
     let _ = std::thread::Builder::new()
         .name("corral-init-reaper".into())
         .spawn(move || {

@@ -35,7 +35,7 @@ use corral_backend::statefile::SandboxRecords;
 use corral_backend::{BackendError, PlatformError, Result, SandboxInfo, SandboxStatus};
 use sha2::Digest;
 
-use crate::host::Host;
+use crate::host::{Build, Host};
 
 /// The layout of the backend's state directory.
 #[derive(Debug, Clone)]
@@ -49,9 +49,13 @@ pub struct State {
     pub layers: crate::layers::Layers,
     /// Whether the backend runs as an ordinary user ([`crate::privilege`]).
     pub rootless: bool,
-    /// What every effect on the host (and every look at its processes)
-    /// goes through: the one [`State::open`] was given.
+    /// What every effect on the host of a teardown or a reclaim (and
+    /// every look at its processes) goes through: the one [`State::open`]
+    /// was given.
     pub host: Arc<dyn Host>,
+    /// What every effect on the host of building a sandbox goes through:
+    /// the same one.
+    pub build: Arc<dyn Build>,
     /// The records as last read.
     metas: crate::meta_cache::MetaCache,
 }
@@ -59,10 +63,10 @@ pub struct State {
 impl State {
     /// Opens (creating) `<state_dir>/linux` and its subdirectories; its
     /// effects on the host go through `host`.
-    pub fn open(
+    pub fn open<H: Host + Build + 'static>(
         state_dir: &Path,
         cgroups: Option<crate::cgroup::Cgroups>,
-        host: Arc<dyn Host>,
+        host: Arc<H>,
     ) -> std::io::Result<Self> {
         let mut state = State {
             dir: state_dir.join("linux"),
@@ -70,7 +74,8 @@ impl State {
             images: None,
             layers: crate::layers::Layers::all(),
             rootless: crate::privilege::rootless(),
-            host,
+            host: host.clone(),
+            build: host,
             metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
@@ -107,13 +112,6 @@ impl State {
     /// The host directory behind the sandbox's `/`.
     pub fn root_dir(&self, id: &str) -> PathBuf {
         self.fs_dir(id).join("root")
-    }
-
-    /// Binds PID 1's control socket of sandbox `id`.
-    pub fn bind_control(&self, id: &str) -> std::io::Result<std::os::unix::net::UnixListener> {
-        with_short_path(&self.sandbox_dir(id), |p| {
-            std::os::unix::net::UnixListener::bind(p)
-        })
     }
 
     /// Connects to PID 1's control socket of sandbox `id`.
@@ -182,6 +180,11 @@ fn with_short_path<T>(
         "/proc/self/fd/{}/control.sock",
         fd.as_raw_fd()
     )))
+}
+
+/// Binds PID 1's control socket of the sandbox in `dir`.
+pub fn bind_control_in(dir: &Path) -> std::io::Result<std::os::unix::net::UnixListener> {
+    with_short_path(dir, |p| std::os::unix::net::UnixListener::bind(p))
 }
 
 /// Connects to PID 1's control socket of the sandbox in `dir`.

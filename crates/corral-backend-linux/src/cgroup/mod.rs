@@ -227,6 +227,17 @@ impl Cgroups {
     }
 }
 
+#[cfg(test)]
+impl Cgroups {
+    /// A unified hierarchy whose corral parent is `dir`, for tests on a
+    /// recording host (which never reads nor writes it).
+    pub(crate) fn unified_at(dir: PathBuf) -> Self {
+        Self {
+            parent: Parent::V2(dir),
+        }
+    }
+}
+
 /// Where one sandbox's cgroup lives.
 #[derive(Debug, Clone)]
 enum Layout {

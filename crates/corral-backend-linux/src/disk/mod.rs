@@ -84,9 +84,9 @@ pub struct Mounted {
     pub fallback: Option<Ext4Unavailable>,
 }
 
-/// The image file of sandbox `id`.
-pub fn image_path(state: &State, id: &str) -> PathBuf {
-    state.sandbox_dir(id).join("disk.ext4")
+/// The image file of the sandbox in `dir`.
+fn image_path(dir: &Path) -> PathBuf {
+    dir.join("disk.ext4")
 }
 
 /// Where the disk templates of `state` live.
@@ -94,46 +94,56 @@ pub fn templates_dir(state: &State) -> PathBuf {
     state.dir().join("disk-templates")
 }
 
-/// Mounts the writable layer of sandbox `id` (`size_bytes` of disk) at its
-/// `fs/`: ext4 when it can be made, else a tmpfs. An error only when
-/// neither could be mounted.
-pub fn mount_writable_layer(state: &State, id: &str, size_bytes: u64) -> io::Result<Mounted> {
-    let fs = state.fs_dir(id);
-    let mounted = match mount_ext4(state, id, size_bytes) {
+/// Mounts the writable layer of the sandbox in `dir` (`size_bytes` of
+/// disk) at its mount point `fs`: ext4 when it can be made (its image in
+/// `dir`, made from the empty images in `templates`), else a tmpfs. An
+/// error only when neither could be mounted.
+pub fn mount_writable_layer(
+    dir: &Path,
+    fs: &Path,
+    templates: &Path,
+    size_bytes: u64,
+) -> io::Result<Mounted> {
+    let mounted = match mount_ext4(dir, fs, templates, size_bytes) {
         Ok(()) => Mounted {
             layer: DiskLayer::Ext4,
             fallback: None,
         },
         Err(why) => {
-            let _ = std::fs::remove_file(image_path(state, id));
-            crate::rootfs::mount_sandbox_tmpfs(&fs, size_bytes)?;
+            let _ = std::fs::remove_file(image_path(dir));
+            crate::rootfs::mount_sandbox_tmpfs(fs, size_bytes)?;
             Mounted {
                 layer: DiskLayer::Tmpfs,
                 fallback: Some(why),
             }
         }
     };
-    prepare_layer_root(&fs)?;
+    prepare_layer_root(fs)?;
     Ok(mounted)
 }
 
-/// Makes the image of sandbox `id`, binds it to a loop device and mounts
-/// it at the sandbox's `fs/`.
-fn mount_ext4(state: &State, id: &str, size_bytes: u64) -> Result<(), Ext4Unavailable> {
+/// Makes the image of the sandbox in `dir`, binds it to a loop device and
+/// mounts it at `fs`.
+fn mount_ext4(
+    dir: &Path,
+    fs: &Path,
+    templates: &Path,
+    size_bytes: u64,
+) -> Result<(), Ext4Unavailable> {
     let fail = |step| move |error| Ext4Unavailable { step, error };
-    if on_memory(&state.sandbox_dir(id)).map_err(fail(Ext4Step::CheckingHost))? {
+    if on_memory(dir).map_err(fail(Ext4Step::CheckingHost))? {
         return Err(fail(Ext4Step::CheckingHost)(io::Error::other(
             "the state directory is on a memory file system, where the image would be memory too",
         )));
     }
-    let file = image::make(&templates_dir(state), &image_path(state, id), size_bytes)
+    let file = image::make(templates, &image_path(dir), size_bytes)
         .map_err(fail(Ext4Step::MakingImage))?;
     let device = loopdev::attach(&file).map_err(fail(Ext4Step::AttachingLoop))?;
     // `noinit_itable`: the kernel does not zero the inode tables mkfs left
     // (writing megabytes per sandbox in the background for nothing).
     mount(
         &device.path,
-        state.fs_dir(id),
+        fs,
         "ext4",
         MountFlags::NOSUID | MountFlags::NODEV,
         Some(c"noinit_itable"),

@@ -1,14 +1,16 @@
 //! The fixture of the seam's tests: a temporary state directory whose host
 //! effects a [`RecordingHost`] records, and the call sequences a teardown
-//! of its sandbox makes. The tests of teardown, of create's rollback and
-//! of gc all build on it.
+//! of its sandbox, and a failed create's rollback, make. The tests of
+//! teardown, of create and its rollback and of gc all build on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::recording::{INIT_PID, INIT_START, OUTER_PID};
 use super::{HostCall, RecordingHost};
+use crate::cgroup::Cgroups;
 use crate::destroy::{GRACE, KILLED, OUTER};
+use crate::rollback::{Piece, Progress};
 use crate::state::{Meta, State};
 
 /// The sandbox the fixture is about.
@@ -26,10 +28,17 @@ pub(crate) struct Fixture {
 impl Fixture {
     /// An empty state directory.
     pub(crate) fn empty(host: RecordingHost, rootless: bool) -> Self {
+        Self::open(host, rootless, false)
+    }
+
+    /// An empty state directory, with a cgroup hierarchy (never touched:
+    /// its effects are the host's) when `cgroups`.
+    pub(crate) fn open(host: RecordingHost, rootless: bool, cgroups: bool) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Arc::new(host);
+        let cgroups = cgroups.then(|| Cgroups::unified_at(dir.path().join("cgroup")));
         let mut state =
-            State::open(dir.path(), None, host.clone()).expect("the state directory opens");
+            State::open(dir.path(), cgroups, host.clone()).expect("the state directory opens");
         state.rootless = rootless;
         Fixture {
             _dir: dir,
@@ -132,5 +141,52 @@ impl Fixture {
     /// The call releasing the key claim.
     pub(crate) fn key_release(&self) -> HostCall {
         HostCall::ReleaseKey(self.state.key_path(KEY), ID.into())
+    }
+
+    /// The calls of the sandbox's teardown, with or without a record (its
+    /// init already stopped: opening it finds nothing to signal).
+    pub(crate) fn teardown(&self, record: bool, rootless: bool) -> Vec<HostCall> {
+        let mut calls = self.before_init(record);
+        calls.extend(self.releasing(rootless));
+        calls.extend(self.removing());
+        calls
+    }
+
+    /// The calls of the rollback of a create that built the pieces of
+    /// `progress` (its init already stopped): the sandbox's teardown once
+    /// its directory exists, else the release of what the pool made; the
+    /// key claim's release last.
+    pub(crate) fn rollback_of(&self, progress: &Progress, rootless: bool) -> Vec<HostCall> {
+        let mut calls = match progress.has(Piece::Directory) {
+            true => self.teardown(progress.has(Piece::Record), rootless),
+            false => [
+                (Piece::Cgroup, HostCall::RemoveCgroup(ID.into())),
+                (Piece::IdRange, HostCall::ReleaseIdRange(ID.into())),
+            ]
+            .into_iter()
+            .filter(|(piece, _)| progress.has(*piece))
+            .map(|(_, call)| call)
+            .collect(),
+        };
+        if progress.has(Piece::KeyClaim) {
+            calls.push(self.key_release());
+        }
+        calls
+    }
+
+    /// The call that reclaims `piece`.
+    pub(crate) fn undo_of(&self, piece: Piece, rootless: bool) -> HostCall {
+        match piece {
+            Piece::Cgroup | Piece::Init => HostCall::RemoveCgroup(ID.into()),
+            Piece::IdRange => HostCall::ReleaseIdRange(ID.into()),
+            Piece::KeyClaim => self.key_release(),
+            Piece::Directory | Piece::ControlSocket => HostCall::RemoveSandboxDir(self.dir()),
+            Piece::WritableLayer => HostCall::UnmountAll(self.state.fs_dir(ID)),
+            Piece::ImageRoot if rootless => HostCall::RemoveSandboxDir(self.dir()),
+            Piece::ImageRoot => HostCall::UnmountAll(self.state.fs_dir(ID)),
+            Piece::Network => HostCall::TeardownNetwork(self.dir()),
+            Piece::Previews => HostCall::ClosePreviews(self.dir()),
+            Piece::Record => HostCall::RemoveRecord(self.state.meta_path(ID)),
+        }
     }
 }

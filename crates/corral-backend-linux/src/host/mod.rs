@@ -1,23 +1,29 @@
-//! The host effects of a sandbox's teardown and of a reclaim pass, behind
-//! one trait: stopping its init, closing its preview ports and network,
-//! removing its cgroup, unmounting its writable layer, releasing its id
-//! range and key claim and removing its directory; and, for [`crate::gc`],
-//! finding the inits, forwarders, mounts and cgroups on the host, killing
-//! orphans and sweeping firewall tables.
+//! The host effects of a sandbox's life, behind two traits. [`Host`]:
+//! its teardown — stopping its init, closing its preview ports and
+//! network, removing its cgroup, unmounting its writable layer, releasing
+//! its id range and key claim and removing its directory — and, for
+//! [`crate::gc`], finding the inits, forwarders, mounts and cgroups on the
+//! host, killing orphans and sweeping firewall tables. [`Build`]: the
+//! steps of its create, from its directory to the commit of its init
+//! ([`build`]).
 //!
 //! `RealHost` ([`crate::real_host`]) performs them; [`RecordingHost`]
 //! records each call (a [`HostCall`]) instead and can be told to fail one,
-//! so that the order of [`crate::destroy::teardown`], what it still does
-//! after a failure, and what a gc pass spares and reclaims are tested
-//! without root. Which one a [`crate::state::State`] uses is chosen where
-//! it is made (`State::open` takes it: the backend passes the real one, a
-//! test the one it needs), never by the build.
+//! so that the order of [`crate::create`] and of
+//! [`crate::destroy::teardown`], what a failed create leaves to its
+//! rollback, what a teardown still does after a failure, and what a gc
+//! pass spares and reclaims are tested without root. Which one a
+//! [`crate::state::State`] uses is chosen where it is made (`State::open`
+//! takes it: the backend passes the real one, a test the one it needs),
+//! never by the build.
 //!
-//! Low-level: the trait names only ids, paths, pids and the cgroup
-//! hierarchy, so that the state directory holds a host without the host
-//! depending on it. `RealHost` sits at the top, beside the backend: it
-//! calls the modules that own each effect.
+//! Low-level: the traits name only ids, paths, pids, the cgroup hierarchy
+//! and plain values (and the two handles [`build`] names), so that the
+//! state directory holds a host without the host depending on it.
+//! `RealHost` sits at the top, beside the backend: it calls the modules
+//! that own each effect.
 
+mod build;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod recording;
 
@@ -30,6 +36,7 @@ use corral_backend::Result;
 use crate::cgroup::Cgroups;
 
 pub use crate::hostproc::{Forwarder, InitProcess};
+pub use build::{Build, InitLink, WritableLayer};
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 

@@ -1,13 +1,29 @@
-//! A host that does nothing but record: each call becomes a [`HostCall`],
-//! in order, and one chosen step ([`HostStep`]) (or several) can be made to fail. Its
+//! A host that records: each call becomes a [`HostCall`], in order, and
+//! one chosen step ([`HostStep`]) (or several) can be made to fail. Its
 //! sandbox init follows an [`InitModel`], so that what teardown does to a
-//! running, paused, hung or dead init can be told apart.
+//! running, paused, hung or dead init can be told apart; the go-ahead of
+//! a create brings it to life (as [`INIT_PID`]), its stop ends it.
+//!
+//! It touches nothing of the host but the state directory, which tests
+//! keep in a temporary directory: the sandbox directory, its mount point
+//! and its record, which a create makes through [`super::Build`] and a
+//! teardown or gc pass reads back, are made there for real (the state
+//! directory's other files, the creator mark and the key claims, are
+//! written by the code that owns them, whatever the host). Removals are
+//! recorded only, so that what a teardown or a pass removes is told by
+//! its calls alone. Mounts are modelled: what a create mounts is listed
+//! ([`RecordingHost::mounts`]) until an unmount takes it away.
+
+mod build;
+mod calls;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use corral_backend::{PlatformError, Result};
+use corral_backend::Result;
+
+pub use calls::{HostCall, HostStep};
 
 use super::{Forwarder, Host, InitProcess, Process};
 use crate::cgroup::Cgroups;
@@ -18,105 +34,6 @@ pub const INIT_PID: u32 = 4242;
 pub const INIT_START: u64 = 7;
 /// The host pid of its outer init (PID 1's parent).
 pub const OUTER_PID: u32 = 4241;
-
-/// One call made on a [`RecordingHost`], with its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HostCall {
-    /// [`Host::thaw_cgroup`] of this sandbox id.
-    ThawCgroup(String),
-    /// [`Host::remove_record`] of this path.
-    RemoveRecord(PathBuf),
-    /// [`Host::close_previews`] of this sandbox directory.
-    ClosePreviews(PathBuf),
-    /// [`Host::send_shutdown`] to the sandbox in this directory.
-    SendShutdown(PathBuf),
-    /// [`Host::process_start`] of this pid.
-    ProcessStart(u32),
-    /// [`Host::open_process`] of this pid.
-    OpenProcess(u32),
-    /// [`Host::outer_init`] of this pid.
-    OuterInit(u32),
-    /// [`Host::wait_exit`] of this pid, for this long.
-    WaitExit(u32, Duration),
-    /// [`Host::kill`] of this pid.
-    Kill(u32),
-    /// [`Host::teardown_network`] of this sandbox directory.
-    TeardownNetwork(PathBuf),
-    /// [`Host::remove_cgroup`] of this sandbox id.
-    RemoveCgroup(String),
-    /// [`Host::unmount_all`] of this mount point.
-    UnmountAll(PathBuf),
-    /// [`Host::release_id_range`] of this sandbox id.
-    ReleaseIdRange(String),
-    /// [`Host::remove_sandbox_dir`] of this directory.
-    RemoveSandboxDir(PathBuf),
-    /// [`Host::release_key`] of this claim file, held by this sandbox id.
-    ReleaseKey(PathBuf, String),
-    /// [`Host::init_processes`].
-    InitProcesses,
-    /// [`Host::preview_forwarders`].
-    PreviewForwarders,
-    /// [`Host::kill_all`] of these `(pid, start)`.
-    KillAll(Vec<(u32, u64)>),
-    /// [`Host::mount_points`].
-    MountPoints,
-    /// [`Host::cgroup_names`].
-    CgroupNames,
-    /// [`Host::empty_cgroup_age`] of this cgroup.
-    EmptyCgroupAge(String),
-    /// [`Host::sweep_tables`].
-    SweepTables,
-}
-
-impl HostCall {
-    /// Whether the call changes the host (or would): everything but a
-    /// look at it or a wait.
-    pub fn is_effect(&self) -> bool {
-        !matches!(
-            self,
-            HostCall::ProcessStart(_)
-                | HostCall::OpenProcess(_)
-                | HostCall::OuterInit(_)
-                | HostCall::WaitExit(..)
-                | HostCall::InitProcesses
-                | HostCall::PreviewForwarders
-                | HostCall::MountPoints
-                | HostCall::CgroupNames
-                | HostCall::EmptyCgroupAge(_)
-        )
-    }
-}
-
-/// The steps of [`Host`] that can fail, hence be made to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostStep {
-    /// [`Host::close_previews`].
-    ClosePreviews,
-    /// [`Host::teardown_network`].
-    TeardownNetwork,
-    /// [`Host::remove_cgroup`].
-    RemoveCgroup,
-    /// [`Host::unmount_all`] (failing with `EBUSY`).
-    UnmountAll,
-    /// [`Host::remove_sandbox_dir`] (failing with `EBUSY`).
-    RemoveSandboxDir,
-}
-
-impl HostStep {
-    /// The message of the error this step fails with when made to.
-    pub fn injected_message(self) -> String {
-        self.injected().to_string()
-    }
-
-    /// The error this step fails with when made to.
-    fn injected(self) -> PlatformError {
-        PlatformError::Io {
-            what: format!("{self:?}"),
-            kind: std::io::ErrorKind::Other,
-            detail: "made to fail".into(),
-        }
-    }
-}
 
 /// How the recorded sandbox's PID 1 behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +121,11 @@ impl RecordingHost {
         self.lock().tables = links;
     }
 
+    /// The host's mount points now.
+    pub fn mounts(&self) -> Vec<PathBuf> {
+        self.lock().mounts.clone()
+    }
+
     /// The calls made so far, in order.
     pub fn calls(&self) -> Vec<HostCall> {
         self.lock().calls.clone()
@@ -238,12 +160,28 @@ impl RecordingHost {
     fn io_step(&self, call: HostCall, step: HostStep) -> std::io::Result<()> {
         self.record(call);
         match self.fail.contains(&step) {
-            true => Err(std::io::Error::new(
-                std::io::ErrorKind::ResourceBusy,
-                step.injected_message(),
-            )),
+            true => Err(step.injected_io(std::io::ErrorKind::ResourceBusy)),
             false => Ok(()),
         }
+    }
+
+    /// As [`Self::step`], failing with an I/O error of its own.
+    fn build_step(&self, call: HostCall, step: HostStep) -> std::io::Result<()> {
+        self.record(call);
+        match self.fail.contains(&step) {
+            true => Err(step.injected_io(std::io::ErrorKind::Other)),
+            false => Ok(()),
+        }
+    }
+
+    /// From now on, `mount` is mounted.
+    fn mounted(&self, mount: PathBuf) {
+        self.lock().mounts.push(mount);
+    }
+
+    /// From now on, the sandbox's PID 1 behaves as `init`.
+    fn set_init(&self, init: InitModel) {
+        self.lock().init = init;
     }
 
     fn known(&self, pid: u32) -> bool {
@@ -288,7 +226,8 @@ impl Host for RecordingHost {
 
     fn process_start(&self, pid: u32) -> Option<u64> {
         self.record(HostCall::ProcessStart(pid));
-        self.known(pid).then_some(INIT_START)
+        let vanished = self.fail.contains(&HostStep::ProcessStart);
+        (self.known(pid) && !vanished).then_some(INIT_START)
     }
 
     fn open_process(&self, pid: u32, _start: Option<u64>) -> Option<Process> {

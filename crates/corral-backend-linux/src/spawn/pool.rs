@@ -313,7 +313,7 @@ fn unjoined(
 /// Moves the init into its cgroup; on failure stops it and removes the cgroup.
 fn join(warm: Warm) -> Result<Warm> {
     let joined = match &warm.cgroup {
-        Some(cg) => cg.add_pid(warm.started.child.id()),
+        Some(cg) => cg.add_pid(warm.started.pid()),
         None => Ok(()),
     };
     match joined {
