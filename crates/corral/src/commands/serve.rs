@@ -180,4 +180,3 @@ fn summary(report: &ShutdownReport) -> String {
         report.processes
     )
 }
-
