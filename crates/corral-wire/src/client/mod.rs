@@ -5,7 +5,9 @@
 //! in-process provider.
 
 mod live;
+pub(crate) mod pool;
 mod process;
+mod retry;
 pub(crate) mod transport;
 
 use std::fmt;
@@ -108,7 +110,7 @@ impl WireProvider {
     /// server's envelope once: it is "unchanging for this revision".
     pub async fn connect(endpoint: &str, token: Token) -> Result<Self, WireError> {
         let endpoint = Endpoint::parse(endpoint)?;
-        let transport = Arc::new(Transport { endpoint, token });
+        let transport = Arc::new(Transport::new(endpoint, token));
         let capabilities = transport
             .post(Route::Capabilities, &serde_json::json!({}))
             .await

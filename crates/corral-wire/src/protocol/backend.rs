@@ -81,6 +81,31 @@ impl BackendRoute {
         Self::ALL.iter().copied().find(|r| r.name() == name)
     }
 
+    /// Whether sending the route's request twice settles as sending it
+    /// once, so a client may send it again after a connection broke with
+    /// the request perhaps delivered: the reads, and the teardowns the
+    /// backend trait documents as idempotent (`destroy`,
+    /// `delete_snapshot`). `connect`, `preview_url` and every write, run or
+    /// allocation are not.
+    pub const fn idempotent(self) -> bool {
+        matches!(
+            self,
+            Self::Describe
+                | Self::Find
+                | Self::List
+                | Self::Destroy
+                | Self::Read
+                | Self::ListDir
+                | Self::Stat
+                | Self::ReadRange
+                | Self::Native
+                | Self::DeleteSnapshot
+                | Self::ListSnapshots
+                | Self::Usage
+                | Self::ListTree
+        )
+    }
+
     /// The largest request body the server reads for this route: a whole
     /// file (or a batch of them, or stdin) in base64 and its envelope for
     /// the routes that carry bytes, 1 MiB for the others.
@@ -427,5 +452,34 @@ mod tests {
         assert!(!carried.start_process && !carried.terminal && !carried.contained_read);
         assert!(!carried.reclaim && !carried.port_connect);
         assert!(carried.pause);
+    }
+
+    // The backend primitives: the reads, and the two teardowns their trait
+    // documents as idempotent (`destroy`, `delete_snapshot`).
+    #[test]
+    fn the_idempotent_backend_routes() {
+        let idempotent: Vec<&str> = BackendRoute::ALL
+            .iter()
+            .filter(|r| r.idempotent())
+            .map(|r| r.name())
+            .collect();
+        assert_eq!(
+            idempotent,
+            [
+                "describe",
+                "find",
+                "list",
+                "destroy",
+                "read",
+                "list_dir",
+                "stat",
+                "read_range",
+                "native",
+                "delete_snapshot",
+                "list_snapshots",
+                "usage",
+                "list_tree",
+            ]
+        );
     }
 }

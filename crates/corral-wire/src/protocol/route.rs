@@ -128,6 +128,31 @@ impl Route {
         ROUTES.get(path).copied()
     }
 
+    /// Whether sending the route's request twice settles as sending it
+    /// once, so a client may send it again after a connection broke with
+    /// the request perhaps delivered. From the contract spec: `destroy` and
+    /// `destroySnapshot` are "Idempotent teardown", and "destroy,
+    /// destroySnapshot, and rollback may all be invoked again after a lost
+    /// response; each must settle the same way" (a handoff's rollback
+    /// route runs the compensation at most once and answers `null` when
+    /// asked again); `capabilities` is "unchanging for this revision" and
+    /// the reads (`readFile`, `readFiles`, `listDir`, `listProjectDir`)
+    /// change nothing. Every other route is not: the spec does not say it
+    /// is, and most allocate, run or write.
+    pub const fn idempotent(self) -> bool {
+        matches!(
+            self,
+            Self::Capabilities
+                | Self::ReadFile
+                | Self::ReadFiles
+                | Self::ListDir
+                | Self::ListProjectDir
+                | Self::Destroy
+                | Self::DestroySnapshot
+                | Self::HandoffRollback(_)
+        )
+    }
+
     /// The largest request body the route accepts, in bytes: the
     /// contract's bounds in base64 JSON, plus room for the envelope.
     /// `write_file` carries one file (16 MiB), `execute` its stdin (16 MiB),
@@ -197,5 +222,38 @@ mod tests {
             Route::BeginActiveWrite.max_body_bytes() > MAX_ACTIVE_WRITE_AGGREGATE_BYTES / 3 * 4
         );
         assert_eq!(Route::Destroy.max_body_bytes(), 4 * MIB);
+    }
+
+    // Contract spec, "The operations": `destroy` and `destroySnapshot` are
+    // "Idempotent teardown"; "Allocation handoff": "destroy,
+    // destroySnapshot, and rollback may all be invoked again after a lost
+    // response; each must settle the same way". `capabilities` and the
+    // reads change nothing. Every other route is sent once.
+    #[test]
+    fn the_idempotent_routes() {
+        let idempotent: Vec<Route> = Route::ALL.into_iter().filter(|r| r.idempotent()).collect();
+        let mut expected = vec![
+            Route::Capabilities,
+            Route::ReadFile,
+            Route::ReadFiles,
+            Route::ListDir,
+            Route::ListProjectDir,
+            Route::Destroy,
+            Route::DestroySnapshot,
+        ];
+        expected.extend(HandoffMember::ALL.map(Route::HandoffRollback));
+        assert_eq!(idempotent, expected);
+        for once in [
+            Route::Provision,
+            Route::Execute,
+            Route::WriteFile,
+            Route::BeginActiveWrite,
+            Route::Cleanup,
+            Route::ActiveWriteCommit,
+            Route::ActiveWriteRollback,
+            Route::HandoffSettle(HandoffMember::Provision),
+        ] {
+            assert!(!once.idempotent(), "{once:?}");
+        }
     }
 }

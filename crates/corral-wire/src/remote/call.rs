@@ -4,13 +4,13 @@
 use bytes::Bytes;
 use corral_backend::{BackendError, ErrorCode, PlatformError, RequestError};
 use hyper::StatusCode;
-use hyper::body::Incoming;
-use hyper::http::Response;
+use hyper::http::{HeaderMap, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::client::pool::ReplyBody;
 use crate::client::transport::{
-    MAX_RESPONSE_BYTES, ReadFailure, SendFailure, Transport, read_bounded,
+    ExchangeFailure, MAX_RESPONSE_BYTES, ReadFailure, SendFailure, Transport, read_bounded,
 };
 use crate::protocol::backend::BackendRoute;
 use crate::protocol::{CONTRACT_REVISION, ErrorBody, REFUSAL_HEADER, REVISION_HEADER, Refusal};
@@ -61,11 +61,21 @@ impl Remote {
         route: BackendRoute,
         body: &Req,
     ) -> Result<Res, BackendError> {
-        let response = self.open(route, body).await?;
-        let status = response.status();
-        let bytes = self.collect(route, response).await?;
-        if status != StatusCode::OK {
-            return Err(self.failure(route, status, &bytes));
+        let body = self.encode(route, body)?;
+        let (parts, bytes) = self
+            .transport
+            .exchange(&route.path(), body, route.idempotent())
+            .await
+            .map_err(|failure| match failure {
+                ExchangeFailure::Send(failure) => self.unsent(route, failure),
+                ExchangeFailure::TooLarge => self.too_large(route),
+            })?;
+        self.check_revision(route, &parts.headers)?;
+        if let Some(refusal) = refusal_of(&parts.headers) {
+            return Err(self.refused(route, refusal, &bytes));
+        }
+        if parts.status != StatusCode::OK {
+            return Err(self.failure(route, parts.status, &bytes));
         }
         serde_json::from_slice(&bytes)
             .map_err(|e| self.malformed(route, format_args!("malformed reply: {e}")))
@@ -77,30 +87,52 @@ impl Remote {
         &self,
         route: BackendRoute,
         body: &Req,
-    ) -> Result<Response<Incoming>, BackendError> {
-        let unsendable = |detail: String| -> BackendError {
-            RequestError::Unsendable {
-                what: self.context(route),
-                detail,
-            }
-            .into()
-        };
-        let body = serde_json::to_vec(body).map_err(|e| unsendable(format!("encoding it: {e}")))?;
+    ) -> Result<Response<ReplyBody>, BackendError> {
+        let body = self.encode(route, body)?;
         let response = self
             .transport
-            .send(&route.path(), body)
+            .send(&route.path(), body, route.idempotent())
             .await
-            .map_err(|failure| match failure {
-                SendFailure::Unavailable => self.unavailable(
-                    route,
-                    "the server cannot be reached, or the connection broke",
-                ),
-                SendFailure::Request(e) => unsendable(e),
-            })?;
-        let revision = response
-            .headers()
-            .get(REVISION_HEADER)
-            .and_then(|v| v.to_str().ok());
+            .map_err(|failure| self.unsent(route, failure))?;
+        self.check_revision(route, response.headers())?;
+        Ok(response)
+    }
+
+    fn encode<Req: Serialize>(
+        &self,
+        route: BackendRoute,
+        body: &Req,
+    ) -> Result<Vec<u8>, BackendError> {
+        serde_json::to_vec(body).map_err(|e| self.unsendable(route, format!("encoding it: {e}")))
+    }
+
+    fn unsendable(&self, route: BackendRoute, detail: String) -> BackendError {
+        RequestError::Unsendable {
+            what: self.context(route),
+            detail,
+        }
+        .into()
+    }
+
+    fn unsent(&self, route: BackendRoute, failure: SendFailure) -> BackendError {
+        match failure {
+            SendFailure::Unavailable => self.unavailable(
+                route,
+                "the server cannot be reached, or the connection broke",
+            ),
+            SendFailure::Request(e) => self.unsendable(route, e),
+        }
+    }
+
+    fn too_large(&self, route: BackendRoute) -> BackendError {
+        self.malformed(
+            route,
+            format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
+        )
+    }
+
+    fn check_revision(&self, route: BackendRoute, headers: &HeaderMap) -> Result<(), BackendError> {
+        let revision = headers.get(REVISION_HEADER).and_then(|v| v.to_str().ok());
         if revision != Some(CONTRACT_REVISION) {
             return Err(self.malformed(
                 route,
@@ -110,27 +142,20 @@ impl Remote {
                 ),
             ));
         }
-        Ok(response)
+        Ok(())
     }
 
     /// The whole body of a reply, bounded.
     pub(crate) async fn collect(
         &self,
         route: BackendRoute,
-        response: Response<Incoming>,
+        response: Response<ReplyBody>,
     ) -> Result<Bytes, BackendError> {
-        let refusal = response
-            .headers()
-            .get(REFUSAL_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(Refusal::parse);
+        let refusal = refusal_of(response.headers());
         let bytes = read_bounded(response.into_body())
             .await
             .map_err(|failure| match failure {
-                ReadFailure::TooLarge => self.malformed(
-                    route,
-                    format_args!("a reply larger than {MAX_RESPONSE_BYTES} bytes"),
-                ),
+                ReadFailure::TooLarge => self.too_large(route),
                 ReadFailure::Broken => self.unavailable(route, "the connection broke"),
             })?;
         if let Some(refusal) = refusal {
@@ -186,4 +211,12 @@ impl Remote {
         };
         self.relayed(route, code, what)
     }
+}
+
+/// The refusal a reply's header names, if any.
+fn refusal_of(headers: &HeaderMap) -> Option<Refusal> {
+    headers
+        .get(REFUSAL_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(Refusal::parse)
 }

@@ -54,7 +54,7 @@ impl RemoteBackend {
             why: e.to_string(),
         })?;
         let remote = Arc::new(Remote {
-            transport: Transport { endpoint, token },
+            transport: Transport::new(endpoint, token),
         });
         let description: Description = remote
             .call(BackendRoute::Describe, &serde_json::json!({}))

@@ -2,7 +2,9 @@
 //! and reorders frames and cuts connections (`fault_proxy`): stdout stays
 //! whole, in order and unduplicated inside the replay window; beyond it
 //! the run fails closed with a typed error; a duplicated `destroy`,
-//! `destroySnapshot` or handoff rollback settles the same way as one.
+//! `destroySnapshot` or handoff rollback settles the same way as one, and
+//! one whose reply was lost is sent again by the client. (Reuse of
+//! connections and the retry rule's other rows are `reuse`.)
 
 use super::common;
 use super::fault_proxy;
@@ -356,21 +358,32 @@ fn assert_settled_alike(proxy: &FaultProxy, path: &str, count: usize) {
 
 // Contract spec, "Allocation handoff": "destroy, destroySnapshot, and
 // rollback may all be invoked again after a lost response; each must
-// settle the same way." A duplicated request, and one sent again after its
-// reply was lost, settle as a single one.
+// settle the same way." A duplicated request settles as a single one; one
+// whose reply was lost the client sends again itself, once, on a fresh
+// connection; lost twice, the caller gets the unavailable error and asks
+// again. Every one of them settles alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicated_destroy_settles_the_same_way() {
     let plan = Plan::new()
         .unary("/v1/destroy", 0, UnaryFault::Duplicate)
-        .unary("/v1/destroy", 1, UnaryFault::DropReply);
+        .unary("/v1/destroy", 1, UnaryFault::DropReply)
+        .unary("/v1/destroy", 3, UnaryFault::DropReply)
+        .unary("/v1/destroy", 4, UnaryFault::DropReply);
     let rig = Rig::new(plan).await;
     let first = rig.active().await;
     let second = rig.active().await;
+    let third = rig.active().await;
     rig.client.destroy(first.instance_id.clone()).await.unwrap();
     assert_settled_alike(&rig.proxy, "/v1/destroy", 2);
-    // The reply is lost: the caller cannot know the instance is gone, and
+    // The reply is lost: the client cannot know the instance is gone, and
     // asks again.
-    let lost = rig.client.destroy(second.instance_id.clone()).await;
+    rig.client
+        .destroy(second.instance_id.clone())
+        .await
+        .unwrap();
+    assert_settled_alike(&rig.proxy, "/v1/destroy", 4);
+    // Lost again the second time: the client asked once more, no more.
+    let lost = rig.client.destroy(third.instance_id.clone()).await;
     assert_eq!(
         lost,
         Err(SandboxError::operation_failed(
@@ -378,11 +391,10 @@ async fn a_duplicated_destroy_settles_the_same_way() {
             FailureReason::PlatformUnavailable
         ))
     );
-    rig.client
-        .destroy(second.instance_id.clone())
-        .await
-        .unwrap();
-    assert_settled_alike(&rig.proxy, "/v1/destroy", 4);
+    assert_settled_alike(&rig.proxy, "/v1/destroy", 6);
+    rig.client.destroy(third.instance_id.clone()).await.unwrap();
+    assert_settled_alike(&rig.proxy, "/v1/destroy", 7);
+    assert_all_fired(&rig.proxy, 4);
     let left = backend_inventory(&*rig.backend).await.unwrap();
     assert!(left.is_empty(), "nothing is left behind: {left}");
     rig.server.shut_down().await;
@@ -396,7 +408,8 @@ fn snapshot_request(instance: &SandboxInstance) -> SnapshotRequest {
 }
 
 // Contract spec, "Allocation handoff": destroySnapshot may be invoked again
-// after a lost response and must settle the same way.
+// after a lost response and must settle the same way; the client sends it
+// again itself when its reply is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicated_destroy_snapshot_settles_the_same_way() {
     let plan = Plan::new()
@@ -416,19 +429,12 @@ async fn a_duplicated_destroy_snapshot_settles_the_same_way() {
         .await
         .unwrap();
     assert_settled_alike(&rig.proxy, "/v1/destroy_snapshot", 2);
-    let lost = rig.client.destroy_snapshot(snapshots[1].clone()).await;
-    assert_eq!(
-        lost,
-        Err(SandboxError::operation_failed(
-            Operation::DestroySnapshot,
-            FailureReason::PlatformUnavailable
-        ))
-    );
     rig.client
         .destroy_snapshot(snapshots[1].clone())
         .await
         .unwrap();
     assert_settled_alike(&rig.proxy, "/v1/destroy_snapshot", 4);
+    assert_all_fired(&rig.proxy, 2);
     let inventory = backend_inventory(&*rig.backend).await.unwrap();
     assert!(inventory.snapshots.is_empty(), "{inventory}");
     rig.finish(instance).await;
@@ -437,12 +443,14 @@ async fn a_duplicated_destroy_snapshot_settles_the_same_way() {
 // Contract spec, "Allocation handoff": rollback is at-least-once with
 // idempotent effect. A rollback request duplicated on the way runs the
 // compensation once and answers both alike; one whose reply was lost is
-// asked again and settles.
+// sent again by the client, and lost twice, asked again by the caller,
+// and settles.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicated_rollback_settles_the_same_way() {
     let plan = Plan::new()
         .unary("/v1/provision/rollback", 0, UnaryFault::Duplicate)
-        .unary("/v1/snapshot/rollback", 0, UnaryFault::DropReply);
+        .unary("/v1/snapshot/rollback", 0, UnaryFault::DropReply)
+        .unary("/v1/snapshot/rollback", 1, UnaryFault::DropReply);
     let rig = Rig::new(plan).await;
     let request = provision_request(
         rig.client.capabilities(),
@@ -466,8 +474,9 @@ async fn a_duplicated_rollback_settles_the_same_way() {
             FailureReason::PlatformUnavailable
         ))
     );
-    rollback.rollback().await.unwrap();
     assert_settled_alike(&rig.proxy, "/v1/snapshot/rollback", 2);
+    rollback.rollback().await.unwrap();
+    assert_settled_alike(&rig.proxy, "/v1/snapshot/rollback", 3);
     let inventory = backend_inventory(&*rig.backend).await.unwrap();
     assert!(inventory.snapshots.is_empty(), "{inventory}");
     rig.finish(instance).await;

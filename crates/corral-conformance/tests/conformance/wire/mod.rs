@@ -2,7 +2,8 @@
 //! and the remote backend over loopback, hosting the memory oracle behind
 //! its registry envelope; the contract's nine cases over the wire
 //! (memory, and linux where this host can make linux sandboxes);
-//! authentication, bounds, faults (through `fault_proxy`) and replays.
+//! authentication, bounds, faults (through `fault_proxy`), replays and
+//! connection reuse.
 //! They live here, not in `corral-wire`, because the envelopes are the
 //! registry's and the suite is this crate's, and both sit above the wire.
 //! The shared fixtures are `common` (a conformance target over the wire,
@@ -22,3 +23,4 @@ mod open_process;
 mod remote_backend;
 mod remote_rules;
 mod replay;
+mod reuse;

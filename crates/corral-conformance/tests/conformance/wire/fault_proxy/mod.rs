@@ -31,7 +31,10 @@
 //! over the proxy's whole life, so a plan is deterministic in terms of
 //! frames; [`Plan::seeded`] draws such rules from a seed so a failure
 //! reproduces from the seed it prints. The proxy can also refuse every new
-//! connection for a while (an outage) and cut everything in flight.
+//! connection for a while (an outage), cut everything in flight, and
+//! close its client connections as a server closes idle ones; it counts
+//! the client connections it served, so a test sees whether a client
+//! reused one.
 
 mod socket;
 
@@ -49,7 +52,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::AbortHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Which way a frame travels.
@@ -279,6 +282,10 @@ pub(crate) struct State {
     sockets: AtomicUsize,
     outage: AtomicBool,
     live: Mutex<Vec<AbortHandle>>,
+    /// Client connections served so far.
+    served: AtomicUsize,
+    /// The tasks serving client connections.
+    connections: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl State {
@@ -338,6 +345,8 @@ impl FaultProxy {
             sockets: AtomicUsize::new(0),
             outage: AtomicBool::new(false),
             live: Mutex::default(),
+            served: AtomicUsize::new(0),
+            connections: Mutex::default(),
         });
         let shared = Arc::clone(&state);
         let accept = tokio::spawn(async move {
@@ -345,9 +354,13 @@ impl FaultProxy {
                 if shared.outage.load(Ordering::SeqCst) {
                     continue;
                 }
+                shared.served.fetch_add(1, Ordering::SeqCst);
                 let state = Arc::clone(&shared);
                 let task = tokio::spawn(connection(tcp, state));
                 shared.track(task.abort_handle());
+                let mut connections = lock(&shared.connections);
+                connections.retain(|t| !t.is_finished());
+                connections.push(task);
             }
         })
         .abort_handle();
@@ -369,6 +382,23 @@ impl FaultProxy {
         for task in lock(&self.state.live).drain(..) {
             task.abort();
         }
+    }
+
+    /// Closes every client connection, idle or not, as a server closes an
+    /// idle connection: the socket ends, without a response or a
+    /// `Connection: close`. Returns once every one is closed.
+    pub async fn close_connections(&self) {
+        let tasks: Vec<_> = lock(&self.state.connections).drain(..).collect();
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// Client connections served so far (those an outage refused are not
+    /// counted).
+    pub fn connections(&self) -> usize {
+        self.state.served.load(Ordering::SeqCst)
     }
 
     /// While on, every new connection is accepted and closed at once.
