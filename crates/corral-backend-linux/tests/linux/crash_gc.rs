@@ -557,6 +557,13 @@ async fn inits_waiting_in_the_pool_end_with_their_creator() {
     let dirs = sandbox_ids(tmp.path());
     for (_, id) in waiting.iter().filter(|(_, id)| !dirs.contains(id)) {
         if let Some(cg) = cgroups.open(id).unwrap() {
+            // An init that ended is a zombie until whoever it was handed to
+            // reaps it, and a zombie is still listed in its cgroup: wait
+            // for the reaping, bounded.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !cg.pids().unwrap().is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             assert_eq!(cg.pids().unwrap(), Vec::<u32>::new(), "{id} is empty");
             cg.destroy().unwrap();
         }
