@@ -14,6 +14,7 @@ mod backend;
 mod capabilities;
 pub mod contained;
 pub mod contained_fs;
+mod destination;
 pub mod error;
 mod exec;
 mod files;

@@ -61,14 +61,7 @@ impl Limits {
     }
 }
 
-/// A network endpoint a sandbox may reach under an allowlist.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Destination {
-    /// Host name or address.
-    pub host: String,
-    /// TCP/UDP port.
-    pub port: u16,
-}
+pub use crate::destination::Destination;
 
 /// The network a sandbox gets.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -116,7 +116,7 @@ pub use list::{
     ProjectEntry,
 };
 pub use mounts::{MountAccess, MountPlanRefusal, MountSpec, Mounts, check_mount_plan};
-pub use network::{Destinations, HostPort, NetworkPolicy};
+pub use network::{Destinations, HostPort, NetworkPolicy, valid_dns_name};
 pub use octets::{
     BASE64_PATTERN, FileContent, Octets, OutputBytes, StdinBytes, base64_decode, base64_encode,
 };

@@ -21,7 +21,11 @@ use crate::macros::string_newtype;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct HostPort(String);
 
-fn valid_dns_name(host: &str) -> bool {
+/// Whether `host` is a lowercase DNS name as allowlists take it: labels of
+/// 1–63 bytes of `a-z 0-9 -`, not starting or ending with `-`, at most 253
+/// bytes in all, the last label not all digits (so that no malformed IPv4
+/// address passes for a name). Wildcards are not names.
+pub fn valid_dns_name(host: &str) -> bool {
     if host.is_empty() || host.len() > 253 {
         return false;
     }

@@ -75,27 +75,16 @@ fn cidr(host: &str, shown: &str) -> Option<Result<(Ipv4Addr, u8), NetworkError>>
     })
 }
 
-/// Refuses port 0: no connection goes to it, so an allowlist entry naming
-/// it is a mistake, not a rule.
-fn port(d: &Destination, shown: &str) -> Result<(), NetworkError> {
-    if d.port == 0 {
-        return Err(NetworkError::Unsupported(format!(
-            "{shown}: port 0 is not a port a connection can reach (give 1 to 65535)"
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses port 0, malformed blocks and IPv6 destinations without
-/// resolving any name (for `create`, before anything is allocated).
+/// Refuses IPv6 destinations without resolving any name (for `create`,
+/// before anything is allocated). Port 0 and malformed blocks cannot reach
+/// here: a [`Destination`] is refused where it is made.
 pub fn check(destinations: &[Destination]) -> Result<(), NetworkError> {
     for d in destinations {
-        let shown = format!("{}:{}", d.host, d.port);
-        port(d, &shown)?;
-        if let Some(block) = cidr(&d.host, &shown) {
+        let shown = format!("{}:{}", d.host(), d.port());
+        if let Some(block) = cidr(d.host(), &shown) {
             block?;
         } else if let Ok(IpAddr::V6(_)) = d
-            .host
+            .host()
             .trim_start_matches('[')
             .trim_end_matches(']')
             .parse::<IpAddr>()
@@ -110,25 +99,24 @@ pub fn check(destinations: &[Destination]) -> Result<(), NetworkError> {
 
 /// Pins `destinations`: IPv4 addresses and CIDR blocks as given, names
 /// resolved once by the host (IPv4 results only); sorted, without
-/// duplicates. Port 0 and IPv6 addresses and blocks are refused
-/// (sandboxes get IPv4 only).
+/// duplicates. IPv6 addresses and blocks are refused (sandboxes get IPv4
+/// only).
 pub fn resolve(destinations: &[Destination]) -> Result<Vec<Endpoint>, NetworkError> {
     let mut out = Vec::new();
     for d in destinations {
-        let shown = format!("{}:{}", d.host, d.port);
-        port(d, &shown)?;
-        if let Some(block) = cidr(&d.host, &shown) {
+        let shown = format!("{}:{}", d.host(), d.port());
+        if let Some(block) = cidr(d.host(), &shown) {
             let (addr, prefix) = block?;
             out.push(Endpoint {
                 addr,
                 prefix,
-                port: d.port,
+                port: d.port(),
             });
             continue;
         }
-        let host = d.host.trim_start_matches('[').trim_end_matches(']');
+        let host = d.host().trim_start_matches('[').trim_end_matches(']');
         match host.parse::<IpAddr>() {
-            Ok(IpAddr::V4(addr)) => out.push(Endpoint::host(addr, d.port)),
+            Ok(IpAddr::V4(addr)) => out.push(Endpoint::host(addr, d.port())),
             Ok(IpAddr::V6(_)) => {
                 return Err(NetworkError::Unsupported(format!(
                     "{shown} is IPv6 (sandboxes get IPv4 only)"
@@ -136,12 +124,12 @@ pub fn resolve(destinations: &[Destination]) -> Result<Vec<Endpoint>, NetworkErr
             }
             Err(_) => {
                 let before = out.len();
-                let addrs = (host, d.port)
+                let addrs = (host, d.port())
                     .to_socket_addrs()
                     .map_err(|_| NetworkError::Resolve(shown.clone()))?;
                 for a in addrs {
                     if let SocketAddr::V4(v4) = a {
-                        out.push(Endpoint::host(*v4.ip(), d.port));
+                        out.push(Endpoint::host(*v4.ip(), d.port()));
                     }
                 }
                 if out.len() == before {
@@ -161,10 +149,7 @@ mod tests {
     use corral_backend::ErrorCode;
 
     fn d(host: &str, port: u16) -> Destination {
-        Destination {
-            host: host.into(),
-            port,
-        }
+        Destination::new(host, port).unwrap()
     }
 
     #[test]
@@ -185,10 +170,12 @@ mod tests {
         assert_eq!(v6.code(), ErrorCode::InvalidInput);
     }
 
+    /// Port 0 never reaches the allowlist: it is refused, in one line
+    /// naming the destination, where the destination is made.
     #[test]
     fn port_zero_is_refused_in_one_line() {
         for host in ["10.0.0.1", "10.0.0.0/8", "localhost"] {
-            let e = check(&[d(host, 0)]).unwrap_err();
+            let e = corral_backend::BackendError::from(Destination::new(host, 0).unwrap_err());
             assert_eq!(e.code(), ErrorCode::InvalidInput, "{host}");
             let text = e.to_string();
             assert!(
@@ -196,10 +183,6 @@ mod tests {
                 "{text}"
             );
             assert!(!text.contains('\n'), "{text}");
-            assert_eq!(
-                resolve(&[d(host, 0)]).unwrap_err().code(),
-                ErrorCode::InvalidInput
-            );
         }
     }
 
@@ -224,15 +207,20 @@ mod tests {
         let all = resolve(&[d("0.0.0.0/0", 443)]).unwrap();
         assert_eq!(all[0].daddr(), "0.0.0.0/0");
         assert!(all[0].contains(Ipv4Addr::new(203, 0, 113, 9)));
+        // A malformed block is refused where the destination is made.
         for bad in [
             "10.0.0.0/33",
             "10.0.0.0/",
             "10.0.0.0/+8",
             "10.0.0.0/x",
             "example.com/8",
-            "fd00::/8",
-            "[fd00::]/64",
         ] {
+            let e = corral_backend::BackendError::from(Destination::new(bad, 80).unwrap_err());
+            assert_eq!(e.code(), ErrorCode::InvalidInput, "{bad}");
+            assert!(e.to_string().contains(bad), "{bad}: {e}");
+        }
+        // An IPv6 block is a destination, but not one a sandbox can reach.
+        for bad in ["fd00::/8", "[fd00::]/64"] {
             assert!(check(&[d(bad, 80)]).is_err(), "{bad}");
             let e = resolve(&[d(bad, 80)]).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidInput, "{bad}");

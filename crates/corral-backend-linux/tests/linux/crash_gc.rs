@@ -75,10 +75,7 @@ async fn crash_child() {
         let mut req = CreateRequest::default();
         if allowlist && i % 2 == 1 {
             req.network = Network::Allowlist {
-                destinations: vec![Destination {
-                    host: "192.0.2.1".into(),
-                    port: 80,
-                }],
+                destinations: vec![Destination::new("192.0.2.1", 80).unwrap()],
             };
         }
         let info = b.create(req).await.unwrap();

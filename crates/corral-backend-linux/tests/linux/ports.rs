@@ -143,10 +143,7 @@ async fn an_allowlisted_sandbox_is_reached_through_connect_port() {
     }
     // A documentation address: nothing is ever sent to it.
     let network = Network::Allowlist {
-        destinations: vec![corral_backend::Destination {
-            host: "192.0.2.1".into(),
-            port: 80,
-        }],
+        destinations: vec![corral_backend::Destination::new("192.0.2.1", 80).unwrap()],
     };
     reaches_an_undeclared_port(test, network).await;
 }

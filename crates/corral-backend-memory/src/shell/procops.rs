@@ -394,7 +394,7 @@ pub(crate) async fn curl(sh: &Shell, io: &Io, args: &[String]) -> i32 {
         Network::Allowlist { destinations }
             if !destinations
                 .iter()
-                .any(|d| d.host.eq_ignore_ascii_case(&host) && d.port == port) =>
+                .any(|d| d.host().eq_ignore_ascii_case(&host) && d.port() == port) =>
         {
             Some("not in the sandbox's network allowlist")
         }

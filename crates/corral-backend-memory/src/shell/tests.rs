@@ -216,10 +216,7 @@ async fn network_policy_reaches_the_builtin_curl() {
     assert!(r.err.contains("network is none"), "{}", r.err);
     let allow = CreateRequest {
         network: Network::Allowlist {
-            destinations: vec![corral_backend::Destination {
-                host: "api.example.com".into(),
-                port: 443,
-            }],
+            destinations: vec![corral_backend::Destination::new("api.example.com", 443).unwrap()],
         },
         ..CreateRequest::default()
     };

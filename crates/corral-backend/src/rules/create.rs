@@ -37,10 +37,7 @@ pub async fn create_fails_closed_when_it_cannot_enforce(backend: &dyn Backend) {
             e.network_allowlist,
             CreateRequest {
                 network: Network::Allowlist {
-                    destinations: vec![Destination {
-                        host: "127.0.0.1".into(),
-                        port: 9,
-                    }],
+                    destinations: vec![Destination::new("127.0.0.1", 9).unwrap()],
                 },
                 ..base()
             },

@@ -76,10 +76,9 @@ fn network_for<B: Backend>(
                 let port = port
                     .parse::<u16>()
                     .map_err(|_| refuse(Requirement::NetworkPolicy))?;
-                out.push(Destination {
-                    host: host.to_owned(),
-                    port,
-                });
+                out.push(
+                    Destination::new(host, port).map_err(|_| refuse(Requirement::NetworkPolicy))?,
+                );
             }
             Ok(Network::Allowlist { destinations: out })
         }
