@@ -10,7 +10,9 @@
 //! backtrace. `run` and `exec` exit with the command's exit code, 124 after
 //! `--timeout`, 128 + n after a caught ending signal n (naming it), and 141
 //! (128 + SIGPIPE, silently) when their stdout or stderr is a pipe whose
-//! reader closed it; the last two kill the command's process group.
+//! reader closed it; the last two kill the command's process group. Any
+//! other command printing into a pipe whose reader closed also ends
+//! quietly with 141.
 
 pub mod args;
 pub mod backends;
@@ -25,7 +27,7 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::args::{Cli, Commands};
-use crate::error::{CliError, EXIT_FAILURE};
+use crate::error::{CliError, EXIT_BROKEN_PIPE, EXIT_FAILURE};
 
 /// Runs the CLI with `args` (including the program name) and returns the
 /// exit status. Prints errors itself.
@@ -162,7 +164,18 @@ fn command_path(rendered: &str) -> String {
     }
 }
 
+/// Whether a panic's message is the standard library's for a `println!`
+/// into a closed pipe (`corral ls | head -1`).
+fn is_closed_stdout(what: &str) -> bool {
+    let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+    what.starts_with("failed printing to stdout")
+        && (what.contains(&closed.to_string()) || what.contains("Broken pipe"))
+}
+
 /// A panic becomes one error line and exit status 1, never a backtrace.
+/// Printing into a closed pipe is no failure: the reader has what it
+/// wanted, so the command ends quietly with 141 (128 + SIGPIPE), as `run`
+/// and `exec` do.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let what = info
@@ -171,6 +184,9 @@ fn install_panic_hook() {
             .map(|s| (*s).to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
+        if is_closed_stdout(&what) {
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

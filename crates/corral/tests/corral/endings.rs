@@ -11,6 +11,7 @@
 //! | `exec ID -- yes`, stdout's reader closes       | exit 141, `yes` killed, the sandbox kept       |
 //! | `kill -INT/-TERM/-HUP/-QUIT/-USR1/-ALRM` of `run` | 130/143/129/131/138/142, one line naming it, the sandbox destroyed |
 //! | `kill -TERM` of `exec`                         | 143, one line naming SIGTERM, the sandbox kept |
+//! | `kit write DIR`, stdout's reader closed first  | exit 141, no stderr (no "internal" panic line) |
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
@@ -213,4 +214,31 @@ fn sigterm_ends_exec_with_143_and_keeps_the_sandbox() {
     );
     signalled(child, "TERM", 143, "SIGTERM");
     assert_eq!(cli.ids(), vec![id], "exec keeps the sandbox");
+}
+
+/// Any command whose output's reader closed ends as `run` does: quietly,
+/// with 141, never with an "internal" panic line. `kit write` prints one
+/// line per file it writes, so it writes into the closed pipe at once.
+#[test]
+fn a_command_printing_into_a_closed_pipe_ends_quietly_with_141() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["kit", "write"])
+        .arg(dir.path().join("kit"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader closes before corral prints anything.
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = ends(&mut child, "kit write into a closed pipe");
+    assert_eq!(status.code(), Some(141), "{stderr}");
+    assert_eq!(stderr, "", "no error line for a reader that went away");
 }
