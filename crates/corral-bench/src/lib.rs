@@ -7,7 +7,7 @@
 //!
 //! | group | floor | rows |
 //! |---|---|---|
-//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows), and beside the `linux` rows the same two as `linux without userns`, `linux without curated-etc` and `linux without fd-hygiene` (a backend opened without that one layer: the difference is what the layer costs) |
+//! | `start` | `fork+exec /bin/true` | `unshare` of five namespaces (root only), `bwrap --unshare-all` (where installed), `corral run -- /bin/true` (the whole command line, on a state directory of its own), `docker run --rm` and `docker exec` (where an engine answers and an image is present — never pulled), memory, local, linux and docker backends: create→exec→destroy and exec alone (the docker backend through one engine connection, beside the CLI rows), and beside the `linux` rows the same two as `linux without userns`, `linux without curated-etc` and `linux without fd-hygiene` (a backend opened without that one layer: the difference is what the layer costs) |
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
@@ -93,6 +93,7 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
         Box::new(ProcessMeasure::fork_exec()),
         Box::new(ProcessMeasure::unshare()),
         Box::new(ProcessMeasure::bwrap()),
+        Box::new(ProcessMeasure::corral_run(config.corral_bin.clone())),
         Box::new(DockerMeasure::new(
             DockerOp::Run,
             config.docker_image.clone(),

@@ -1,5 +1,7 @@
 //! Host process rows: the floor (`fork+exec /bin/true`), `unshare` of five
-//! namespaces, and `bwrap`.
+//! namespaces, `bwrap`, and the whole command line's path, `corral run --
+//! /bin/true` (its own process start, the backend's opening, create, exec
+//! and destroy), on a state directory of its own.
 //!
 //! Each iteration runs the program with `std::process::Command` and waits for
 //! it **on the calling thread**: the bench runs one thing at a time, and a hop
@@ -13,7 +15,7 @@ use crate::host::{effective_uid, find_program};
 use crate::measure::{BoxFuture, Group, Measure, Role, Setup};
 
 /// Runs one program to completion per iteration.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProcessMeasure {
     name: String,
     role: Role,
@@ -21,6 +23,12 @@ pub struct ProcessMeasure {
     needs_root: bool,
     default_iterations: u32,
     program: Option<PathBuf>,
+    /// The program, where it is not looked up on `PATH` (`corral` itself).
+    given: Option<PathBuf>,
+    /// A state directory of its own (`CORRAL_STATE_DIR`), made at setup
+    /// and removed at teardown, for rows that keep state.
+    own_state: bool,
+    state: Option<tempfile::TempDir>,
 }
 
 impl ProcessMeasure {
@@ -77,6 +85,22 @@ impl ProcessMeasure {
         )
     }
 
+    /// `corral run -- /bin/true` with the `corral` binary `corral` (the
+    /// default backend, on a state directory of its own): the whole path
+    /// a person's command takes, beside `bwrap`'s. `None`: a skip.
+    pub fn corral_run(corral: Option<PathBuf>) -> Self {
+        let mut m = Self::new(
+            "corral run -- /bin/true (the whole CLI)",
+            Role::Compared,
+            &["corral", "run", "--", "/bin/true"],
+            false,
+            100,
+        );
+        m.given = corral;
+        m.own_state = true;
+        m
+    }
+
     fn new(name: &str, role: Role, argv: &[&str], needs_root: bool, iterations: u32) -> Self {
         ProcessMeasure {
             name: name.into(),
@@ -85,6 +109,9 @@ impl ProcessMeasure {
             needs_root,
             default_iterations: iterations,
             program: None,
+            given: None,
+            own_state: false,
+            state: None,
         }
     }
 
@@ -98,6 +125,9 @@ impl ProcessMeasure {
         cmd.args(&self.argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null());
+        if let Some(state) = &self.state {
+            cmd.env("CORRAL_STATE_DIR", state.path());
+        }
         let (status, stderr) = if capture {
             let out = cmd
                 .stderr(Stdio::piped())
@@ -151,9 +181,18 @@ impl Measure for ProcessMeasure {
             if self.needs_root && effective_uid() != Some(0) {
                 return Ok(Setup::Skip(format!("{} needs root", self.argv[0])));
             }
-            let Some(program) = find_program(&self.argv[0]) else {
+            let Some(program) = self
+                .given
+                .clone()
+                .or_else(|| find_program(&self.argv[0]))
+            else {
                 return Ok(Setup::Skip(format!("{} not found on PATH", self.argv[0])));
             };
+            if self.own_state {
+                self.state = Some(tempfile::tempdir().map_err(|e| {
+                    BenchError::io("creating a temporary state directory", e)
+                })?);
+            }
             // One probe run: a kernel or a policy refusing it is a skip with its reason.
             if let Err(e) = self.run_once(&program, true) {
                 return Ok(Setup::Skip(format!("cannot run here: {e}")));
@@ -179,7 +218,12 @@ impl Measure for ProcessMeasure {
     fn teardown(&mut self) -> BoxFuture<'_, Result<(), BenchError>> {
         Box::pin(async move {
             self.program = None;
-            Ok(())
+            match self.state.take() {
+                Some(state) => state
+                    .close()
+                    .map_err(|e| BenchError::io("removing the temporary state directory", e)),
+                None => Ok(()),
+            }
         })
     }
 }

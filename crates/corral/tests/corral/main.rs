@@ -7,6 +7,7 @@
 mod serve_support;
 
 mod args_in_process;
+mod bench_cli;
 mod bench_e2b;
 mod cli;
 mod conformance_wire;
