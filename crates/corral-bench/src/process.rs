@@ -181,17 +181,14 @@ impl Measure for ProcessMeasure {
             if self.needs_root && effective_uid() != Some(0) {
                 return Ok(Setup::Skip(format!("{} needs root", self.argv[0])));
             }
-            let Some(program) = self
-                .given
-                .clone()
-                .or_else(|| find_program(&self.argv[0]))
-            else {
+            let Some(program) = self.given.clone().or_else(|| find_program(&self.argv[0])) else {
                 return Ok(Setup::Skip(format!("{} not found on PATH", self.argv[0])));
             };
             if self.own_state {
-                self.state = Some(tempfile::tempdir().map_err(|e| {
-                    BenchError::io("creating a temporary state directory", e)
-                })?);
+                self.state = Some(
+                    tempfile::tempdir()
+                        .map_err(|e| BenchError::io("creating a temporary state directory", e))?,
+                );
             }
             // One probe run: a kernel or a policy refusing it is a skip with its reason.
             if let Err(e) = self.run_once(&program, true) {

@@ -36,7 +36,12 @@ fn the_whole_cli_path_is_a_row_beside_the_floor_and_leaves_nothing() {
     assert_eq!(floor["outcome"], "measured", "{floor}");
     let cli = rows
         .iter()
-        .find(|r| r["name"].as_str().unwrap().starts_with("corral run -- /bin/true"))
+        .find(|r| {
+            r["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("corral run -- /bin/true")
+        })
         .unwrap_or_else(|| panic!("no corral run row: {report}"));
     match cli["outcome"].as_str().unwrap() {
         "measured" => {
@@ -47,5 +52,8 @@ fn the_whole_cli_path_is_a_row_beside_the_floor_and_leaves_nothing() {
         other => panic!("the corral run row {other}: {cli}"),
     }
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
-    assert!(left.is_empty(), "the row's state directory was left: {left:?}");
+    assert!(
+        left.is_empty(),
+        "the row's state directory was left: {left:?}"
+    );
 }
