@@ -118,7 +118,6 @@ pub(crate) async fn exec(
     req: ExecRequest,
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
-    req.validate()?;
     corral_backend::check_run_as(backend.name(), &backend.capabilities(), req.run_as)?;
     if !labels::is_sandbox_id(id) {
         return Err(BackendError::sandbox_not_found(id));

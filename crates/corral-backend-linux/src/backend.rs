@@ -353,7 +353,6 @@ impl Backend for LinuxBackend {
         req: ExecRequest,
         sink: &mut dyn OutputSink,
     ) -> Result<ExecOutcome> {
-        req.validate()?;
         self.state.check_run_as(req.run_as)?;
         let state = self.state.clone();
         let id2 = id.to_string();

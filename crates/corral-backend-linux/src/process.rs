@@ -188,7 +188,6 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
 #[async_trait]
 impl ProcessOps for LinuxProcesses {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
-        spec.validate()?;
         self.state.check_run_as(spec.run_as)?;
         let state = self.state.clone();
         let id = id.to_string();

@@ -113,7 +113,6 @@ pub(crate) async fn exec(
     req: ExecRequest,
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
-    req.validate()?;
     corral_backend::check_run_as(
         crate::state::NAME,
         &crate::LocalBackend::CAPABILITIES,

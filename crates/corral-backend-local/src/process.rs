@@ -124,7 +124,6 @@ pub(crate) async fn start(
     id: &str,
     spec: ProcessSpec,
 ) -> Result<LiveProcess> {
-    spec.validate()?;
     corral_backend::check_run_as(
         crate::state::NAME,
         &crate::LocalBackend::CAPABILITIES,

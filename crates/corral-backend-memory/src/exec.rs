@@ -87,7 +87,6 @@ pub(crate) async fn run(
     req: ExecRequest,
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome> {
-    req.validate()?;
     corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, req.run_as)?;
     let sb = inner.sandbox(id)?;
     sb.refuse_paused()?;

@@ -131,7 +131,6 @@ impl TerminalControl for Control {
 #[async_trait]
 impl ProcessOps for Inner {
     async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
-        spec.validate()?;
         corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;

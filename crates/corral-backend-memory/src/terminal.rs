@@ -85,9 +85,6 @@ impl Session {
 #[async_trait]
 impl TerminalOps for Inner {
     async fn open_terminal(&self, id: &str, spec: TerminalSpec) -> Result<Terminal> {
-        if let Some(c) = &spec.command {
-            c.validate()?;
-        }
         corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;

@@ -6,94 +6,9 @@ use corral_contract::Environment;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{RequestError, Result};
+use crate::command::Command;
 use crate::path::SandboxPath;
 use crate::signal::SignalName;
-
-/// Most arguments one command may have (the contract's bound).
-pub const MAX_ARGS: usize = 256;
-/// Longest one argument may be, in bytes (the contract's bound).
-pub const MAX_ARG_BYTES: usize = 65_536;
-
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Command {
-    /// An argument vector; `argv[0]` is looked up on `PATH`.
-    Argv(Vec<String>),
-    /// A POSIX `sh -c` script.
-    Shell(String),
-}
-
-impl Command {
-    /// An argv command from anything string-like.
-    pub fn argv<I, S>(args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        Command::Argv(args.into_iter().map(Into::into).collect())
-    }
-
-    /// A shell command.
-    pub fn shell(script: impl Into<String>) -> Self {
-        Command::Shell(script.into())
-    }
-
-    /// The argument vector this command runs as (`sh -c SCRIPT` for a shell command).
-    pub fn to_argv(&self) -> Vec<String> {
-        match self {
-            Command::Argv(v) => v.clone(),
-            Command::Shell(s) => vec!["sh".into(), "-c".into(), s.clone()],
-        }
-    }
-
-    /// Refuses an empty command, too many or too long arguments, and NUL bytes.
-    pub fn validate(&self) -> Result<()> {
-        match self {
-            Command::Argv(v) => {
-                if v.is_empty() {
-                    return Err(RequestError::EmptyArgv.into());
-                }
-                if v.len() > MAX_ARGS {
-                    return Err(RequestError::TooManyArguments {
-                        count: v.len(),
-                        max: MAX_ARGS,
-                    }
-                    .into());
-                }
-                for (i, a) in v.iter().enumerate() {
-                    check_arg(i, a)?;
-                }
-                if v[0].is_empty() {
-                    return Err(RequestError::EmptyProgram.into());
-                }
-                Ok(())
-            }
-            Command::Shell(s) => {
-                if s.trim().is_empty() {
-                    return Err(RequestError::EmptyScript.into());
-                }
-                check_arg(2, s)
-            }
-        }
-    }
-}
-
-fn check_arg(i: usize, a: &str) -> Result<()> {
-    if a.contains('\0') {
-        return Err(RequestError::ArgumentNul { index: i }.into());
-    }
-    if a.len() > MAX_ARG_BYTES {
-        return Err(RequestError::ArgumentTooLong {
-            index: i,
-            len: a.len(),
-            max: MAX_ARG_BYTES,
-        }
-        .into());
-    }
-    Ok(())
-}
 
 /// Whom a command runs as, inside the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,12 +99,6 @@ impl ExecRequest {
     pub fn abort(mut self, token: CancellationToken) -> Self {
         self.abort = Some(token);
         self
-    }
-
-    /// Checks the command (the paths are [`SandboxPath`]s and an
-    /// [`Environment`] is valid from the moment it exists).
-    pub fn validate(&self) -> Result<()> {
-        self.command.validate()
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod backend;
 mod capabilities;
+mod command;
 pub mod contained;
 pub mod contained_fs;
 mod destination;
@@ -45,6 +46,7 @@ pub mod rules;
 
 pub use backend::Backend;
 pub use capabilities::{Capabilities, Enforcement, check_enforceable, check_run_as};
+pub use command::{Command, CommandArgv, CommandScript, MAX_ARG_BYTES, MAX_ARGS};
 /// Re-exported: the environment every request carries is the contract's
 /// validated one.
 pub use corral_contract::{EnvKey, Environment};
@@ -53,8 +55,7 @@ pub use error::{
     RequestError, Result, SandboxError, SetupStep, SnapshotError, TimeoutLimit,
 };
 pub use exec::{
-    CollectedOutput, Command, ExecOutcome, ExecRequest, ExitStatus, MAX_ARG_BYTES, MAX_ARGS,
-    OutputSink, RunAs, StreamKind,
+    CollectedOutput, ExecOutcome, ExecRequest, ExitStatus, OutputSink, RunAs, StreamKind,
 };
 pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
 pub use key::{MAX_SANDBOX_KEY_BYTES, SandboxKey};

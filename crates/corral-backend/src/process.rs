@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use corral_contract::Environment;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::command::Command;
 use crate::error::Result;
-use crate::exec::{Command, ExitStatus, RunAs};
+use crate::exec::{ExitStatus, RunAs};
 use crate::path::SandboxPath;
 use crate::signal::ControlSignal;
 
@@ -25,14 +26,6 @@ pub struct ProcessSpec {
     pub env: Environment,
     /// Whom the process runs as; `None` = the backend's default, root.
     pub run_as: Option<RunAs>,
-}
-
-impl ProcessSpec {
-    /// Checks the command, as [`crate::ExecRequest::validate`] does for
-    /// one-shot commands (the working directory is a [`SandboxPath`]).
-    pub fn validate(&self) -> Result<()> {
-        self.command.validate()
-    }
 }
 
 /// Control of a live process, shareable between tasks.

@@ -114,7 +114,7 @@ impl Measure for DockerBackendMeasure {
                 &label(),
                 self.op,
                 opener,
-                Command::argv(["true"]),
+                Command::argv(["true"]).expect("a fixed, valid command"),
             ));
             inner.setup().await
         })

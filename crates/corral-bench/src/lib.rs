@@ -87,7 +87,7 @@ pub struct BenchConfig {
 
 /// Every row of the standard bench, in table order. A backend joins with
 /// its arm in [`backend_rows`], e.g. `backend_measures(kind.name(),
-/// scratch_opener(kind), Command::argv(["/bin/true"]), Some(IDLE_SANDBOXES))`.
+/// scratch_opener(kind), Command::argv(["/bin/true"])?, Some(IDLE_SANDBOXES))`.
 pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     let mut v: Vec<Box<dyn Measure>> = vec![
         Box::new(ProcessMeasure::fork_exec()),
@@ -121,9 +121,15 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
 /// memory.
 pub fn e2b_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     let (kind, command) = if BackendKind::Linux.available().is_ok() {
-        (BackendKind::Linux, Command::argv(["/bin/true"]))
+        (
+            BackendKind::Linux,
+            Command::argv(["/bin/true"]).expect("a fixed, valid command"),
+        )
     } else {
-        (BackendKind::Memory, Command::argv(["true"]))
+        (
+            BackendKind::Memory,
+            Command::argv(["true"]).expect("a fixed, valid command"),
+        )
     };
     let floor = BackendMeasure::new(kind.name(), BackendOp::Cycle, scratch_opener(kind), command)
         .floor_of(
@@ -154,7 +160,7 @@ const fn table_position(kind: BackendKind) -> u8 {
 
 /// The rows of backend `kind`.
 pub fn backend_rows(kind: BackendKind, config: &BenchConfig) -> Vec<Box<dyn Measure>> {
-    let host_true = Command::argv(["/bin/true"]);
+    let host_true = Command::argv(["/bin/true"]).expect("a fixed, valid command");
     match kind {
         // Through one engine connection, beside the docker CLI rows.
         BackendKind::Docker => docker_backend_measures(config.docker_image.clone()),
@@ -162,7 +168,7 @@ pub fn backend_rows(kind: BackendKind, config: &BenchConfig) -> Vec<Box<dyn Meas
         BackendKind::Memory => backend_measures(
             kind.name(),
             scratch_opener(kind),
-            Command::argv(["true"]),
+            Command::argv(["true"]).expect("a fixed, valid command"),
             None,
         ),
         BackendKind::Local => backend_measures(

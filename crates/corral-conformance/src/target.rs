@@ -93,6 +93,7 @@ pub fn python_http_server(port: u16) -> Command {
         "--bind".to_string(),
         "127.0.0.1".to_string(),
     ])
+    .expect("a fixed, valid command")
 }
 
 /// Whether an executable `program` is in one of the directories of the

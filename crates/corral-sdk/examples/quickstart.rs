@@ -61,7 +61,8 @@ async fn demo(sandbox: &Sandbox) -> Result<(), SandboxError> {
                 "8000",
                 "--bind",
                 "127.0.0.1",
-            ]),
+            ])
+            .expect("a fixed, valid argv"),
         )
         .await?;
     server

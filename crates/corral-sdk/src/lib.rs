@@ -114,6 +114,6 @@ pub use corral_sdk_macros::sh;
 
 /// Re-exported backend types the SDK's API speaks in.
 pub use corral_backend::{
-    Backend, CancellationToken, Command, ErrorCode, ExitStatus, KeyMode, Labels, Network,
-    SandboxKey, SignalName, StreamKind,
+    Backend, CancellationToken, Command, CommandArgv, CommandScript, ErrorCode, ExitStatus,
+    KeyMode, Labels, Network, RequestError, SandboxKey, SignalName, StreamKind,
 };

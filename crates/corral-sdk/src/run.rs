@@ -127,7 +127,6 @@ impl Sandbox {
             activity_path: None,
             run_as: None,
         };
-        req.validate().map_err(|e| self.error(Operation::Run, e))?;
         let redactor = self.redactor();
         let cap = options.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
         let mut sink = RunSink::new(&redactor, cap, options.on_output);

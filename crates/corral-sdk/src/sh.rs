@@ -121,19 +121,19 @@ pub trait IntoCommand {
 
 impl IntoCommand for &str {
     fn into_command(self) -> Result<Command, String> {
-        Ok(Command::shell(self))
+        Command::shell(self).map_err(|e| e.to_string())
     }
 }
 
 impl IntoCommand for &String {
     fn into_command(self) -> Result<Command, String> {
-        Ok(Command::shell(self.as_str()))
+        Command::shell(self.as_str()).map_err(|e| e.to_string())
     }
 }
 
 impl IntoCommand for String {
     fn into_command(self) -> Result<Command, String> {
-        Ok(Command::shell(self))
+        Command::shell(self).map_err(|e| e.to_string())
     }
 }
 
@@ -145,7 +145,7 @@ impl IntoCommand for Command {
 
 impl IntoCommand for ShellScript {
     fn into_command(self) -> Result<Command, String> {
-        self.script.map(Command::shell)
+        Command::shell(self.script?).map_err(|e| e.to_string())
     }
 }
 

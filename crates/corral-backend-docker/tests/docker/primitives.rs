@@ -29,7 +29,11 @@ fn request(test: &str) -> CreateRequest {
 async fn run(backend: &dyn Backend, id: &str, script: &str) -> (ExitStatus, String) {
     let mut out = CollectedOutput::default();
     let outcome = backend
-        .exec(id, ExecRequest::new(Command::shell(script)), &mut out)
+        .exec(
+            id,
+            ExecRequest::new(Command::shell(script).unwrap()),
+            &mut out,
+        )
         .await
         .unwrap_or_else(|e| panic!("{script}: {e}"));
     (
@@ -284,7 +288,11 @@ async fn a_paused_sandbox_refuses_exec_and_destroy_frees_its_key() {
     );
     let mut out = CollectedOutput::default();
     let err = backend
-        .exec(&sb.id, ExecRequest::new(Command::argv(["true"])), &mut out)
+        .exec(
+            &sb.id,
+            ExecRequest::new(Command::argv(["true"]).unwrap()),
+            &mut out,
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict, "{err}");

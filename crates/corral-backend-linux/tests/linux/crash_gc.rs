@@ -462,7 +462,7 @@ async fn gc_running_beside_creates_and_a_paused_sandbox_touches_none_of_them() {
         let out = b
             .exec(
                 id,
-                corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"])),
+                corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"]).unwrap()),
                 &mut corral_backend::CollectedOutput::default(),
             )
             .await

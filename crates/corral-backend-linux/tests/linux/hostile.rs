@@ -293,7 +293,7 @@ async fn a_real_fork_bomb_and_a_memory_hog_leave_the_neighbour_answering() {
         .backend
         .exec(
             &id,
-            ExecRequest::new(Command::shell("bomb() { bomb | bomb & }; bomb; sleep 3"))
+            ExecRequest::new(Command::shell("bomb() { bomb | bomb & }; bomb; sleep 3").unwrap())
                 .timeout(Duration::from_secs(5)),
             &mut out,
         )
@@ -324,9 +324,9 @@ async fn a_real_fork_bomb_and_a_memory_hog_leave_the_neighbour_answering() {
 
     let py = h.sh(&id, "command -v python3").await;
     let hog = if has_python(&py) {
-        Command::argv(["python3", "-c", "b = bytearray(1 << 30)"])
+        Command::argv(["python3", "-c", "b = bytearray(1 << 30)"]).unwrap()
     } else {
-        Command::shell("head -c 1073741824 /dev/zero | tail")
+        Command::shell("head -c 1073741824 /dev/zero | tail").unwrap()
     };
     let before = h.backend.oom_kills(&id).await.unwrap().unwrap_or(0);
     let mut out = CollectedOutput::default();
@@ -401,7 +401,7 @@ async fn a_gigabyte_flood_streams_in_bounded_host_memory() {
         .backend
         .exec(
             &id,
-            ExecRequest::new(Command::shell("yes | head -c 1073741824"))
+            ExecRequest::new(Command::shell("yes | head -c 1073741824").unwrap())
                 .timeout(Duration::from_secs(240)),
             &mut count,
         )

@@ -247,7 +247,10 @@ async fn a_terminal_is_the_sandboxs_own_and_resizes() {
     assert_eq!(t.control.wait().await.unwrap(), ExitStatus::Code(7));
 
     let mut t = ops
-        .open_terminal(&info_id, spec(Some(Command::shell("sleep 0.5; stty size"))))
+        .open_terminal(
+            &info_id,
+            spec(Some(Command::shell("sleep 0.5; stty size").unwrap())),
+        )
         .await
         .unwrap();
     t.control.resize(100, 30).await.unwrap();

@@ -28,7 +28,7 @@ async fn create_exec_destroy_leaves_nothing_behind() {
         Duration::from_secs(20),
         b.exec(
             &info.id,
-            ExecRequest::new(Command::shell("echo hello; sleep 100 & exit 4")),
+            ExecRequest::new(Command::shell("echo hello; sleep 100 & exit 4").unwrap()),
             &mut out,
         ),
     )
@@ -100,7 +100,8 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["tail", "/dev/zero"])).timeout(Duration::from_secs(30)),
+            ExecRequest::new(Command::argv(["tail", "/dev/zero"]).unwrap())
+                .timeout(Duration::from_secs(30)),
             &mut out,
         )
         .await
@@ -122,7 +123,7 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
         .start_process(
             &info.id,
             corral_backend::ProcessSpec {
-                command: Command::argv(["tail", "/dev/zero"]),
+                command: Command::argv(["tail", "/dev/zero"]).unwrap(),
                 cwd: None,
                 env: Default::default(),
                 run_as: None,
@@ -140,9 +141,10 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell(
-                "i=0; while [ $i -lt 100 ]; do sleep 3 & i=$((i+1)); done; wait",
-            ))
+            ExecRequest::new(
+                Command::shell("i=0; while [ $i -lt 100 ]; do sleep 3 & i=$((i+1)); done; wait")
+                    .unwrap(),
+            )
             .timeout(Duration::from_secs(30)),
             &mut out,
         )
@@ -157,7 +159,7 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
     let ok = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])),
+            ExecRequest::new(Command::argv(["true"]).unwrap()),
             &mut out,
         )
         .await
@@ -192,7 +194,7 @@ async fn start_process_streams_stdio_and_kills_its_group() {
         run_as: None,
     };
     let mut p = ops
-        .start_process(&info.id, spec(Command::argv(["cat"])))
+        .start_process(&info.id, spec(Command::argv(["cat"]).unwrap()))
         .await
         .unwrap();
     p.stdin.write_all(b"hello through cat").await.unwrap();
@@ -213,9 +215,7 @@ async fn start_process_streams_stdio_and_kills_its_group() {
     let p = ops
         .start_process(
             &info.id,
-            spec(Command::shell(
-                "(sleep 1; touch /workspace/late) & sleep 30",
-            )),
+            spec(Command::shell("(sleep 1; touch /workspace/late) & sleep 30").unwrap()),
         )
         .await
         .unwrap();
@@ -260,7 +260,7 @@ async fn an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit() {
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell("head -c 268435456 /dev/zero"))
+            ExecRequest::new(Command::shell("head -c 268435456 /dev/zero").unwrap())
                 .timeout(Duration::from_secs(60)),
             &mut count,
         )
@@ -274,9 +274,9 @@ async fn an_output_flood_streams_and_a_disk_fill_hits_the_tmpfs_limit() {
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell(
-                "dd if=/dev/zero of=/workspace/fill bs=1M count=64",
-            )),
+            ExecRequest::new(
+                Command::shell("dd if=/dev/zero of=/workspace/fill bs=1M count=64").unwrap(),
+            ),
             &mut out,
         )
         .await
@@ -307,7 +307,7 @@ async fn pause_freezes_resume_thaws_and_usage_counts() {
     let mut out = CollectedOutput::default();
     b.exec(
         &info.id,
-        ExecRequest::new(Command::shell("head -c 1048576 /dev/zero > /workspace/mib")),
+        ExecRequest::new(Command::shell("head -c 1048576 /dev/zero > /workspace/mib").unwrap()),
         &mut out,
     )
     .await
@@ -323,7 +323,7 @@ async fn pause_freezes_resume_thaws_and_usage_counts() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])),
+            ExecRequest::new(Command::argv(["true"]).unwrap()),
             &mut out,
         )
         .await
@@ -333,7 +333,7 @@ async fn pause_freezes_resume_thaws_and_usage_counts() {
     let ok = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])),
+            ExecRequest::new(Command::argv(["true"]).unwrap()),
             &mut out,
         )
         .await
@@ -395,7 +395,7 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["cat", "/hello.txt"])),
+            ExecRequest::new(Command::argv(["cat", "/hello.txt"]).unwrap()),
             &mut out,
         )
         .await
@@ -444,7 +444,7 @@ async fn a_state_dir_too_long_for_a_socket_address_still_works() {
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["echo", "deep"])),
+            ExecRequest::new(Command::argv(["echo", "deep"]).unwrap()),
             &mut out,
         )
         .await
@@ -484,9 +484,9 @@ async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wi
         Duration::from_secs(60),
         b.exec(
             &info.id,
-            ExecRequest::new(Command::shell(
-                "sleep 300 & echo started; sleep 300; echo never",
-            )),
+            ExecRequest::new(
+                Command::shell("sleep 300 & echo started; sleep 300; echo never").unwrap(),
+            ),
             &mut out,
         ),
     )
@@ -503,7 +503,7 @@ async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wi
     let left = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell("ls /proc | grep -c '^[0-9]'")),
+            ExecRequest::new(Command::shell("ls /proc | grep -c '^[0-9]'").unwrap()),
             &mut out,
         )
         .await
@@ -520,7 +520,8 @@ async fn an_exec_without_timeout_gets_the_default_limit_and_a_request_timeout_wi
     let ok = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell("sleep 3; echo done")).timeout(Duration::from_secs(60)),
+            ExecRequest::new(Command::shell("sleep 3; echo done").unwrap())
+                .timeout(Duration::from_secs(60)),
             &mut out,
         )
         .await

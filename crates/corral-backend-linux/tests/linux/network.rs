@@ -47,7 +47,7 @@ async fn fetch(b: &LinuxBackend, id: &str, addr: Ipv4Addr, port: u16) -> Option<
     let outcome = b
         .exec(
             id,
-            ExecRequest::new(Command::argv(["curl", "-s", "-m", "3", &url]))
+            ExecRequest::new(Command::argv(["curl", "-s", "-m", "3", &url]).unwrap())
                 .timeout(Duration::from_secs(20)),
             &mut out,
         )
@@ -141,9 +141,9 @@ async fn allowlist_reaches_only_its_destination_and_leaves_nothing() {
     let outcome = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell(
-                "grep CapBnd /proc/self/status; nft flush ruleset",
-            )),
+            ExecRequest::new(
+                Command::shell("grep CapBnd /proc/self/status; nft flush ruleset").unwrap(),
+            ),
             &mut out,
         )
         .await
@@ -455,7 +455,8 @@ async fn a_preview_reaches_an_allowlisted_sandbox() {
                      s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
                      s.bind(('127.0.0.1', 7000)); s.listen(1)\n\
                      c, _ = s.accept(); c.sendall(b'through-the-filter'); c.close()\n",
-                ]),
+                ])
+                .unwrap(),
                 cwd: None,
                 env: Default::default(),
                 run_as: None,

@@ -57,16 +57,19 @@ async fn serve_http(b: &LinuxBackend, id: &str, port: u16) -> corral_backend::Li
         .unwrap()
         .start_process(
             id,
-            spec(Command::argv([
-                "python3",
-                "-m",
-                "http.server",
-                port.as_str(),
-                "--bind",
-                "127.0.0.1",
-                "--directory",
-                "/workspace",
-            ])),
+            spec(
+                Command::argv([
+                    "python3",
+                    "-m",
+                    "http.server",
+                    port.as_str(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--directory",
+                    "/workspace",
+                ])
+                .unwrap(),
+            ),
         )
         .await
         .unwrap()

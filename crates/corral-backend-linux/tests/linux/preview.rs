@@ -88,16 +88,19 @@ async fn a_declared_port_answers_through_its_url_until_destroy() {
         .unwrap()
         .start_process(
             &id,
-            spec(Command::argv([
-                "python3",
-                "-m",
-                "http.server",
-                "8000",
-                "--bind",
-                "127.0.0.1",
-                "--directory",
-                "/workspace",
-            ])),
+            spec(
+                Command::argv([
+                    "python3",
+                    "-m",
+                    "http.server",
+                    "8000",
+                    "--bind",
+                    "127.0.0.1",
+                    "--directory",
+                    "/workspace",
+                ])
+                .unwrap(),
+            ),
         )
         .await
         .unwrap();
@@ -192,7 +195,8 @@ async fn a_none_sandbox_with_a_preview_still_cannot_reach_out() {
     let mut out = CollectedOutput::default();
     b.exec(
         &info.id,
-        ExecRequest::new(Command::argv(["python3", "-c", &probe])).timeout(Duration::from_secs(30)),
+        ExecRequest::new(Command::argv(["python3", "-c", &probe]).unwrap())
+            .timeout(Duration::from_secs(30)),
         &mut out,
     )
     .await

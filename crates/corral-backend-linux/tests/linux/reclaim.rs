@@ -66,7 +66,7 @@ async fn a_sandbox_timeout_ends_everything_at_the_deadline() {
         Duration::from_secs(20),
         b.exec(
             &info.id,
-            ExecRequest::new(Command::argv(["sleep", "30"])),
+            ExecRequest::new(Command::argv(["sleep", "30"]).unwrap()),
             &mut out,
         ),
     )

@@ -17,7 +17,8 @@ async fn run_as(
     run_as: Option<RunAs>,
     script: &str,
 ) -> (i32, String, String) {
-    let mut req = ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(30));
+    let mut req =
+        ExecRequest::new(Command::shell(script).unwrap()).timeout(Duration::from_secs(30));
     req.run_as = run_as;
     let mut out = CollectedOutput::default();
     let outcome = b
@@ -37,7 +38,7 @@ async fn refused_where_undeclared(b: &corral_backend_linux::LinuxBackend, id: &s
     if b.capabilities().run_as_user {
         return false;
     }
-    let mut req = ExecRequest::new(Command::argv(["true"]));
+    let mut req = ExecRequest::new(Command::argv(["true"]).unwrap());
     req.run_as = Some(RunAs::User);
     let err = b
         .exec(id, req, &mut CollectedOutput::default())
@@ -172,7 +173,7 @@ async fn a_background_process_runs_as_the_user() {
     ];
     for (who, want) in rows {
         let spec = ProcessSpec {
-            command: Command::shell("id -u; pwd"),
+            command: Command::shell("id -u; pwd").unwrap(),
             cwd: None,
             env: Default::default(),
             run_as: who,

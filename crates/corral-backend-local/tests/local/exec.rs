@@ -66,7 +66,7 @@ async fn env_probe() {
         .await
         .unwrap();
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::argv(["env"])).env(
+    let req = ExecRequest::new(Command::argv(["env"]).unwrap()).env(
         corral_backend::Environment::new()
             .with("SHADOWED", "request")
             .unwrap(),
@@ -104,7 +104,7 @@ async fn cwd_stdin_and_exit_codes() {
         .await
         .unwrap();
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::shell("pwd; cat; echo err >&2; exit 7"))
+    let req = ExecRequest::new(Command::shell("pwd; cat; echo err >&2; exit 7").unwrap())
         .cwd(sp("/workspace/sub/../sub/dir"))
         .stdin(b"from stdin\n".to_vec());
     let outcome = b.exec(&info.id, req, &mut out).await.unwrap();
@@ -118,7 +118,7 @@ async fn cwd_stdin_and_exit_codes() {
 
     // stdin is closed unless given: cat ends at once.
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::argv(["cat"])).timeout(Duration::from_secs(10));
+    let req = ExecRequest::new(Command::argv(["cat"]).unwrap()).timeout(Duration::from_secs(10));
     assert!(
         b.exec(&info.id, req, &mut out)
             .await
@@ -141,7 +141,7 @@ async fn cwd_stdin_and_exit_codes() {
             Ok(cwd) => b
                 .exec(
                     &info.id,
-                    ExecRequest::new(Command::argv(["true"])).cwd(cwd),
+                    ExecRequest::new(Command::argv(["true"]).unwrap()).cwd(cwd),
                     &mut out,
                 )
                 .await
@@ -158,7 +158,7 @@ async fn cwd_stdin_and_exit_codes() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/f")),
+            ExecRequest::new(Command::argv(["true"]).unwrap()).cwd(sp("/workspace/f")),
             &mut out,
         )
         .await
@@ -174,7 +174,7 @@ async fn cwd_stdin_and_exit_codes() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/out")),
+            ExecRequest::new(Command::argv(["true"]).unwrap()).cwd(sp("/workspace/out")),
             &mut out,
         )
         .await
@@ -183,7 +183,7 @@ async fn cwd_stdin_and_exit_codes() {
     let err = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::argv(["no-such-program-xyz"])),
+            ExecRequest::new(Command::argv(["no-such-program-xyz"]).unwrap()),
             &mut out,
         )
         .await
@@ -192,7 +192,7 @@ async fn cwd_stdin_and_exit_codes() {
     let err = b
         .exec(
             "loc-0000000000000000",
-            ExecRequest::new(Command::argv(["true"])),
+            ExecRequest::new(Command::argv(["true"]).unwrap()),
             &mut out,
         )
         .await
@@ -223,7 +223,8 @@ async fn timeout_kills_the_grandchild() {
     let info = sandbox(&b).await;
     let started = std::time::Instant::now();
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::shell(OUTLIVER)).timeout(Duration::from_millis(300));
+    let req =
+        ExecRequest::new(Command::shell(OUTLIVER).unwrap()).timeout(Duration::from_millis(300));
     let err = b.exec(&info.id, req, &mut out).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
     assert!(
@@ -246,7 +247,7 @@ async fn abort_kills_the_grandchild() {
         trigger.cancel();
     });
     let mut out = CollectedOutput::default();
-    let req = ExecRequest::new(Command::shell(OUTLIVER)).abort(token);
+    let req = ExecRequest::new(Command::shell(OUTLIVER).unwrap()).abort(token);
     let err = b.exec(&info.id, req, &mut out).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Aborted, "{err}");
     assert_no_late_file(&b, &info.id).await;

@@ -285,7 +285,7 @@ async fn destroy_removes_locked_down_trees_and_kills_live_processes() {
         .start_process(
             &info.id,
             corral_backend::ProcessSpec {
-                command: corral_backend::Command::argv(["sleep", "30"]),
+                command: corral_backend::Command::argv(["sleep", "30"]).unwrap(),
                 cwd: None,
                 env: Default::default(),
                 run_as: None,

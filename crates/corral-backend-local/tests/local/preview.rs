@@ -91,7 +91,7 @@ async fn a_server_in_the_sandbox_answers_at_its_preview_url() {
     let probe = b
         .exec(
             &info.id,
-            ExecRequest::new(Command::shell("command -v python3")),
+            ExecRequest::new(Command::shell("command -v python3").unwrap()),
             &mut out,
         )
         .await
@@ -117,7 +117,7 @@ async fn a_server_in_the_sandbox_answers_at_its_preview_url() {
     let abort = stop.clone();
     let task = tokio::spawn(async move {
         let mut sink = CollectedOutput::default();
-        let mut req = ExecRequest::new(Command::shell(server));
+        let mut req = ExecRequest::new(Command::shell(server).unwrap());
         req.timeout = Some(Duration::from_secs(60));
         req.abort = Some(abort);
         backend.exec(&id, req, &mut sink).await

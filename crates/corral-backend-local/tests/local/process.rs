@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn spec(argv: &[&str]) -> ProcessSpec {
     ProcessSpec {
-        command: Command::argv(argv.iter().copied()),
+        command: Command::argv(argv.iter().copied()).unwrap(),
         cwd: None,
         env: Default::default(),
         run_as: None,

@@ -237,7 +237,7 @@ async fn destroy_through_another_instance_reaches_live_processes_too() {
     };
     let ops = b.process_ops().expect("start_process");
     let spec = |argv: &[&str]| ProcessSpec {
-        command: Command::argv(argv.iter().copied()),
+        command: Command::argv(argv.iter().copied()).unwrap(),
         cwd: None,
         env: Default::default(),
         run_as: None,
@@ -281,7 +281,7 @@ async fn the_marker_cannot_be_overridden() {
         )
         .unwrap();
     let id = b.create(req).await.expect("create").id;
-    let mut exec = ExecRequest::new(Command::shell("printf %s \"$CORRAL_SANDBOX\""));
+    let mut exec = ExecRequest::new(Command::shell("printf %s \"$CORRAL_SANDBOX\"").unwrap());
     exec.env
         .insert(
             EnvKey::new("CORRAL_SANDBOX").unwrap(),

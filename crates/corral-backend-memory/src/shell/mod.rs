@@ -121,8 +121,10 @@ impl Shell {
     pub(crate) async fn run_top(mut self, command: &Command) -> i32 {
         let io = self.io.clone();
         match command {
-            Command::Argv(argv) => builtins::run(&mut self, argv.clone(), &io).await.code(),
-            Command::Shell(script) => self.script(script).await.code(),
+            Command::Argv(argv) => builtins::run(&mut self, argv.as_slice().to_vec(), &io)
+                .await
+                .code(),
+            Command::Shell(script) => self.script(script.as_str()).await.code(),
         }
     }
 

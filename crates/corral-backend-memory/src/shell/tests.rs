@@ -36,7 +36,7 @@ async fn run(b: &MemoryBackend, id: &str, req: ExecRequest) -> Run {
 }
 
 async fn sh(b: &MemoryBackend, id: &str, script: &str) -> Run {
-    run(b, id, ExecRequest::new(Command::shell(script))).await
+    run(b, id, ExecRequest::new(Command::shell(script).unwrap())).await
 }
 
 /// (script, stdout, exit code)
@@ -150,13 +150,18 @@ async fn stdin_argv_and_env() {
     let r = run(
         &b,
         &id,
-        ExecRequest::new(Command::argv(["cat"])).stdin(b"abc".to_vec()),
+        ExecRequest::new(Command::argv(["cat"]).unwrap()).stdin(b"abc".to_vec()),
     )
     .await;
     assert_eq!(r.out, "abc");
-    let r = run(&b, &id, ExecRequest::new(Command::argv(["cat"]))).await;
+    let r = run(&b, &id, ExecRequest::new(Command::argv(["cat"]).unwrap())).await;
     assert_eq!((r.out.as_str(), r.code), ("", 0));
-    let r = run(&b, &id, ExecRequest::new(Command::argv(["nope", "x"]))).await;
+    let r = run(
+        &b,
+        &id,
+        ExecRequest::new(Command::argv(["nope", "x"]).unwrap()),
+    )
+    .await;
     assert_eq!((r.err.as_str(), r.code), ("sh: nope: not found\n", 127));
     let r = sh(&b, &id, "echo $HOME $PWD; echo $PATH").await;
     assert_eq!(
@@ -166,7 +171,7 @@ async fn stdin_argv_and_env() {
     let r = run(
         &b,
         &id,
-        ExecRequest::new(Command::shell("echo $PWD $V"))
+        ExecRequest::new(Command::shell("echo $PWD $V").unwrap())
             .cwd(sp("/tmp"))
             .env(corral_backend::Environment::new().with("V", "v").unwrap()),
     )

@@ -26,7 +26,7 @@ async fn exec(
 }
 
 async fn sh(b: &MemoryBackend, id: &str, script: &str) -> (ExitStatus, CollectedOutput) {
-    let (r, out) = exec(b, id, ExecRequest::new(Command::shell(script))).await;
+    let (r, out) = exec(b, id, ExecRequest::new(Command::shell(script).unwrap())).await;
     (r.unwrap().status, out)
 }
 
@@ -41,10 +41,10 @@ async fn exists(b: &MemoryBackend, id: &str, path: &str) -> bool {
 #[tokio::test]
 async fn stdin_is_closed_unless_given() {
     let (b, id) = setup().await;
-    let (r, out) = exec(&b, &id, ExecRequest::new(Command::argv(["cat"]))).await;
+    let (r, out) = exec(&b, &id, ExecRequest::new(Command::argv(["cat"]).unwrap())).await;
     assert_eq!(r.unwrap().status, ExitStatus::Code(0));
     assert!(out.stdout.is_empty());
-    let req = ExecRequest::new(Command::shell("cat; echo after")).stdin(b"in\n".to_vec());
+    let req = ExecRequest::new(Command::shell("cat; echo after").unwrap()).stdin(b"in\n".to_vec());
     let (r, out) = exec(&b, &id, req).await;
     r.unwrap();
     assert_eq!(out.stdout, b"in\nafter\n");
@@ -76,12 +76,12 @@ async fn exit_codes_and_unknown_commands() {
     let (status, out) = sh(&b, &id, "frobnicate --now").await;
     assert_eq!(status, ExitStatus::Code(127));
     assert_eq!(out.stderr, b"sh: frobnicate: not found\n");
-    let (r, _) = exec(&b, &id, ExecRequest::new(Command::argv(["false"]))).await;
+    let (r, _) = exec(&b, &id, ExecRequest::new(Command::argv(["false"]).unwrap())).await;
     assert_eq!(r.unwrap().status, ExitStatus::Code(1));
     let (r, _) = exec(
         &b,
         &id,
-        ExecRequest::new(Command::argv(["true"])).cwd(sp("/none")),
+        ExecRequest::new(Command::argv(["true"]).unwrap()).cwd(sp("/none")),
     )
     .await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::NotFound);
@@ -92,7 +92,7 @@ async fn exit_codes_and_unknown_commands() {
     let (r, _) = exec(
         &b,
         &id,
-        ExecRequest::new(Command::argv(["true"])).cwd(sp("/workspace/f")),
+        ExecRequest::new(Command::argv(["true"]).unwrap()).cwd(sp("/workspace/f")),
     )
     .await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::InvalidInput);
@@ -101,9 +101,9 @@ async fn exit_codes_and_unknown_commands() {
 #[tokio::test]
 async fn a_timeout_cancels_the_background_job_before_settling() {
     let (b, id) = setup().await;
-    let req = ExecRequest::new(Command::shell(
-        "(sleep 1; echo late > late.txt) & echo started; sleep 30",
-    ))
+    let req = ExecRequest::new(
+        Command::shell("(sleep 1; echo late > late.txt) & echo started; sleep 30").unwrap(),
+    )
     .timeout(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let (r, out) = exec(&b, &id, req).await;
@@ -148,14 +148,15 @@ async fn abort_cancels_everything_it_started() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         trigger.cancel();
     });
-    let req = ExecRequest::new(Command::shell("(sleep 0.5; touch late) & sleep 30")).abort(token);
+    let req = ExecRequest::new(Command::shell("(sleep 0.5; touch late) & sleep 30").unwrap())
+        .abort(token);
     let (r, _) = exec(&b, &id, req).await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::Aborted);
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(!exists(&b, &id, "/workspace/late").await);
     let cancelled = CancellationToken::new();
     cancelled.cancel();
-    let req = ExecRequest::new(Command::shell("touch early")).abort(cancelled);
+    let req = ExecRequest::new(Command::shell("touch early").unwrap()).abort(cancelled);
     assert_eq!(
         exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Aborted
@@ -171,7 +172,8 @@ async fn sleep_and_timeouts_follow_tokio_time() {
         (status, out.stdout),
         (ExitStatus::Code(0), b"done\n".to_vec())
     );
-    let req = ExecRequest::new(Command::shell("sleep 100")).timeout(Duration::from_secs(50));
+    let req =
+        ExecRequest::new(Command::shell("sleep 100").unwrap()).timeout(Duration::from_secs(50));
     let before = tokio::time::Instant::now();
     assert_eq!(
         exec(&b, &id, req).await.0.unwrap_err().code(),
@@ -183,13 +185,13 @@ async fn sleep_and_timeouts_follow_tokio_time() {
 #[tokio::test]
 async fn a_busy_command_still_times_out() {
     let (b, id) = setup().await;
-    let req =
-        ExecRequest::new(Command::shell("yes > /dev/null")).timeout(Duration::from_millis(100));
+    let req = ExecRequest::new(Command::shell("yes > /dev/null").unwrap())
+        .timeout(Duration::from_millis(100));
     assert_eq!(
         exec(&b, &id, req).await.0.unwrap_err().code(),
         ErrorCode::Timeout
     );
-    let req = ExecRequest::new(Command::shell("yes | cat > /dev/null"))
+    let req = ExecRequest::new(Command::shell("yes | cat > /dev/null").unwrap())
         .timeout(Duration::from_millis(100));
     assert_eq!(
         exec(&b, &id, req).await.0.unwrap_err().code(),
@@ -211,7 +213,7 @@ async fn a_paused_sandbox_refuses_exec_and_freezes_running_commands() {
         b.connect(&id).await.unwrap().status,
         corral_backend::SandboxStatus::Paused
     );
-    let (r, _) = exec(&b, &id, ExecRequest::new(Command::argv(["true"]))).await;
+    let (r, _) = exec(&b, &id, ExecRequest::new(Command::argv(["true"]).unwrap())).await;
     assert_eq!(r.unwrap_err().code(), ErrorCode::Conflict);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -231,7 +233,7 @@ async fn a_paused_sandbox_refuses_exec_and_freezes_running_commands() {
 #[tokio::test]
 async fn dropping_the_exec_future_kills_its_group() {
     let (b, id) = setup().await;
-    let req = ExecRequest::new(Command::shell("(sleep 0.3; touch late) & sleep 30"));
+    let req = ExecRequest::new(Command::shell("(sleep 0.3; touch late) & sleep 30").unwrap());
     let mut out = CollectedOutput::default();
     let dropped =
         tokio::time::timeout(Duration::from_millis(100), b.exec(&id, req, &mut out)).await;

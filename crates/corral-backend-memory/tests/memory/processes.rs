@@ -51,7 +51,7 @@ async fn half_close_ends_cat_and_stdout_reaches_eof() {
     let (b, id) = setup().await;
     let ops = b.process_ops().unwrap();
     let mut p = ops
-        .start_process(&id, spec(Command::argv(["cat"])))
+        .start_process(&id, spec(Command::argv(["cat"]).unwrap()))
         .await
         .unwrap();
     assert_eq!(p.control.pid(), Some(2));
@@ -87,9 +87,7 @@ async fn signals_kill_the_group_and_settle_once() {
     let mut p = ops
         .start_process(
             &id,
-            spec(Command::shell(
-                "(sleep 0.3; touch late) & echo up; sleep 30",
-            )),
+            spec(Command::shell("(sleep 0.3; touch late) & echo up; sleep 30").unwrap()),
         )
         .await
         .unwrap();
@@ -129,7 +127,7 @@ async fn signals_kill_the_group_and_settle_once() {
 async fn exit_codes_env_cwd_and_refusals() {
     let (b, id) = setup().await;
     let ops = b.process_ops().unwrap();
-    let mut s = spec(Command::shell("echo $X $PWD >&2; exit 5"));
+    let mut s = spec(Command::shell("echo $X $PWD >&2; exit 5").unwrap());
     s.env
         .insert(corral_backend::EnvKey::new("X").unwrap(), "x")
         .unwrap();
@@ -139,12 +137,11 @@ async fn exit_codes_env_cwd_and_refusals() {
     let mut err = String::new();
     p.stderr.read_to_string(&mut err).await.unwrap();
     assert_eq!(err, "x /tmp\n");
-    let bad = ops
-        .start_process(&id, spec(Command::Argv(vec![])))
-        .await
-        .unwrap_err();
+    // An empty argv is refused where the command is made: no process spec
+    // can carry one.
+    let bad = corral_backend::BackendError::from(Command::argv(Vec::<String>::new()).unwrap_err());
     assert_eq!(bad.code(), ErrorCode::InvalidInput);
-    let mut s = spec(Command::argv(["true"]));
+    let mut s = spec(Command::argv(["true"]).unwrap());
     s.cwd = Some(sp("/missing"));
     assert_eq!(
         ops.start_process(&id, s).await.unwrap_err().code(),
@@ -152,7 +149,7 @@ async fn exit_codes_env_cwd_and_refusals() {
     );
     b.pause_ops().unwrap().pause(&id).await.unwrap();
     let paused = ops
-        .start_process(&id, spec(Command::argv(["true"])))
+        .start_process(&id, spec(Command::argv(["true"]).unwrap()))
         .await
         .unwrap_err();
     assert_eq!(paused.code(), ErrorCode::Conflict);
@@ -163,7 +160,7 @@ async fn destroying_the_sandbox_kills_its_processes() {
     let (b, id) = setup().await;
     let ops = b.process_ops().unwrap();
     let p = ops
-        .start_process(&id, spec(Command::argv(["sleep", "30"])))
+        .start_process(&id, spec(Command::argv(["sleep", "30"]).unwrap()))
         .await
         .unwrap();
     b.destroy(&id).await.unwrap();
@@ -228,7 +225,7 @@ async fn a_terminal_can_run_a_command_and_be_killed() {
     let mut t = ops
         .open_terminal(
             &id,
-            terminal(Some(Command::shell("read l; echo got $l >&2"))),
+            terminal(Some(Command::shell("read l; echo got $l >&2").unwrap())),
         )
         .await
         .unwrap();

@@ -82,6 +82,7 @@ pub(crate) fn http_server_on(backend: Option<BackendKind>, port: u16) -> Command
             "-h".to_string(),
             "/workspace".to_string(),
         ])
+        .expect("a fixed, valid command")
     } else {
         python_http_server(port)
     }

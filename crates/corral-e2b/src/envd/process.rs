@@ -113,14 +113,13 @@ pub async fn start(
         .map_err(|e| E2bError::invalid("process.envs", e.to_string()))?;
     let mut argv = vec![start.process.cmd];
     argv.extend(start.process.args);
+    let command = Command::argv(argv).map_err(|e| E2bError::invalid("process", e.to_string()))?;
     let spec = ProcessSpec {
-        command: Command::Argv(argv),
+        command,
         cwd: Some(cwd),
         env,
         run_as: user.run_as(&inner.backend.capabilities()),
     };
-    spec.validate()
-        .map_err(|e| E2bError::invalid("process", e.message()))?;
     let process = ops.start_process(&record.id, spec).await?;
     let pid = process.control.pid().unwrap_or_else(|| record.fresh_pid());
     let control = std::sync::Arc::clone(&process.control);

@@ -20,7 +20,7 @@
 //!   sandbox that is gone is `SandboxInstanceNotFound`.
 
 use corral_backend::{
-    Backend, BackendError, Command, ErrorCode, ExecRequest, ExitStatus, OutputSink,
+    Backend, BackendError, Command, ErrorCode, ExecRequest, ExitStatus, OutputSink, RequestError,
     SandboxError as BackendSandboxError, StreamKind,
 };
 use corral_contract::{
@@ -86,13 +86,15 @@ impl OutputSink for BoundedCapture {
     }
 }
 
-/// The backend's command for a contract command.
-fn exec_request(command: &SandboxCommand) -> ExecRequest {
+/// The backend's command for a contract command. The contract's command
+/// line is looser than the backend's (it admits an empty program or a blank
+/// script): one the backend's [`Command`] refuses is a [`RequestError`],
+/// which [`start_failure`] reads as `spawn_failed`, as it did when the
+/// backend refused it.
+fn exec_request(command: &SandboxCommand) -> Result<ExecRequest, RequestError> {
     let backend_command = match &command.command {
-        CommandLine::Argv { argv } => {
-            Command::Argv(argv.arguments().iter().map(str::to_owned).collect())
-        }
-        CommandLine::Shell { shell } => Command::Shell(shell.as_str().to_owned()),
+        CommandLine::Argv { argv } => Command::argv(argv.arguments().iter())?,
+        CommandLine::Shell { shell } => Command::shell(shell.as_str())?,
     };
     let mut request = ExecRequest::new(backend_command);
     request.stdin = command.stdin.as_ref().map(|s| s.to_vec());
@@ -101,7 +103,7 @@ fn exec_request(command: &SandboxCommand) -> ExecRequest {
     ));
     request.cwd = command.working_directory.clone();
     request.env = command.environment.clone();
-    request
+    Ok(request)
 }
 
 /// How the backend's exit status reads as a contract exit: a code 0–255 or
@@ -163,15 +165,13 @@ pub(super) async fn run<B: Backend + 'static>(
     let op = Operation::Execute;
     let located = adapter.locate(op, &request.instance_id).await?;
     op.check_state(located.record.state)?;
+    let exec = exec_request(&request.command)
+        .map_err(|e| start_failure(op, &request.instance_id, &e.into()))?;
     let mut capture = BoundedCapture::new(request.command.output_limit_bytes.get());
     let started = clock::now(op)?;
     let outcome = adapter
         .backend
-        .exec(
-            &located.sandbox_id,
-            exec_request(&request.command),
-            &mut capture,
-        )
+        .exec(&located.sandbox_id, exec, &mut capture)
         .await;
     let (exit, interval) = match outcome {
         Ok(outcome) => {

@@ -221,11 +221,13 @@ pub(super) async fn run<B: Backend + 'static>(
         )
     })?;
     let process = request.process;
-    let argv = std::iter::once(process.executable.as_str().to_owned())
-        .chain(process.arguments.iter().map(str::to_owned))
-        .collect();
+    // The executable is not empty and each argument is bounded; the
+    // executable and 256 arguments are one more than a backend command may
+    // carry, refused as the backend refused it: `spawn_failed`.
+    let argv = std::iter::once(process.executable.as_str()).chain(process.arguments.iter());
+    let command = Command::argv(argv).map_err(|e| start_failure(op, &instance_id, &e.into()))?;
     let spec = ProcessSpec {
-        command: Command::Argv(argv),
+        command,
         cwd: process.working_directory.clone(),
         env: process.environment.clone(),
         run_as: None,

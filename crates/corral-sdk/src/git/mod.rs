@@ -189,7 +189,10 @@ impl<'a> Git<'a> {
         // (token, URL password) is registered before it starts.
         let result = self
             .sandbox
-            .run_with(Command::Argv(argv), options)
+            .run_with(
+                Command::argv(argv).map_err(|e| self.invalid(run.op, e.to_string()))?,
+                options,
+            )
             .await
             .map_err(|e| SandboxError {
                 operation: run.op,

@@ -62,7 +62,7 @@ impl Processes<'_> {
             ..RunOptions::default()
         };
         self.sb
-            .run_with(Command::shell(script), options)
+            .run_with(script, options)
             .await
             .map_err(|e| self.fail(e.code, op, e.message))
     }
@@ -177,14 +177,17 @@ impl Processes<'_> {
             .record_file(op, name, "spec.json")
             .await?
             .and_then(|t| serde_json::from_str::<ProcessRecord>(&t).ok())
-            .map(|mut r| {
-                r.command = match r.command {
+            .and_then(|mut r| {
+                // Redacting can only lengthen an argument; one that no
+                // longer fits is not shown at all rather than unredacted.
+                r.command = match &r.command {
                     Command::Argv(v) => {
-                        Command::Argv(v.iter().map(|a| self.sb.redact_text(a)).collect())
+                        Command::argv(v.as_slice().iter().map(|a| self.sb.redact_text(a)))
                     }
-                    Command::Shell(s) => Command::Shell(self.sb.redact_text(&s)),
-                };
-                r
+                    Command::Shell(s) => Command::shell(self.sb.redact_text(s.as_str())),
+                }
+                .ok()?;
+                Some(r)
             });
         Ok(ProcessInfo {
             name: name.to_string(),

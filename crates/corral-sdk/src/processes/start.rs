@@ -68,7 +68,6 @@ impl Processes<'_> {
     ) -> Result<ProcessHandle> {
         const OP: Operation = Operation::ProcessesStart;
         check_name(self.sb, OP, name)?;
-        command.validate().map_err(|e| self.sb.error(OP, e))?;
         if let Some(cwd) = &options.cwd
             && !cwd.starts_with('/')
         {
@@ -159,7 +158,7 @@ impl Processes<'_> {
                 let r = self
                     .sb
                     .run_with(
-                        Command::argv(["pwd", "-P"]),
+                        Command::argv(["pwd", "-P"]).map_err(|e| self.sb.error(op, e.into()))?,
                         RunOptions {
                             cwd: Some(PROCS_DIR.to_string()),
                             timeout: Some(Duration::from_secs(30)),
@@ -198,7 +197,7 @@ impl Processes<'_> {
         let r = self
             .sb
             .run_with(
-                Command::shell(script),
+                script,
                 RunOptions {
                     cwd: options.cwd.clone(),
                     env: options.env.clone(),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use corral_backend::{Command, ErrorCode, FileType, WORKSPACE_DIR};
+use corral_backend::{ErrorCode, FileType, WORKSPACE_DIR};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -180,7 +180,7 @@ async fn run(sandbox: &Sandbox, a: RunArgs) -> Result<Value> {
         ..RunOptions::default()
     };
     let result = sandbox
-        .run_with(Command::shell(a.command), options)
+        .run_with(a.command, options)
         .await
         .map_err(|e| SandboxError {
             operation: op(tool),

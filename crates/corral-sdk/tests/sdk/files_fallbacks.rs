@@ -61,7 +61,7 @@ async fn whole_reads_stand_in_for_ranged_reads_and_parents_are_left_to_write() {
     // Process logs read with whole reads too, and continue from the cursor.
     let procs = sb.processes();
     procs
-        .start("p", Command::shell("echo one; echo two"))
+        .start("p", Command::shell("echo one; echo two").unwrap())
         .await
         .unwrap();
     procs.wait("p", Duration::from_secs(60)).await.unwrap();

@@ -16,7 +16,7 @@ async fn sandbox(test: &str) -> Option<(Target, Sandbox)> {
         .unwrap();
     let has_git = sb
         .run_with(
-            Command::Argv(vec!["git".into(), "--version".into()]),
+            Command::argv(["git", "--version"]).unwrap(),
             RunOptions::default(),
         )
         .await
@@ -36,11 +36,12 @@ async fn clone_commit_push_in_a_linux_sandbox() {
     };
     let init = sb
         .run_with(
-            Command::Argv(
+            Command::argv(
                 ["git", "init", "--quiet", "--bare", "/workspace/origin.git"]
                     .map(String::from)
                     .to_vec(),
-            ),
+            )
+            .unwrap(),
             RunOptions::default(),
         )
         .await
@@ -174,11 +175,12 @@ async fn a_token_is_never_a_file_a_concurrent_workload_can_find() {
         .unwrap();
     let port = "8391";
     let server = sb.run_with(
-        Command::Argv(
+        Command::argv(
             ["python3", "/tmp/server.py", port, &format!("robot:{token}")]
                 .map(String::from)
                 .to_vec(),
-        ),
+        )
+        .unwrap(),
         RunOptions::default(),
     );
     let exists = |path: &'static str| {

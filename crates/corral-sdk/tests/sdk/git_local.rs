@@ -35,7 +35,7 @@ async fn sandbox(test: &str) -> Option<(tempfile::TempDir, Sandbox)> {
 async fn sh(sb: &Sandbox, cwd: &str, argv: &[&str]) -> String {
     let r = sb
         .run_with(
-            Command::Argv(argv.iter().map(|s| s.to_string()).collect()),
+            Command::argv(argv.iter().copied()).unwrap(),
             RunOptions {
                 cwd: Some(cwd.into()),
                 ..RunOptions::default()

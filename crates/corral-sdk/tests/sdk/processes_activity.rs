@@ -17,12 +17,15 @@ async fn gc_spares_a_sandbox_while_its_process_runs() {
         let procs = sb.processes();
 
         // Ends by itself: once it has ended its record is gone.
-        procs.start("svc", Command::shell("exit 0")).await.unwrap();
+        procs
+            .start("svc", Command::shell("exit 0").unwrap())
+            .await
+            .unwrap();
         procs.wait("svc", Duration::from_secs(60)).await.unwrap();
         assert!(!sb.files().exists(RECORD).await.unwrap(), "{p}");
 
         procs
-            .start("svc", Command::shell("sleep 60"))
+            .start("svc", Command::shell("sleep 60").unwrap())
             .await
             .unwrap();
         assert!(sb.files().exists(RECORD).await.unwrap(), "{p}");

@@ -23,7 +23,8 @@ async fn another_program_reattaches_through_the_locator() {
         sb.processes()
             .start(
                 "ticker",
-                Command::shell("i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done"),
+                Command::shell("i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done")
+                    .unwrap(),
             )
             .await
             .unwrap();

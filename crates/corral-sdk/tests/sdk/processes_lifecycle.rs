@@ -58,7 +58,8 @@ async fn start_logs_attach_list_kill_wait() {
         let sb = processes_support::sandbox(&target).await;
         let p = sb.provider().to_string();
         let procs = sb.processes();
-        let cmd = Command::shell("echo first; echo oops >&2; sleep 0.3; echo second; sleep 60");
+        let cmd =
+            Command::shell("echo first; echo oops >&2; sleep 0.3; echo second; sleep 60").unwrap();
         let handle = procs.start("web-1", cmd.clone()).await.unwrap();
         assert_eq!(handle.name(), "web-1");
 
@@ -103,7 +104,7 @@ async fn start_logs_attach_list_kill_wait() {
 
         // A running name cannot be started twice.
         let e = procs
-            .start("web-1", Command::shell("true"))
+            .start("web-1", Command::shell("true").unwrap())
             .await
             .unwrap_err();
         assert_eq!(
@@ -130,7 +131,7 @@ async fn start_logs_attach_list_kill_wait() {
 
         // An ended name can be started again; wait returns its exit code.
         procs
-            .start("web-1", Command::shell("echo again; exit 3"))
+            .start("web-1", Command::shell("echo again; exit 3").unwrap())
             .await
             .unwrap();
         assert_eq!(
@@ -155,7 +156,7 @@ async fn kill_ends_the_whole_process_group() {
             cwd: Some("/workspace/k".into()),
             ..StartOptions::default()
         };
-        let cmd = Command::shell("sleep 60 & echo $! > child.pid; echo up; sleep 60");
+        let cmd = Command::shell("sleep 60 & echo $! > child.pid; echo up; sleep 60").unwrap();
         procs.start_with("group", cmd, opts).await.unwrap();
         logs_until(&sb, "group", "up\n").await;
         let child = sb
@@ -212,7 +213,7 @@ async fn hostile_arguments_cwd_and_secrets() {
                     .into();
         }
         procs
-            .start_with("args", Command::Argv(argv), opts)
+            .start_with("args", Command::argv(argv).unwrap(), opts)
             .await
             .unwrap();
         assert_eq!(
@@ -235,7 +236,7 @@ async fn hostile_arguments_cwd_and_secrets() {
         procs
             .start(
                 "secret",
-                Command::shell("echo \"$GREETING\"; echo \"$GREETING\" >&2; sleep 60"),
+                Command::shell("echo \"$GREETING\"; echo \"$GREETING\" >&2; sleep 60").unwrap(),
             )
             .await
             .map(|_| ())
@@ -250,7 +251,7 @@ async fn hostile_arguments_cwd_and_secrets() {
         procs
             .start_with(
                 "secret",
-                Command::shell("echo \"$GREETING\"; sleep 60"),
+                Command::shell("echo \"$GREETING\"; sleep 60").unwrap(),
                 opts,
             )
             .await
@@ -284,7 +285,10 @@ async fn bad_names_and_unknown_processes_are_clear_errors() {
             "..",
             long.as_str(),
         ] {
-            let e = procs.start(bad, Command::shell("true")).await.unwrap_err();
+            let e = procs
+                .start(bad, Command::shell("true").unwrap())
+                .await
+                .unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidInput, "{bad:?}: {e}");
             assert!(e.message.contains("process name"), "{e}");
         }
@@ -303,12 +307,15 @@ async fn bad_names_and_unknown_processes_are_clear_errors() {
             ..StartOptions::default()
         };
         let e = procs
-            .start_with("p", Command::shell("true"), opts)
+            .start_with("p", Command::shell("true").unwrap(), opts)
             .await
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
-        let e = procs.start("p", Command::Argv(vec![])).await.unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
+        // An empty argv is refused where the command is made, before any
+        // start could see it.
+        let e =
+            corral_backend::BackendError::from(Command::argv(Vec::<String>::new()).unwrap_err());
+        assert_eq!(e.code(), ErrorCode::InvalidInput, "{e}");
         // Nothing half-made was left behind.
         assert!(procs.list().await.unwrap().is_empty());
         assert!(procs.list().await.unwrap().is_empty());
@@ -323,7 +330,7 @@ async fn a_group_killed_from_outside_is_lost() {
         let p = sb.provider().to_string();
         let procs = sb.processes();
         procs
-            .start("victim", Command::shell("sleep 60"))
+            .start("victim", Command::shell("sleep 60").unwrap())
             .await
             .unwrap();
         let pid = procs.status("victim").await.unwrap().pid.unwrap();

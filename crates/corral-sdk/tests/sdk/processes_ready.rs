@@ -29,7 +29,8 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
         let procs = sb.processes();
         let cmd = Command::shell(
             "echo booting; echo warming up >&2; sleep 0.2; echo 'listening on 8080'; sleep 60",
-        );
+        )
+        .unwrap();
         let h = procs.start("srv", cmd).await.unwrap();
         h.wait_ready(&ReadyCheck::LogLine(r"listening on \d+".into()), LONG)
             .await
@@ -54,7 +55,7 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
         procs
             .start(
                 "dies",
-                Command::shell("echo 'fatal: no config' >&2; exit 2"),
+                Command::shell("echo 'fatal: no config' >&2; exit 2").unwrap(),
             )
             .await
             .unwrap();
@@ -74,7 +75,7 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
         let e = procs
             .start_with(
                 "slow",
-                Command::shell("echo still loading; sleep 60"),
+                Command::shell("echo still loading; sleep 60").unwrap(),
                 opts.clone(),
             )
             .await
@@ -90,7 +91,7 @@ async fn log_line_readiness_passes_times_out_and_sees_early_exits() {
             "{p}"
         );
         procs
-            .start_with("quick", Command::shell("echo up; sleep 60"), opts)
+            .start_with("quick", Command::shell("echo up; sleep 60").unwrap(), opts)
             .await
             .unwrap_or_else(|e| panic!("{p}: {e}"));
         let bad = procs
@@ -114,7 +115,7 @@ async fn a_ready_line_before_a_quick_exit_counts() {
         for i in 0..5 {
             let name = format!("quick{i}");
             let h = procs
-                .start(&name, Command::shell("echo ready; exit 0"))
+                .start(&name, Command::shell("echo ready; exit 0").unwrap())
                 .await
                 .unwrap();
             h.wait_ready(&ReadyCheck::LogLine("^ready$".into()), LONG)
@@ -131,7 +132,7 @@ async fn memory_http_is_simulated_and_ports_are_unsupported() {
     let sb = processes_support::sandbox(&target).await;
     let procs = sb.processes();
     procs
-        .start("app", Command::shell("echo serving; sleep 60"))
+        .start("app", Command::shell("echo serving; sleep 60").unwrap())
         .await
         .unwrap();
     let ok = ReadyCheck::Http {
@@ -198,7 +199,8 @@ async fn port_and_http_readiness_against_a_real_server() {
             &port.to_string(),
             "--bind",
             "127.0.0.1",
-        ]);
+        ])
+        .unwrap();
         let opts = StartOptions {
             ready: Some(ReadyCheck::Port(port)),
             ready_timeout: Some(LONG),

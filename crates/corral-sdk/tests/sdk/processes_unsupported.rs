@@ -47,9 +47,9 @@ impl Backend for NoSetsid {
         sink: &mut dyn OutputSink,
     ) -> Result<ExecOutcome> {
         if let Command::Shell(s) = &req.command
-            && s.starts_with("setsid ")
+            && s.as_str().starts_with("setsid ")
         {
-            req.command = Command::shell("echo 'sh: 1: setsid: not found' >&2; exit 127");
+            req.command = Command::shell("echo 'sh: 1: setsid: not found' >&2; exit 127").unwrap();
         }
         self.0.exec(id, req, sink).await
     }
@@ -72,7 +72,7 @@ async fn start_without_setsid_is_unsupported_and_leaves_nothing() {
         .unwrap();
     let e = sb
         .processes()
-        .start("svc", corral_sdk::Command::shell("sleep 60"))
+        .start("svc", corral_sdk::Command::shell("sleep 60").unwrap())
         .await
         .unwrap_err();
     assert_eq!(

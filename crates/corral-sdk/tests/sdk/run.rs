@@ -41,7 +41,7 @@ async fn non_zero_exit_is_a_result_with_both_streams() {
         assert_eq!(r.stdout_text(), "out\n");
         assert_eq!(r.stderr_text(), "err\n");
         assert!(!r.truncated);
-        let ok = s.run(Command::argv(["true"])).await.unwrap();
+        let ok = s.run(Command::argv(["true"]).unwrap()).await.unwrap();
         assert!(ok.success());
         s.destroy().await.unwrap();
     }

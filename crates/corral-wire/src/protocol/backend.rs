@@ -419,7 +419,7 @@ mod tests {
     fn exec_bodies_carry_whom_to_run_as_and_older_ones_decode() {
         let body = ExecBody {
             id: "sb".into(),
-            command: Command::argv(["id", "-u"]),
+            command: Command::argv(["id", "-u"]).unwrap(),
             cwd: None,
             env: corral_backend::Environment::new(),
             stdin: None,

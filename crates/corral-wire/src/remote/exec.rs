@@ -46,7 +46,6 @@ pub(super) async fn exec(
     req: ExecRequest,
     sink: &mut dyn OutputSink,
 ) -> Result<ExecOutcome, BackendError> {
-    req.validate()?;
     let route = BackendRoute::Exec;
     let abort = req.abort.clone();
     let timeout = req.timeout;

@@ -81,15 +81,18 @@ pub fn request(
 ) -> Result<ExecRequest, CliError> {
     // Each pair is checked once, where the environment is made.
     let env = kv::parse_env(env)?;
-    let mut req = ExecRequest::new(Command::Argv(command));
-    req.env = env;
-    req.cwd = cwd
+    let cwd = cwd
         .as_deref()
         .map(|c| corral_backend::sandbox_path("--cwd", c))
         .transpose()
         .map_err(|e| CliError::usage(e.message()))?;
-    req.timeout = timeout(timeout_secs)?;
-    req.validate().map_err(|e| CliError::usage(e.message()))?;
+    let timeout = timeout(timeout_secs)?;
+    // Checked where it is made, after the options, whose errors come first.
+    let command = Command::argv(command).map_err(|e| CliError::usage(e.to_string()))?;
+    let mut req = ExecRequest::new(command);
+    req.env = env;
+    req.cwd = cwd;
+    req.timeout = timeout;
     Ok(req)
 }
 

@@ -63,7 +63,7 @@ pub async fn run(b: &LinuxBackend, id: &str, script: &str) -> (i32, String, Stri
         Duration::from_secs(60),
         b.exec(
             id,
-            ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(30)),
+            ExecRequest::new(Command::shell(script).unwrap()).timeout(Duration::from_secs(30)),
             &mut out,
         ),
     )

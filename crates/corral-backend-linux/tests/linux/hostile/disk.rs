@@ -80,7 +80,8 @@ impl Host {
     /// stdout, stderr).
     async fn sh_long(&self, id: &str, script: &str) -> (i32, String, String) {
         let mut out = CollectedOutput::default();
-        let req = ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(120));
+        let req =
+            ExecRequest::new(Command::shell(script).unwrap()).timeout(Duration::from_secs(120));
         let outcome = self.backend.exec(id, req, &mut out).await.unwrap();
         (
             outcome.status.shell_code(),

@@ -207,7 +207,11 @@ async fn a_sandbox_whose_init_was_killed_is_listed_dead_and_gc_reclaims_it() {
     let mut out = CollectedOutput::default();
     let refused = h
         .backend
-        .exec(&id, ExecRequest::new(Command::shell("true")), &mut out)
+        .exec(
+            &id,
+            ExecRequest::new(Command::shell("true").unwrap()),
+            &mut out,
+        )
         .await
         .unwrap_err();
     assert_eq!(refused.code(), ErrorCode::Unavailable, "{refused}");
@@ -244,7 +248,7 @@ async fn a_script_whose_child_is_oom_killed_reports_oom_killed() {
         .backend
         .exec(
             &id,
-            ExecRequest::new(Command::shell(script)).timeout(Duration::from_secs(60)),
+            ExecRequest::new(Command::shell(script).unwrap()).timeout(Duration::from_secs(60)),
             &mut out,
         )
         .await
@@ -267,7 +271,7 @@ async fn a_script_whose_child_is_oom_killed_reports_oom_killed() {
         .start_process(
             &id,
             ProcessSpec {
-                command: Command::shell(script),
+                command: Command::shell(script).unwrap(),
                 cwd: None,
                 env: Default::default(),
                 run_as: None,

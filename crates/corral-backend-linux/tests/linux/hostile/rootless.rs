@@ -100,7 +100,8 @@ fn child_makes_a_sandbox() {
             b.files().read(&id, &sp("/tmp/back")).await.unwrap(),
             b"inside\n"
         );
-        let mut as_user = corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"]));
+        let mut as_user =
+            corral_backend::ExecRequest::new(corral_backend::Command::argv(["true"]).unwrap());
         as_user.run_as = Some(corral_backend::RunAs::User);
         let verdict = match b
             .exec(

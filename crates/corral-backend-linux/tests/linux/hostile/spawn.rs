@@ -88,7 +88,7 @@ async fn a_program_that_cannot_start_is_a_typed_refusal_never_a_crash() {
             assert_eq!(code, 0, "{}: setup: {err}", row.attack);
         }
         for stdin in [false, true] {
-            let mut req = ExecRequest::new(Command::argv(row.argv.iter().copied()));
+            let mut req = ExecRequest::new(Command::argv(row.argv.iter().copied()).unwrap());
             if let Some(cwd) = row.cwd {
                 req = req.cwd(sp(cwd));
             }

@@ -135,7 +135,8 @@ async fn on_the_host_every_sandbox_process_runs_under_the_mapped_uid() {
     let sid = id.clone();
     let sleeper = tokio::spawn(async move {
         let mut out = CollectedOutput::default();
-        let req = ExecRequest::new(Command::shell("exec sleep 5")).timeout(Duration::from_secs(10));
+        let req = ExecRequest::new(Command::shell("exec sleep 5").unwrap())
+            .timeout(Duration::from_secs(10));
         b.exec(&sid, req, &mut out).await
     });
     let mut found = None;
@@ -235,7 +236,8 @@ time.sleep(4)
     let sid = id.clone();
     let holder = tokio::spawn(async move {
         let mut out = CollectedOutput::default();
-        let req = ExecRequest::new(Command::shell(&script)).timeout(Duration::from_secs(20));
+        let req =
+            ExecRequest::new(Command::shell(&script).unwrap()).timeout(Duration::from_secs(20));
         b.exec(&sid, req, &mut out).await
     });
     let count = h

@@ -35,7 +35,11 @@ pub fn host_root(state: &TempDir, id: &str) -> PathBuf {
 pub async fn sh(b: &LocalBackend, id: &str, script: &str) -> (ExitStatus, CollectedOutput) {
     let mut out = CollectedOutput::default();
     let outcome = b
-        .exec(id, ExecRequest::new(Command::shell(script)), &mut out)
+        .exec(
+            id,
+            ExecRequest::new(Command::shell(script).unwrap()),
+            &mut out,
+        )
         .await
         .unwrap_or_else(|e| panic!("exec {script:?}: {e}"));
     (outcome.status, out)

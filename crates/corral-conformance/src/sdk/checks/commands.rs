@@ -106,7 +106,8 @@ pub(crate) async fn commands(scope: &mut SdkScope) -> Result<(), Failure> {
         )
     })?;
 
-    let argv = Command::argv(["printf", "%s|%s", "one arg", "two"]);
+    let argv =
+        Command::argv(["printf", "%s|%s", "one arg", "two"]).expect("a fixed, valid command");
     let ran = step(
         "run an argv command",
         sandbox.run_with(argv, bounded()).await,

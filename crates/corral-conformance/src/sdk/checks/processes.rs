@@ -63,7 +63,8 @@ pub(crate) async fn processes(scope: &mut SdkScope) -> Result<(), Failure> {
         procs
             .start(
                 "conformance-exit",
-                Command::shell("echo done; echo warned >&2; exit 4"),
+                Command::shell("echo done; echo warned >&2; exit 4")
+                    .expect("a fixed, valid command"),
             )
             .await,
     )?;
@@ -129,7 +130,10 @@ pub(crate) async fn processes(scope: &mut SdkScope) -> Result<(), Failure> {
     let _ = step(
         "processes.start conformance-server",
         procs
-            .start(name, Command::shell("echo serving; sleep 120"))
+            .start(
+                name,
+                Command::shell("echo serving; sleep 120").expect("a fixed, valid command"),
+            )
             .await,
     )?;
     logs_until(&sandbox, name, StreamKind::Stdout, "serving\n").await?;

@@ -120,7 +120,8 @@ async fn a_client_that_vanishes_mid_run_leaves_nothing_running() {
     let memory = Arc::new(MemoryBackend::new());
     let (remote, server) = remote_over(Arc::clone(&memory), envelopes::memory()).await;
     let sb = remote.create(CreateRequest::default()).await.unwrap();
-    let request = ExecRequest::new(Command::shell("sleep 1; echo late > /workspace/late.txt"));
+    let request =
+        ExecRequest::new(Command::shell("sleep 1; echo late > /workspace/late.txt").unwrap());
     let mut sink = CollectedOutput::default();
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),

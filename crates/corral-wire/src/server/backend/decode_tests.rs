@@ -129,3 +129,54 @@ fn a_valid_environment_is_a_plain_object_on_the_wire() {
         serde_json::json!({"LANG": "C.UTF-8", "_A1": ""})
     );
 }
+
+/// Rule: a command is checked where it is made, and decoding makes it: an
+/// empty argv or program, a blank script, a NUL byte, too many or too long
+/// arguments are refused at decode, in one line naming the command and the
+/// rule, before any backend sees the run.
+#[test]
+fn malformed_commands_are_refused_at_decode_in_one_line() {
+    let body = |command: &str| {
+        format!(
+            r#"{{"id":"s","command":{command},"cwd":null,"env":{{}},"stdin":null,"timeout_ms":null,"activity_path":null}}"#
+        )
+    };
+    let many = format!(r#"{{"argv":[{}]}}"#, vec![r#""x""#; 257].join(","));
+    let long = format!(r#"{{"argv":["echo","{}"]}}"#, "x".repeat(65_537));
+    let rows = [
+        (
+            "an empty argv",
+            r#"{"argv":[]}"#.to_string(),
+            "argv is empty",
+        ),
+        (
+            "an empty program",
+            r#"{"argv":[""]}"#.to_string(),
+            "argv[0] is empty",
+        ),
+        (
+            "a NUL byte",
+            r#"{"argv":["echo","a\u0000b"]}"#.to_string(),
+            "argument 1 contains a NUL byte",
+        ),
+        ("257 arguments", many, "257 arguments, at most 256"),
+        ("an over-long argument", long, "argument 1 is 65537 bytes"),
+        (
+            "a blank script",
+            r#"{"shell":" \n"}"#.to_string(),
+            "shell script is empty",
+        ),
+    ];
+    for (attack, command, rule) in rows {
+        let line = refused::<ExecBody>(attack, &body(&command));
+        assert!(line.starts_with("command"), "{attack}: {line}");
+        assert!(line.contains(rule), "{attack}: {line}");
+    }
+    let Ok(decoded) = decode::<ExecBody>(body(r#"{"shell":"echo hi"}"#).as_bytes()) else {
+        panic!("refused a valid command");
+    };
+    assert_eq!(
+        serde_json::to_value(&decoded).unwrap()["command"],
+        serde_json::json!({"shell": "echo hi"})
+    );
+}
