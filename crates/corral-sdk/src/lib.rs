@@ -112,8 +112,28 @@ pub use stream::{RunEvent, RunStream};
 /// ```
 pub use corral_sdk_macros::sh;
 
-/// Re-exported backend types the SDK's API speaks in.
+/// Re-exported backend types the SDK's API speaks in, so that a program
+/// needs no other corral crate to fill [`CreateOptions`]:
+///
+/// ```
+/// use corral_sdk::{CreateOptions, Destination, Limits, Network, Size};
+///
+/// let options = CreateOptions {
+///     size: Size {
+///         cpus: Some(1.0),
+///         memory_bytes: Some(512 << 20),
+///         ..Size::default()
+///     },
+///     limits: Limits { pids: Some(256) },
+///     network: Network::Allowlist {
+///         destinations: vec![Destination::new("pypi.org", 443).expect("a destination")],
+///     },
+///     ..CreateOptions::default()
+/// };
+/// assert_eq!(options.limits.pids, Some(256));
+/// ```
 pub use corral_backend::{
-    Backend, CancellationToken, Command, CommandArgv, CommandScript, ErrorCode, ExitStatus,
-    KeyMode, Labels, Network, RequestError, SandboxKey, SignalName, StreamKind,
+    Backend, CancellationToken, Command, CommandArgv, CommandScript, Destination, ErrorCode,
+    ExitStatus, KeyMode, Labels, Limits, Network, RequestError, SandboxKey, SandboxPath,
+    SignalName, Size, StreamKind, sandbox_path,
 };
