@@ -33,9 +33,10 @@ pub(crate) fn new_run_id() -> String {
     format!("{:x}-{:x}-{:x}", now_ms(), std::process::id(), n)
 }
 
-/// One run's activity record; removed by [`ActivityRecord::end`], or on
-/// drop if the run never got there.
-pub(crate) struct ActivityRecord {
+/// One run's activity record: while it exists, garbage collection spares
+/// the sandbox. Removed by [`ActivityRecord::end`], or on drop if the run
+/// never got there.
+pub struct ActivityRecord {
     /// The record's path in the sandbox.
     pub(crate) path: corral_backend::SandboxPath,
     /// True when the backend keeps the record inside `exec` (the
@@ -45,6 +46,18 @@ pub(crate) struct ActivityRecord {
 }
 
 impl Sandbox {
+    /// Marks a run in progress in this sandbox, for a caller that runs a
+    /// command through the backend itself (`corral exec` streams it live):
+    /// until the record is ended, garbage collection (`corral gc --idle`)
+    /// spares the sandbox, as it does during [`Sandbox::run`].
+    ///
+    /// # Errors
+    ///
+    /// The backend's failure to write the record, as a `run` error.
+    pub async fn begin_run_activity(&self) -> Result<ActivityRecord> {
+        self.begin_activity(&new_run_id()).await
+    }
+
     /// Starts the activity record of run `run_id`.
     pub(crate) async fn begin_activity(&self, run_id: &str) -> Result<ActivityRecord> {
         let path = corral_backend::sandbox_path("path", &format!("{ACTIVITY_DIR}/{run_id}"))
@@ -94,11 +107,21 @@ impl Sandbox {
     }
 }
 
+impl std::fmt::Debug for ActivityRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActivityRecord")
+            .field("path", &self.path)
+            .field("inline", &self.inline)
+            .field("kept_by_the_core", &self.pending.is_some())
+            .finish()
+    }
+}
+
 impl ActivityRecord {
     /// Removes the record (kept by the core). A record already gone is
     /// fine; another failure leaves it behind, which only makes garbage
     /// collection spare the sandbox, so it does not fail the run.
-    pub(crate) async fn end(mut self) {
+    pub async fn end(mut self) {
         if let Some((backend, id)) = self.pending.take() {
             remove(&*backend, &id, &self.path).await;
         }

@@ -52,7 +52,7 @@ mod sh;
 mod stream;
 pub mod tools;
 
-pub use activity::ACTIVITY_DIR;
+pub use activity::{ACTIVITY_DIR, ActivityRecord};
 pub use error::{Result, SandboxError};
 pub use files::Files;
 pub use gc::{GcFailure, GcReport, SpareReason, Spared, gc};
