@@ -160,8 +160,9 @@ mod tests {
     use super::*;
     use crate::ErrorCode;
 
-    /// A hostile or mistaken destination → its refusal; a good one → the
-    /// host it keeps.
+    /// Contract row "Allowlist egress: only the declared outbound hosts are
+    /// reachable" starts with a declaration that means one thing: a hostile
+    /// or mistaken destination → its refusal; a good one → the host it keeps.
     #[test]
     fn a_destination_is_checked_once_where_it_is_made() {
         let long = "a".repeat(254);

@@ -32,7 +32,8 @@ mod tests {
     use super::*;
     use crate::ErrorCode;
 
-    /// A caller's path → the sandbox path it names, or the refusal.
+    /// SDK rule "Paths are absolute POSIX paths": a caller's path → the
+    /// sandbox path it names, or the refusal, made once at the edge.
     #[test]
     fn a_callers_path_is_normalized_once_or_refused_in_one_line() {
         let rows: [(&str, Result<&str, &str>); 9] = [

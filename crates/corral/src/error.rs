@@ -52,18 +52,32 @@ impl CliError {
     }
 }
 
-impl From<BackendError> for CliError {
-    fn from(e: BackendError) -> Self {
-        let exit = match e.code() {
+impl CliError {
+    /// The line for a failure with the closed code `code`: bad input
+    /// exits 2, a timeout 124, anything else 1.
+    fn of_code(code: corral_backend::ErrorCode, message: String) -> Self {
+        let exit = match code {
             corral_backend::ErrorCode::InvalidInput => EXIT_USAGE,
             corral_backend::ErrorCode::Timeout => EXIT_TIMEOUT,
             _ => EXIT_FAILURE,
         };
         CliError {
-            code: e.code().as_str().into(),
-            message: e.message(),
+            code: code.as_str().into(),
+            message,
             exit,
         }
+    }
+}
+
+impl From<BackendError> for CliError {
+    fn from(e: BackendError) -> Self {
+        CliError::of_code(e.code(), e.message())
+    }
+}
+
+impl From<corral_sdk::SandboxError> for CliError {
+    fn from(e: corral_sdk::SandboxError) -> Self {
+        CliError::of_code(e.code, e.message)
     }
 }
 

@@ -14,19 +14,12 @@ pub async fn exec(args: ExecArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     let ending = ending_signals::listen();
     let backend = backends::for_id(args.backend.backend.as_deref(), &args.id).await?;
-    backend.connect(&args.id).await?;
-    // While the command runs, its activity record says so: `gc --idle`
-    // spares a sandbox with an exec in progress.
-    let sandbox = corral_sdk::Sandbox::connect_id(backend.clone(), &args.id)
-        .await
-        .map_err(sdk_error)?;
-    let record = sandbox.begin_run_activity().await.map_err(sdk_error)?;
+    // Attaching checks the sandbox exists; while the command runs, its
+    // activity record says so: `gc --idle` spares a sandbox with an exec
+    // in progress.
+    let sandbox = corral_sdk::Sandbox::connect_id(backend.clone(), &args.id).await?;
+    let record = sandbox.begin_run_activity().await?;
     let ended = shared::exec_live(&*backend, &args.id, req, &ending).await;
     record.end().await;
     ended
-}
-
-/// The SDK's error as the command line's one line.
-fn sdk_error(e: corral_sdk::SandboxError) -> crate::error::CliError {
-    crate::error::CliError::failure(e.code.as_str(), e.message)
 }

@@ -4,33 +4,11 @@
 //! that is gone afterwards. No time is asserted: only that the row was
 //! measured (or skipped with its reason) and left nothing behind.
 
-use std::process::Command;
-
-use serde_json::Value;
-
 #[test]
 fn the_whole_cli_path_is_a_row_beside_the_floor_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args([
-            "bench",
-            "--only",
-            "corral run",
-            "--iterations",
-            "2",
-            "--json",
-            "-",
-        ])
-        .env("TMPDIR", tmp.path())
-        .output()
-        .expect("run corral bench");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let (report, status) =
+        crate::bench_e2b::bench_only("corral run", &[("TMPDIR", tmp.path().as_os_str())]);
     let rows = report["rows"].as_array().expect("rows");
     let floor = rows.iter().find(|r| r["role"] == "floor").expect("a floor");
     assert_eq!(floor["outcome"], "measured", "{floor}");
@@ -46,7 +24,7 @@ fn the_whole_cli_path_is_a_row_beside_the_floor_and_leaves_nothing() {
     match cli["outcome"].as_str().unwrap() {
         "measured" => {
             assert!(cli["ratio_to_floor"].as_f64().unwrap() > 0.0, "{cli}");
-            assert_eq!(out.status.code(), Some(0), "{report}");
+            assert_eq!(status, Some(0), "{report}");
         }
         "skipped" => println!("SKIP the corral run row: {}", cli["note"]),
         other => panic!("the corral run row {other}: {cli}"),

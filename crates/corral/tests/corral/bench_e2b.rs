@@ -10,14 +10,15 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// `corral bench --only e2b --iterations 2 --json -` with the SDK's
-/// interpreter `python`; the report and the exit status.
-fn bench(python: &str) -> (Value, Option<i32>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["bench", "--only", "e2b", "--iterations", "2", "--json", "-"])
-        .env("CORRAL_BENCH_E2B_PYTHON", python)
-        .output()
-        .expect("run corral bench");
+/// `corral bench --only ONLY --iterations 2 --json -` with `env` set: the
+/// report and the exit status.
+pub(crate) fn bench_only(only: &str, env: &[(&str, &std::ffi::OsStr)]) -> (Value, Option<i32>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_corral"));
+    cmd.args(["bench", "--only", only, "--iterations", "2", "--json", "-"]);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let out = cmd.output().expect("run corral bench");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: {}\n{}",
@@ -26,6 +27,11 @@ fn bench(python: &str) -> (Value, Option<i32>) {
         )
     });
     (report, out.status.code())
+}
+
+/// The e2b rows with the SDK's interpreter `python`.
+fn bench(python: &str) -> (Value, Option<i32>) {
+    bench_only("e2b", &[("CORRAL_BENCH_E2B_PYTHON", python.as_ref())])
 }
 
 /// The e2b group's two rows: (floor, SDK row).

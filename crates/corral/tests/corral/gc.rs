@@ -131,63 +131,48 @@ async fn gc_reclaims_crash_leftovers_and_spares_the_live() {
     b.destroy(&live).await.unwrap();
 }
 
-/// Runs `corral ARGS` on state directory `state`: its stdout, which must
-/// be a success.
-fn corral_ok(state: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(args)
-        .env("CORRAL_STATE_DIR", state)
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn corral");
-    assert!(
-        out.status.success(),
-        "corral {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// `gc --idle` "never [destroys] one with a run in progress": a sandbox
 /// with a `corral exec` running in it is spared, however long ago it was
 /// used before; once the exec ended, the same sweep destroys it.
 #[test]
 fn gc_idle_spares_a_sandbox_while_corral_exec_runs_in_it() {
-    let state = tempfile::tempdir().unwrap();
-    let id = corral_ok(state.path(), &["create", "--backend", "local"])
-        .trim()
-        .to_string();
+    let cli = crate::cli::Cli::new();
+    let ok = |args: &[&str]| {
+        let out = cli.run(args);
+        assert!(
+            out.status.success(),
+            "corral {args:?}: {}",
+            crate::cli::text(&out.stderr)
+        );
+        crate::cli::text(&out.stdout)
+    };
+    let id = ok(&["create", "--backend", "local"]).trim().to_string();
     assert!(!id.is_empty(), "create printed no id");
-    let mut exec = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["exec", "--backend", "local", &id, "--", "sleep", "4"])
-        .env("CORRAL_STATE_DIR", state.path())
+    let mut exec = cli
+        .cmd(&["exec", "--backend", "local", &id, "--", "sleep", "4"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn corral exec");
+    let sweep = ["gc", "--idle", "1s", "--backend", "local", "--json"];
+    let listed = ["ls", "--backend", "local", "--json"];
     // Older than the idle bound by the time gc looks, with the exec running.
     std::thread::sleep(std::time::Duration::from_millis(2_000));
-    corral_ok(
-        state.path(),
-        &["gc", "--idle", "1s", "--backend", "local", "--json"],
-    );
-    let listed = corral_ok(state.path(), &["ls", "--backend", "local", "--json"]);
+    ok(&sweep);
+    let now = ok(&listed);
     assert!(
-        listed.contains(&id),
-        "a sandbox with an exec running was reaped: {listed}"
+        now.contains(&id),
+        "a sandbox with an exec running was reaped: {now}"
     );
     assert!(
         exec.wait().unwrap().success(),
         "the exec finished its command"
     );
     std::thread::sleep(std::time::Duration::from_millis(1_500));
-    corral_ok(
-        state.path(),
-        &["gc", "--idle", "1s", "--backend", "local", "--json"],
-    );
-    let listed = corral_ok(state.path(), &["ls", "--backend", "local", "--json"]);
+    ok(&sweep);
+    let now = ok(&listed);
     assert!(
-        !listed.contains(&id),
-        "idle once the exec ended, and reaped: {listed}"
+        !now.contains(&id),
+        "idle once the exec ended, and reaped: {now}"
     );
 }
