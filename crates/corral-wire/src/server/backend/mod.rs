@@ -127,53 +127,60 @@ async fn dispatch(
         }
         BackendRoute::Read => {
             let p: PathBody = decode(body)?;
-            bytes(match sandbox_path("path", &p.path) {
-                Ok(path) => read::bounded(b, &p.id, &path).await,
-                Err(e) => Err(e),
-            })
+            bytes(async { read::bounded(b, &p.id, &sandbox_path("path", &p.path)?).await }.await)
         }
         BackendRoute::Write => {
             let w: WriteBody = decode(body)?;
-            reply(match sandbox_path("path", &w.path) {
-                Ok(path) => b.files().write(&w.id, &path, &w.bytes, w.mode).await,
-                Err(e) => Err(e),
-            })
+            reply(
+                async {
+                    b.files()
+                        .write(&w.id, &sandbox_path("path", &w.path)?, &w.bytes, w.mode)
+                        .await
+                }
+                .await,
+            )
         }
         BackendRoute::ListDir => {
             let p: PathBody = decode(body)?;
-            reply(match sandbox_path("path", &p.path) {
-                Ok(path) => b.files().list(&p.id, &path).await,
-                Err(e) => Err(e),
-            })
+            reply(async { b.files().list(&p.id, &sandbox_path("path", &p.path)?).await }.await)
         }
         BackendRoute::Stat => {
             let p: PathBody = decode(body)?;
-            reply(match sandbox_path("path", &p.path) {
-                Ok(path) => b.files().stat(&p.id, &path).await,
-                Err(e) => Err(e),
-            })
+            reply(async { b.files().stat(&p.id, &sandbox_path("path", &p.path)?).await }.await)
         }
         BackendRoute::Remove => {
             let r: RemoveBody = decode(body)?;
-            reply(match sandbox_path("path", &r.path) {
-                Ok(path) => b.files().remove(&r.id, &path, r.recursive).await,
-                Err(e) => Err(e),
-            })
+            reply(
+                async {
+                    b.files()
+                        .remove(&r.id, &sandbox_path("path", &r.path)?, r.recursive)
+                        .await
+                }
+                .await,
+            )
         }
         BackendRoute::Mkdir => {
             let m: MkdirBody = decode(body)?;
-            reply(match sandbox_path("path", &m.path) {
-                Ok(path) => b.files().mkdir(&m.id, &path, m.parents).await,
-                Err(e) => Err(e),
-            })
+            reply(
+                async {
+                    b.files()
+                        .mkdir(&m.id, &sandbox_path("path", &m.path)?, m.parents)
+                        .await
+                }
+                .await,
+            )
         }
         BackendRoute::ReadRange => {
             let r: RangeBody = decode(body)?;
             bytes(match b.files().ranged() {
-                Some(ranged) => match sandbox_path("path", &r.path) {
-                    Ok(path) => ranged.read_range(&r.id, &path, r.offset, r.len).await,
-                    Err(e) => Err(e),
-                },
+                Some(ranged) => {
+                    async {
+                        ranged
+                            .read_range(&r.id, &sandbox_path("path", &r.path)?, r.offset, r.len)
+                            .await
+                    }
+                    .await
+                }
                 None => Err(undeclared(b, route)),
             })
         }
@@ -229,10 +236,13 @@ async fn dispatch(
             let t: TreeBody = decode(body)?;
             let max = usize::try_from(t.max_entries).unwrap_or(usize::MAX);
             reply(match b.tree_list_ops() {
-                Some(ops) => match sandbox_path("root", &t.root) {
-                    Ok(root) => ops.list_tree(&t.id, &root, max).await,
-                    Err(e) => Err(e),
-                },
+                Some(ops) => {
+                    async {
+                        ops.list_tree(&t.id, &sandbox_path("root", &t.root)?, max)
+                            .await
+                    }
+                    .await
+                }
                 None => Err(undeclared(b, route)),
             })
         }
