@@ -72,6 +72,34 @@ pub enum ImageError {
         /// The digest of the content.
         actual: String,
     },
+    /// A registry's blob declares more bytes than a pull accepts.
+    #[error("blob {digest} declares {declared} bytes, more than the limit of {limit}")]
+    BlobTooLarge {
+        /// The blob's digest.
+        digest: String,
+        /// The size its manifest declares.
+        declared: u64,
+        /// The largest blob accepted.
+        limit: u64,
+    },
+    /// A registry sent more bytes of a blob than its manifest declares.
+    #[error("blob {digest} is larger than the {declared} bytes its manifest declares")]
+    BlobOversize {
+        /// The blob's digest.
+        digest: String,
+        /// The size its manifest declares.
+        declared: u64,
+    },
+    /// A registry's blob ended before the size its manifest declares.
+    #[error("blob {digest} ended after {received} bytes of the {declared} its manifest declares")]
+    BlobTruncated {
+        /// The blob's digest.
+        digest: String,
+        /// The size its manifest declares.
+        declared: u64,
+        /// How many bytes came.
+        received: u64,
+    },
     /// A layer entry that would write outside the layer, refused.
     #[error("refused layer entry {path:?}: {reason}")]
     UnsafeEntry {
@@ -121,6 +149,9 @@ impl ImageError {
             ImageError::InvalidReference { .. }
             | ImageError::InvalidArchive { .. }
             | ImageError::DigestMismatch { .. }
+            | ImageError::BlobTooLarge { .. }
+            | ImageError::BlobOversize { .. }
+            | ImageError::BlobTruncated { .. }
             | ImageError::UnsafeEntry { .. } => ImageErrorCode::InvalidInput,
             ImageError::Builtin { .. } | ImageError::InUse { .. } => ImageErrorCode::Conflict,
             ImageError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
@@ -174,6 +205,9 @@ impl From<ImageError> for BackendError {
             .into(),
             e @ (ImageError::InvalidArchive { .. }
             | ImageError::DigestMismatch { .. }
+            | ImageError::BlobTooLarge { .. }
+            | ImageError::BlobOversize { .. }
+            | ImageError::BlobTruncated { .. }
             | ImageError::UnsafeEntry { .. }) => RequestError::ImageArchive {
                 why: match e {
                     ImageError::InvalidArchive { reason } => reason,

@@ -14,8 +14,10 @@
 //! - An image a live sandbox runs on is not removed (see [`live_users`]).
 
 pub mod digest;
+pub mod download;
 pub mod error;
 mod host;
+mod inspect;
 pub mod layout;
 pub mod reference;
 pub mod source;
@@ -28,8 +30,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use download::{BlobDownload, Downloads, MAX_BLOB_BYTES, PulledLayout};
 pub use error::{ImageError, ImageErrorCode};
 pub use host::HOST_DIRS;
+pub use inspect::{ImageDetails, RunConfig};
 pub use reference::HOST_NAME;
 pub use store::{ImageStore, UNNAMED};
 pub use users::{live_users, store_dir};

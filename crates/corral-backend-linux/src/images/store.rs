@@ -30,7 +30,7 @@ pub const UNNAMED: &str = "<none>";
 /// removes the image, unless a live sandbox runs on it.
 #[derive(Debug, Clone)]
 pub struct ImageStore {
-    layout: Layout,
+    pub(super) layout: Layout,
 }
 
 impl ImageStore {
@@ -312,7 +312,7 @@ impl ImageStore {
     }
 
     /// The record a (non-host) reference names.
-    fn find(&self, reference: &str) -> Result<Record, ImageError> {
+    pub(super) fn find(&self, reference: &str) -> Result<Record, ImageError> {
         let not_found = || ImageError::NotFound {
             reference: reference.to_string(),
         };
@@ -348,7 +348,7 @@ fn pick_name(given: Option<&str>, plan: &ImportPlan) -> String {
     hex.chars().take(12).collect()
 }
 
-fn info(r: &Record) -> ImageInfo {
+pub(super) fn info(r: &Record) -> ImageInfo {
     ImageInfo {
         name: r.name.clone().unwrap_or_else(|| UNNAMED.to_string()),
         digest: r.digest.clone(),
