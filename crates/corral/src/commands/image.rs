@@ -1,8 +1,15 @@
-//! `corral image import|ls|rm`: the linux backend's image store.
+//! `corral image pull|import|ls|inspect|rm`: the linux backend's image store.
 //!
 //! The store is the one the linux backend creates sandboxes from: the
 //! state directory's `linux/images/` (`$CORRAL_STATE_DIR/linux/images`
-//! when that is set).
+//! when that is set). `pull` fetches from an OCI registry ([`pull`]).
+
+mod credentials;
+mod manifest;
+mod progress;
+pub mod pull;
+pub mod pull_error;
+pub mod target;
 
 use std::path::PathBuf;
 
@@ -10,10 +17,28 @@ use clap::Subcommand;
 use corral_backend_linux::images::{ImageError, ImageErrorCode, ImageInfo, ImageStore};
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE, EXIT_USAGE};
+use pull_error::PullError;
 
 /// The `corral image` subcommands.
 #[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum ImageCommand {
+    /// Pull an image from an OCI registry (the distribution API) and print
+    /// its name and digest. Credentials come from Docker's
+    /// `~/.docker/config.json` (`auths.<registry>.auth`), else the pull is
+    /// anonymous. Layers already stored are not fetched again.
+    Pull {
+        /// `[REGISTRY/]REPOSITORY[:TAG][@DIGEST]`, e.g.
+        /// `127.0.0.1:5000/busybox:latest` or `busybox` (Docker Hub).
+        /// HTTPS, except plain HTTP to a loopback registry.
+        reference: String,
+        /// The name to store it under (default: the reference, `:latest`
+        /// added when it names no tag).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// Allow plain HTTP to a registry that is not on loopback.
+        #[arg(long)]
+        insecure: bool,
+    },
     /// Import an OCI image layout (directory or tar) or a `docker save`
     /// archive (tar, optionally gzip'd) and print its name and digest.
     Import {
@@ -28,8 +53,17 @@ pub enum ImageCommand {
     /// List images: the built-in `host` and the stored ones.
     Ls {
         /// Print JSON (one array) instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "quiet")]
         json: bool,
+        /// Print only digests, one per image.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Print a stored image as JSON: its digest, names, layers, size and
+    /// what its config sets (env, cmd, entrypoint, user, workdir).
+    Inspect {
+        /// The image reference (`NAME`, `NAME@sha256:…`, `sha256:…` or `host`).
+        reference: String,
     },
     /// Remove a stored image (`NAME`, `NAME@sha256:…` or `sha256:…`) and the
     /// layers no other image uses. Removing one of several names of an
@@ -47,22 +81,61 @@ pub async fn image(cmd: ImageCommand) -> CliResult {
     joined.map_err(|e| CliError::failure("io", format!("the image task failed: {e}")))?
 }
 
+async fn pull_command(
+    store: ImageStore,
+    reference: &str,
+    name: Option<String>,
+    insecure: bool,
+) -> CliResult {
+    let pulled = pull::pull(store, reference, name, insecure)
+        .await
+        .map_err(pull_cli_error)?;
+    println!("{} {}", pulled.info.name, pulled.info.digest);
+    eprintln!(
+        "corral: pulled {reference}: {} layer(s) fetched, {} already stored",
+        pulled.fetched, pulled.reused
+    );
+    Ok(0)
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::failure("io", format!("encoding JSON: {e}")))?;
+    println!("{json}");
+    Ok(())
+}
+
 fn run(cmd: ImageCommand) -> CliResult {
     let store = ImageStore::open(store_dir()).map_err(cli_error)?;
     match cmd {
+        // The store's work is blocking; the registry's is not.
+        ImageCommand::Pull {
+            reference,
+            name,
+            insecure,
+        } => {
+            return tokio::runtime::Handle::current()
+                .block_on(pull_command(store, &reference, name, insecure));
+        }
         ImageCommand::Import { file, name } => {
             let info = store.import(&file, name.as_deref()).map_err(cli_error)?;
             println!("{} {}", info.name, info.digest);
         }
-        ImageCommand::Ls { json } => {
+        ImageCommand::Ls { json, quiet } => {
             let list = store.list().map_err(cli_error)?;
             if json {
-                let json = serde_json::to_string_pretty(&list)
-                    .map_err(|e| CliError::failure("io", format!("encoding JSON: {e}")))?;
-                println!("{json}");
+                print_json(&list)?;
+            } else if quiet {
+                let mut seen = std::collections::BTreeSet::new();
+                for i in list.iter().filter(|i| seen.insert(i.digest.clone())) {
+                    println!("{}", i.digest);
+                }
             } else {
                 print!("{}", table(&list, corral_backend::now_ms()));
             }
+        }
+        ImageCommand::Inspect { reference } => {
+            print_json(&store.inspect(&reference).map_err(cli_error)?)?;
         }
         ImageCommand::Rm { reference } => {
             let info = store.remove(&reference).map_err(cli_error)?;
@@ -85,6 +158,16 @@ pub fn cli_error(e: ImageError) -> CliError {
         ImageErrorCode::NotFound | ImageErrorCode::Io | ImageErrorCode::Conflict => EXIT_FAILURE,
     };
     CliError::failure(e.code().as_str(), e.to_string()).with_exit(exit)
+}
+
+/// Maps a pull's error onto the CLI's `[code] message` (bad input exits 2).
+pub fn pull_cli_error(e: PullError) -> CliError {
+    let code = e.code();
+    let exit = match code {
+        corral_backend::ErrorCode::InvalidInput => EXIT_USAGE,
+        _ => EXIT_FAILURE,
+    };
+    CliError::failure(code.as_str(), e.to_string()).with_exit(exit)
 }
 
 /// The human table: name, short digest, layers, size, age.

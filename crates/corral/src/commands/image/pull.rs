@@ -1,0 +1,190 @@
+//! `corral image pull REF`: an image from an OCI registry (the
+//! distribution API, through oci-client) into the linux backend's store.
+//!
+//! 1. [`PullTarget`]: the reference and its transport (HTTPS; plain HTTP
+//!    only for a loopback registry or with `--insecure`).
+//! 2. Credentials from Docker's client config, anonymous without
+//!    ([`credentials`](super::credentials)); Docker Hub-style token auth
+//!    is oci-client's.
+//! 3. The manifest, an index resolved to this host's entry ([`manifest`]).
+//! 4. The config and each layer not already stored or downloaded, into the
+//!    store's `downloads/`, each verified (sha256 and declared size) as it
+//!    arrives ([`Downloads`]); a progress bar each on a terminal.
+//! 5. The store's own import of an OCI layout of what was fetched, which
+//!    checks every digest and `diff_id` again and unpacks layers safely.
+
+use futures_util::StreamExt;
+use oci_client::client::ClientConfig;
+use oci_client::manifest::OciDescriptor;
+use oci_client::{Client, RegistryOperation};
+
+use corral_backend_linux::images::{Downloads, ImageInfo, ImageStore};
+
+use super::credentials::{self, Credentials};
+use super::manifest::{self, registry_error};
+use super::progress::Progress;
+use super::pull_error::{PullError, chain};
+use super::target::PullTarget;
+
+/// What a pull did.
+#[derive(Debug)]
+pub struct Pulled {
+    /// The stored image.
+    pub info: ImageInfo,
+    /// Layers fetched from the registry.
+    pub fetched: usize,
+    /// Layers already stored or downloaded, not fetched again.
+    pub reused: usize,
+}
+
+fn client(target: &PullTarget) -> Result<Client, PullError> {
+    // rustls's crypto is ring's: it builds from a small C/asm core in
+    // seconds, where aws-lc-rs (rustls's default, with post-quantum key
+    // exchange, which is why ring's provider is marked deprecated) builds
+    // a large C library. A second install is an error that changes nothing.
+    #[allow(deprecated)]
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config = ClientConfig {
+        protocol: target.protocol(),
+        connect_timeout: Some(std::time::Duration::from_secs(30)),
+        read_timeout: Some(std::time::Duration::from_secs(120)),
+        ..ClientConfig::default()
+    };
+    Client::try_from(config).map_err(|e| PullError::Registry {
+        registry: target.registry().to_string(),
+        detail: format!("cannot make an HTTP client: {}", chain(&e)),
+    })
+}
+
+/// Pulls `given` into `store` under `name` (default: the reference).
+pub async fn pull(
+    store: ImageStore,
+    given: &str,
+    name: Option<String>,
+    insecure: bool,
+) -> Result<Pulled, PullError> {
+    let target = PullTarget::parse(given, insecure)?;
+    let name = name.unwrap_or_else(|| target.default_name());
+    corral_backend_linux::images::reference::validate_name(&name)?;
+    let creds = credentials::for_registry(&credentials::config_path(), target.registry())?;
+    let client = client(&target)?;
+    client
+        .auth(&target.reference, &creds.auth, RegistryOperation::Pull)
+        .await
+        .map_err(|e| registry_error(&target, &creds, &target.reference, e))?;
+    let fetched_manifest = manifest::fetch(&client, &target, &creds).await?;
+    let downloads = store.downloads()?;
+    let progress = Progress::new();
+    let m = &fetched_manifest.manifest;
+    let mut fetched = 0;
+    let mut reused = 0;
+    let mut blobs = Vec::with_capacity(m.layers.len() + 1);
+    for (i, d) in std::iter::once(&m.config).chain(&m.layers).enumerate() {
+        blobs.push(d.digest.clone());
+        let is_layer = i > 0;
+        if downloads.complete(&d.digest).is_some() {
+            if is_layer {
+                progress.stored(&d.digest);
+                reused += 1;
+            }
+            continue;
+        }
+        fetch_blob(&client, &target, &creds, &downloads, &progress, d).await?;
+        if is_layer {
+            fetched += 1;
+        }
+    }
+    let layout = downloads.layout(
+        &fetched_manifest.bytes,
+        &fetched_manifest.media_type,
+        &blobs,
+    )?;
+    let imported = {
+        let store = store.clone();
+        let name = name.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = store.import(layout.path(), Some(&name));
+            drop(layout);
+            result
+        })
+        .await
+        .map_err(|e| PullError::Registry {
+            registry: target.registry().to_string(),
+            detail: format!("the import task failed: {e}"),
+        })?
+    };
+    match imported {
+        Ok(info) => {
+            // Each blob is in the store now; the downloaded copies go.
+            for b in &blobs {
+                downloads.discard(b);
+            }
+            Ok(Pulled {
+                info,
+                fetched,
+                reused,
+            })
+        }
+        Err(e) => {
+            // Content the store refuses is not kept for a retry either.
+            if e.code() == corral_backend_linux::images::ImageErrorCode::InvalidInput {
+                for b in &blobs {
+                    downloads.discard(b);
+                }
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// Fetches one blob into `downloads`, verified as it arrives.
+async fn fetch_blob(
+    client: &Client,
+    target: &PullTarget,
+    creds: &Credentials,
+    downloads: &Downloads,
+    progress: &Progress,
+    d: &OciDescriptor,
+) -> Result<(), PullError> {
+    let declared = u64::try_from(d.size).unwrap_or(0);
+    let mut download = downloads.begin(&d.digest, declared)?;
+    // Only the digest: a manifest's `urls` are never followed.
+    let wanted = OciDescriptor {
+        media_type: d.media_type.clone(),
+        digest: d.digest.clone(),
+        size: d.size,
+        ..OciDescriptor::default()
+    };
+    let blob_ref = target.reference.clone_with_digest(d.digest.clone());
+    let mut stream = client
+        .pull_blob_stream(&target.reference, &wanted)
+        .await
+        .map_err(|e| registry_error(target, creds, &blob_ref, e))?;
+    let bar = progress.fetching(&d.digest, declared);
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => {
+                download.write(&bytes)?;
+                bar.inc(bytes.len() as u64);
+            }
+            // oci-client's own check fails after the last byte: the
+            // store's check, on every byte, says what was wrong.
+            Err(_) if download.received() == declared => break,
+            Err(e) => {
+                bar.abandon();
+                return Err(PullError::Registry {
+                    registry: target.registry().to_string(),
+                    detail: format!(
+                        "blob {} broke off after {} of {declared} bytes: {}",
+                        d.digest,
+                        download.received(),
+                        chain(&e)
+                    ),
+                });
+            }
+        }
+    }
+    bar.finish();
+    download.finish()?;
+    Ok(())
+}
