@@ -14,6 +14,7 @@ mod conformance_wire;
 mod endings;
 mod gc;
 mod hostile;
+mod image_pull;
 mod kit_cli;
 mod labels;
 mod mcp;

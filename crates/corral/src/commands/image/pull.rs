@@ -137,6 +137,11 @@ pub async fn pull(
     }
 }
 
+fn ended_in_digest_check(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<oci_client::errors::DigestError>())
+}
+
 /// Fetches one blob into `downloads`, verified as it arrives.
 async fn fetch_blob(
     client: &Client,
@@ -167,9 +172,10 @@ async fn fetch_blob(
                 download.write(&bytes)?;
                 bar.inc(bytes.len() as u64);
             }
-            // oci-client's own check fails after the last byte: the
-            // store's check, on every byte, says what was wrong.
-            Err(_) if download.received() == declared => break,
+            // oci-client's own digest check fails after the last byte:
+            // the stream ended, and the store's check says what was wrong
+            // (the size, else the digest).
+            Err(e) if ended_in_digest_check(&e) => break,
             Err(e) => {
                 bar.abandon();
                 return Err(PullError::Registry {
