@@ -195,7 +195,8 @@ impl From<ImageError> for BackendError {
         match e {
             ImageError::NotFound { reference } => CreateError::ImageNotFound {
                 image: reference,
-                hint: "import it with `corral image import`".into(),
+                hint: "pull it with `corral image pull` or import it with `corral image import`"
+                    .into(),
             }
             .into(),
             ImageError::InvalidReference { reference, reason } => RequestError::ImageReference {

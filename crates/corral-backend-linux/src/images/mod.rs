@@ -12,6 +12,9 @@
 //! - Names are unique; an image may have several: see [`ImageStore`] for
 //!   re-pointing, [`layout`] for the directory layout and atomicity.
 //! - An image a live sandbox runs on is not removed (see [`live_users`]).
+//! - A registry pull's blobs wait in `downloads/`, each kept only once its
+//!   sha256 and size are what its manifest says (see [`download`]), for the
+//!   same import to take them.
 
 pub mod digest;
 pub mod download;
