@@ -231,6 +231,31 @@ fn an_index_resolves_to_this_hosts_linux_entry() {
     assert_eq!(out, format!("multi {}\n", image.config.digest));
 }
 
+/// Issue 15: "plain HTTP only for a loopback registry (`127.0.0.1:PORT`,
+/// `localhost:PORT`, `[::1]`)": an IPv6 loopback registry is reached over
+/// plain HTTP; its reference makes no store name, so `--name` is asked for.
+#[test]
+fn an_ipv6_loopback_registry_is_reached_over_plain_http() {
+    let test = "an_ipv6_loopback_registry_is_reached_over_plain_http";
+    let Ok(listener) = std::net::TcpListener::bind("[::1]:0") else {
+        println!("SKIP {test}: this host has no IPv6 loopback");
+        return;
+    };
+    let registry = FixtureRegistry::start_on(listener, Auth::Open);
+    let image = small_image(b"v6\n");
+    registry.serve_image("app", "v1", &image);
+    let reference = format!("{}/app:v1", registry.host());
+    let user = User::new();
+    let line = crate::cli::one_error_line(
+        &user.run(&["image", "pull", &reference]),
+        "invalid_input",
+        2,
+    );
+    assert!(line.contains("give one with --name"), "{line}");
+    let (out, _) = user.pull(&[&reference, "--name", "v6"]);
+    assert_eq!(out, format!("v6 {}\n", image.config.digest));
+}
+
 /// Issue 15: credentials come from `~/.docker/config.json`
 /// (`auths.<registry>.auth`) and buy a Docker Hub-style bearer token; wrong
 /// ones are refused in one line naming the registry.

@@ -18,6 +18,7 @@ use oci_client::client::ClientConfig;
 use oci_client::manifest::OciDescriptor;
 use oci_client::{Client, RegistryOperation};
 
+use corral_backend_linux::images::reference::validate_name;
 use corral_backend_linux::images::{Downloads, ImageInfo, ImageStore};
 
 use super::credentials::{self, Credentials};
@@ -64,8 +65,18 @@ pub async fn pull(
     insecure: bool,
 ) -> Result<Pulled, PullError> {
     let target = PullTarget::parse(given, insecure)?;
-    let name = name.unwrap_or_else(|| target.default_name());
-    corral_backend_linux::images::reference::validate_name(&name)?;
+    let name = match name {
+        Some(n) => n,
+        None => {
+            let n = target.default_name();
+            validate_name(&n).map_err(|_| PullError::Reference {
+                reference: given.to_string(),
+                reason: format!("{n:?} is not a name the store takes; give one with --name"),
+            })?;
+            n
+        }
+    };
+    validate_name(&name)?;
     let creds = credentials::for_registry(&credentials::config_path(), target.registry())?;
     let client = client(&target)?;
     client

@@ -40,6 +40,38 @@ pub fn is_loopback(registry: &str) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Parses a reference without a scheme. oci-client's parser knows no
+/// IPv6 literal, so a `[v6]:port` registry is split off here and the rest
+/// parsed under a stand-in registry.
+fn parse_reference(s: &str) -> Result<Reference, String> {
+    if !s.starts_with('[') {
+        return s.parse().map_err(|e| format!("{e}"));
+    }
+    let (registry, rest) = s
+        .split_once('/')
+        .ok_or_else(|| "a registry needs a repository after it".to_string())?;
+    let inner: Reference = format!("registry.invalid/{rest}")
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let repository = inner.repository().to_string();
+    Ok(match (inner.tag(), inner.digest()) {
+        (Some(tag), Some(digest)) => Reference::with_tag_and_digest(
+            registry.to_string(),
+            repository,
+            tag.to_string(),
+            digest.to_string(),
+        ),
+        (None, Some(digest)) => {
+            Reference::with_digest(registry.to_string(), repository, digest.to_string())
+        }
+        (tag, None) => Reference::with_tag(
+            registry.to_string(),
+            repository,
+            tag.unwrap_or("latest").to_string(),
+        ),
+    })
+}
+
 impl PullTarget {
     /// Parses `REF` (`[http://|https://]REGISTRY/REPOSITORY[:TAG][@DIGEST]`,
     /// or a Docker Hub short name such as `busybox`). Without a scheme, a
@@ -55,7 +87,7 @@ impl PullTarget {
             Some((s, rest)) => (Some(s), rest),
             None => (None, given),
         };
-        let reference: Reference = rest.parse().map_err(|e| bad(format!("{e}")))?;
+        let reference = parse_reference(rest).map_err(bad)?;
         let registry = reference.resolve_registry().to_string();
         let loopback = is_loopback(&registry);
         let transport = match scheme {
@@ -139,9 +171,10 @@ mod tests {
     /// transport or refusal).
     #[test]
     fn transport_table() {
-        let rows: [(&str, bool, Result<Transport, &str>); 8] = [
+        let rows: [(&str, bool, Result<Transport, &str>); 9] = [
             ("127.0.0.1:5000/a:1", false, Ok(Transport::Http)),
             ("http://localhost:5000/a:1", false, Ok(Transport::Http)),
+            ("[::1]:5000/a:1", false, Ok(Transport::Http)),
             ("https://127.0.0.1:5000/a:1", false, Ok(Transport::Https)),
             ("registry.example/a:1", false, Ok(Transport::Https)),
             ("registry.example/a:1", true, Ok(Transport::Http)),

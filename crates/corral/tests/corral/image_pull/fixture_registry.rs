@@ -49,7 +49,11 @@ pub struct FixtureRegistry {
 
 impl FixtureRegistry {
     pub fn start(auth: Auth) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::start_on(TcpListener::bind("127.0.0.1:0").unwrap(), auth)
+    }
+
+    /// Serves on `listener` (e.g. one on `[::1]`).
+    pub fn start_on(listener: TcpListener, auth: Auth) -> Self {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
             answers: HashMap::new(),
@@ -70,7 +74,7 @@ impl FixtureRegistry {
         FixtureRegistry { addr, state }
     }
 
-    /// `host:port`.
+    /// `host:port` (`[v6]:port` on IPv6).
     pub fn host(&self) -> String {
         self.addr.to_string()
     }
