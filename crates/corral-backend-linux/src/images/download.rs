@@ -75,12 +75,21 @@ impl ImageStore {
         for d in [&dir, &layouts] {
             fs::create_dir_all(d).map_err(io_at("creating", d))?;
         }
-        Ok(Downloads {
+        let downloads = Downloads {
             dir,
             layouts,
             store_blobs: self.dir().join("blobs/sha256"),
-        })
+        };
+        downloads.remove_dead_layouts();
+        Ok(downloads)
     }
+}
+
+/// Whether the process that named a file `<pid>…` is gone.
+fn dead(pid: &str) -> bool {
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && !Path::new("/proc").join(pid).exists()
 }
 
 impl Downloads {
@@ -134,8 +143,21 @@ impl Downloads {
             else {
                 continue;
             };
-            if !Path::new("/proc").join(pid).exists() {
+            if dead(pid) {
                 let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// Layouts a pull that died left (they hold links to blobs).
+    fn remove_dead_layouts(&self) {
+        let Ok(entries) = fs::read_dir(&self.layouts) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.split('-').next().is_some_and(dead) {
+                let _ = fs::remove_dir_all(entry.path());
             }
         }
     }
@@ -383,5 +405,19 @@ mod tests {
         );
         drop(b);
         assert!(leftovers(&d).is_empty());
+    }
+
+    #[test]
+    fn a_dead_pulls_layout_is_removed_when_downloads_open_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::open(dir.path().join("images")).unwrap();
+        let d = store.downloads().unwrap();
+        let dead = d.layouts.join("4294967295-0");
+        let live = d.layouts.join(format!("{}-0", std::process::id()));
+        for l in [&dead, &live] {
+            fs::create_dir_all(l.join("blobs")).unwrap();
+        }
+        store.downloads().unwrap();
+        assert!(!dead.exists() && live.exists());
     }
 }

@@ -192,6 +192,36 @@ impl ImageStore {
         })
     }
 
+    /// Names the stored image `digest` (its config's) `name`, as importing
+    /// it again under that name would, without reading its layers again:
+    /// they were verified when it was imported. `None` when no image of
+    /// that digest is stored.
+    pub fn name_stored(&self, digest: &str, name: &str) -> Result<Option<ImageInfo>, ImageError> {
+        validate_name(name)?;
+        let _lock = self.layout.lock(true)?.ok_or_else(|| {
+            ImageError::io(
+                "locking the image store",
+                io::Error::other("lock unavailable"),
+            )
+        })?;
+        let Some(old) = self.layout.read(digest)? else {
+            return Ok(None);
+        };
+        let record = Record {
+            name: Some(name.to_string()),
+            also: old
+                .names()
+                .filter(|n| *n != name)
+                .map(str::to_string)
+                .collect(),
+            created_at_ms: corral_backend::now_ms(),
+            ..old
+        };
+        self.take_name(&record)?;
+        self.layout.write(&record)?;
+        Ok(Some(info(&record)))
+    }
+
     /// Takes `record`'s first name from any other image.
     fn take_name(&self, record: &Record) -> Result<(), ImageError> {
         let Some(name) = &record.name else {

@@ -84,9 +84,18 @@ pub async fn pull(
         .await
         .map_err(|e| registry_error(&target, &creds, &target.reference, e))?;
     let fetched_manifest = manifest::fetch(&client, &target, &creds).await?;
+    let m = &fetched_manifest.manifest;
+    // The config's digest pins every layer's diff_id: an image stored
+    // under it was verified whole when it came; it only gets the name.
+    if let Some(info) = store.name_stored(&m.config.digest, &name)? {
+        return Ok(Pulled {
+            info,
+            fetched: 0,
+            reused: m.layers.len(),
+        });
+    }
     let downloads = store.downloads()?;
     let progress = Progress::new();
-    let m = &fetched_manifest.manifest;
     let mut fetched = 0;
     let mut reused = 0;
     let mut blobs = Vec::with_capacity(m.layers.len() + 1);
