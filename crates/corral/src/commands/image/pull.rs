@@ -58,6 +58,9 @@ fn client(target: &PullTarget) -> Result<Client, PullError> {
 }
 
 /// Pulls `given` into `store` under `name` (default: the reference).
+///
+/// The store's work (locks, files, the import) runs inline and blocks:
+/// call it on a blocking thread, as `corral image` does.
 pub async fn pull(
     store: ImageStore,
     given: &str,
@@ -119,20 +122,8 @@ pub async fn pull(
         &fetched_manifest.media_type,
         &blobs,
     )?;
-    let imported = {
-        let store = store.clone();
-        let name = name.clone();
-        tokio::task::spawn_blocking(move || {
-            let result = store.import(layout.path(), Some(&name));
-            drop(layout);
-            result
-        })
-        .await
-        .map_err(|e| PullError::Registry {
-            registry: target.registry().to_string(),
-            detail: format!("the import task failed: {e}"),
-        })?
-    };
+    let imported = store.import(layout.path(), Some(&name));
+    drop(layout);
     match imported {
         Ok(info) => {
             // Each blob is in the store now; the downloaded copies go.
