@@ -16,7 +16,7 @@ use corral_backend_linux::images::digest::digest_of;
 use corral_backend_linux::images::source::MAX_JSON_BYTES;
 
 use super::credentials::Credentials;
-use super::pull_error::{PullError, chain};
+use super::pull_error::{PullError, Wanted, chain};
 use super::target::PullTarget;
 
 /// The most layers an image may have.
@@ -63,18 +63,14 @@ pub fn registry_error(
             }
         }
     };
-    let not_found = || {
-        let (what, name) = match (reference.digest(), reference.tag()) {
-            (Some(d), _) => ("digest", d.to_string()),
-            (None, Some(t)) => ("tag", t.to_string()),
-            (None, None) => ("tag", "latest".to_string()),
-        };
-        PullError::NotFound {
-            registry: registry.clone(),
-            repository: reference.repository().to_string(),
-            what,
-            name,
-        }
+    let not_found = || PullError::NotFound {
+        registry: registry.clone(),
+        repository: reference.repository().to_string(),
+        wanted: match (reference.digest(), reference.tag()) {
+            (Some(d), _) => Wanted::Digest(d.to_string()),
+            (None, Some(t)) => Wanted::Tag(t.to_string()),
+            (None, None) => Wanted::Tag("latest".to_string()),
+        },
     };
     match &e {
         OciDistributionError::UnauthorizedError { .. }

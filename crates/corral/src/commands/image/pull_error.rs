@@ -50,16 +50,14 @@ pub enum PullError {
         reason: String,
     },
     /// The registry has no such tag, digest or repository.
-    #[error("registry {registry} has no {what} {name:?} in repository {repository}")]
+    #[error("registry {registry} has no {wanted} in repository {repository}")]
     NotFound {
         /// The registry.
         registry: String,
         /// The repository.
         repository: String,
-        /// `tag` or `digest`.
-        what: &'static str,
-        /// The tag or digest asked for.
-        name: String,
+        /// What was asked for.
+        wanted: Wanted,
     },
     /// An index (manifest list) without an entry for this host.
     #[error("{reference} has no {wanted} image: its index lists {}", listed(.platforms))]
@@ -90,6 +88,24 @@ pub enum PullError {
     /// The store refused what was received, or failed.
     #[error(transparent)]
     Store(#[from] ImageError),
+}
+
+/// What a reference asks a repository for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    /// A tag (`latest` when the reference names none).
+    Tag(String),
+    /// A manifest digest.
+    Digest(String),
+}
+
+impl std::fmt::Display for Wanted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Wanted::Tag(t) => write!(f, "tag {t:?}"),
+            Wanted::Digest(d) => write!(f, "digest {d}"),
+        }
+    }
 }
 
 fn listed(platforms: &[String]) -> String {
