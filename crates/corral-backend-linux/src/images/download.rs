@@ -2,24 +2,27 @@
 //! `downloads/`, content-addressed like `blobs/`.
 //!
 //! ```text
-//! <dir>/downloads/sha256/<hex>                a fetched blob, verified
-//! <dir>/downloads/sha256/<hex>.<pid>.partial  a fetch in progress
-//! <dir>/downloads/layouts/<pid>-<n>/          an OCI layout made for one import
+//! <dir>/downloads/sha256/<hex>           a fetched blob, verified
+//! <dir>/downloads/sha256/<hex>.partial   a fetch in progress or cut (locked while written)
+//! <dir>/downloads/layouts/<pid>-<n>/     an OCI layout made for one import
 //! ```
 //!
 //! A blob becomes `<hex>` by one `rename`, only after the sha256 of every
 //! byte received equals the digest that names it and its length equals the
-//! size its manifest declares; anything else is refused and its partial
-//! file removed, so nothing unverified is ever kept. A blob already in the
-//! store (`blobs/`) or complete here is not fetched again: that is how an
-//! interrupted pull resumes. A partial file is not resumed: its fetch
-//! starts again from zero (the partial of a pull that died is removed by
-//! the next fetch of the same blob). `downloads/` is outside what
-//! [`super::ImageStore::reclaim`] sweeps, so a pull's verified blobs
-//! survive until the import that needs them; that import removes them.
+//! size its manifest declares; a blob that breaks either is refused and its
+//! partial file removed, so nothing unverified is ever kept as a blob. A
+//! blob already in the store (`blobs/`) or complete here is not fetched
+//! again, and a transfer that was cut leaves its partial file: the next
+//! fetch hashes the bytes it holds and asks the registry for the rest (an
+//! HTTP range); a registry that answers with the whole blob instead starts
+//! it again from zero. One fetch of a blob at a time: the partial file is
+//! locked (flock) while it is written, and a second pull of the same blob
+//! waits, then finds it complete. `downloads/` is outside what
+//! [`super::ImageStore::reclaim`] sweeps, so a pull's blobs survive until
+//! the import that needs them; that import removes them.
 
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,9 +46,10 @@ pub struct Downloads {
 }
 
 /// A blob being received: every byte is hashed and counted as it is
-/// written; [`BlobDownload::finish`] keeps it only when it is exactly what
-/// its digest and declared size say. Dropped unfinished, its partial file
-/// is removed.
+/// written (a resumed fetch's earlier bytes too); [`BlobDownload::finish`]
+/// keeps it only when it is exactly what its digest and declared size
+/// say. Refused, its partial file is removed; dropped otherwise (a cut
+/// transfer), it stays for the next fetch to resume.
 #[derive(Debug)]
 pub struct BlobDownload {
     digest: String,
@@ -55,6 +59,16 @@ pub struct BlobDownload {
     file: Option<File>,
     partial: PathBuf,
     target: PathBuf,
+    refused: bool,
+}
+
+/// What [`Downloads::begin`] found.
+#[derive(Debug)]
+pub enum Begun {
+    /// The blob is complete (another pull finished it meanwhile).
+    Complete(PathBuf),
+    /// The blob is to be received, from [`BlobDownload::received`] on.
+    Fetch(BlobDownload),
 }
 
 fn io_at(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> ImageError {
@@ -103,8 +117,9 @@ impl Downloads {
     }
 
     /// Starts receiving the blob `digest`, whose manifest declares
-    /// `declared` bytes (at most [`MAX_BLOB_BYTES`]).
-    pub fn begin(&self, digest: &str, declared: u64) -> Result<BlobDownload, ImageError> {
+    /// `declared` bytes (at most [`MAX_BLOB_BYTES`]): resumes the bytes a
+    /// cut fetch left, after waiting for any other pull receiving it.
+    pub fn begin(&self, digest: &str, declared: u64) -> Result<Begun, ImageError> {
         let hex = checked_hex(digest)?;
         if declared > MAX_BLOB_BYTES {
             return Err(ImageError::BlobTooLarge {
@@ -113,40 +128,45 @@ impl Downloads {
                 limit: MAX_BLOB_BYTES,
             });
         }
-        self.remove_stale_partials(hex);
-        let partial = self
-            .dir
-            .join(format!("{hex}.{}.partial", std::process::id()));
-        let file = File::create(&partial).map_err(io_at("creating", &partial))?;
-        Ok(BlobDownload {
+        let partial = self.dir.join(format!("{hex}.partial"));
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&partial)
+            .map_err(io_at("opening", &partial))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| ImageError::io(format!("locking {}", partial.display()), e))?;
+        if let Some(done) = self.complete(digest) {
+            return Ok(Begun::Complete(done));
+        }
+        let mut download = BlobDownload {
             digest: digest.to_string(),
             declared,
             received: 0,
             hasher: Sha256::new(),
-            file: Some(file),
+            file: None,
             partial,
             target: self.dir.join(hex),
-        })
-    }
-
-    /// Partial files of `hex` whose process is gone.
-    fn remove_stale_partials(&self, hex: &str) {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
-            return;
+            refused: false,
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix(hex)
-                .and_then(|rest| rest.strip_prefix('.'))
-                .and_then(|rest| rest.strip_suffix(".partial"))
-            else {
-                continue;
-            };
-            if dead(pid) {
-                let _ = fs::remove_file(entry.path());
-            }
+        let held = file
+            .metadata()
+            .map_err(io_at("reading", &download.partial))?
+            .len();
+        if held <= declared {
+            // The bytes a cut fetch left count, and are hashed, again.
+            let copied = std::io::copy(&mut (&file).take(held), &mut download.hasher)
+                .map_err(io_at("reading", &download.partial))?;
+            download.received = copied;
         }
+        file.set_len(download.received)
+            .map_err(io_at("truncating", &download.partial))?;
+        file.seek(SeekFrom::Start(download.received))
+            .map_err(io_at("seeking", &download.partial))?;
+        download.file = Some(file);
+        Ok(Begun::Fetch(download))
     }
 
     /// Layouts a pull that died left (they hold links to blobs).
@@ -247,15 +267,33 @@ impl BlobDownload {
         &self.digest
     }
 
-    /// How many bytes were received so far.
+    /// How many bytes were received so far (a resumed fetch's included).
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// Drops what was received (the registry sends the whole blob again).
+    pub fn restart(&mut self) -> Result<(), ImageError> {
+        let file = self.file.as_mut().ok_or_else(|| {
+            ImageError::io(
+                "restarting a blob",
+                std::io::Error::other("already finished"),
+            )
+        })?;
+        file.set_len(0)
+            .map_err(io_at("truncating", &self.partial))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(io_at("seeking", &self.partial))?;
+        self.hasher = Sha256::new();
+        self.received = 0;
+        Ok(())
     }
 
     /// Appends `chunk`; more bytes than declared are refused at once.
     pub fn write(&mut self, chunk: &[u8]) -> Result<(), ImageError> {
         let received = self.received.saturating_add(chunk.len() as u64);
         if received > self.declared {
+            self.refused = true;
             return Err(ImageError::BlobOversize {
                 digest: self.digest.clone(),
                 declared: self.declared,
@@ -275,6 +313,7 @@ impl BlobDownload {
     /// the digest that names it; otherwise refuses it and keeps nothing.
     pub fn finish(mut self) -> Result<PathBuf, ImageError> {
         if self.received != self.declared {
+            self.refused = true;
             return Err(ImageError::BlobTruncated {
                 digest: self.digest.clone(),
                 declared: self.declared,
@@ -286,6 +325,7 @@ impl BlobDownload {
             hex::encode(std::mem::take(&mut self.hasher).finalize())
         );
         if actual != self.digest {
+            self.refused = true;
             return Err(ImageError::DigestMismatch {
                 what: format!("blob {}", self.digest),
                 expected: self.digest.clone(),
@@ -306,7 +346,8 @@ impl BlobDownload {
 
 impl Drop for BlobDownload {
     fn drop(&mut self) {
-        if self.partial.exists() {
+        // Still locked here: no other pull writes it until the file closes.
+        if self.refused {
             let _ = fs::remove_file(&self.partial);
         }
     }
@@ -324,6 +365,13 @@ mod tests {
         (dir, downloads)
     }
 
+    fn fetch(d: &Downloads, digest: &str, declared: u64) -> BlobDownload {
+        match d.begin(digest, declared).unwrap() {
+            Begun::Fetch(b) => b,
+            Begun::Complete(p) => panic!("{} is complete", p.display()),
+        }
+    }
+
     fn leftovers(d: &Downloads) -> Vec<String> {
         fs::read_dir(&d.dir)
             .unwrap()
@@ -337,7 +385,7 @@ mod tests {
         let data = b"layer bytes";
         let digest = digest_of(data);
         assert!(d.complete(&digest).is_none());
-        let mut b = d.begin(&digest, data.len() as u64).unwrap();
+        let mut b = fetch(&d, &digest, data.len() as u64);
         b.write(&data[..5]).unwrap();
         b.write(&data[5..]).unwrap();
         let kept = b.finish().unwrap();
@@ -367,7 +415,7 @@ mod tests {
         ];
         for (attack, digest, declared, refusal) in rows {
             let (_t, d) = store();
-            let mut b = d.begin(digest, declared).unwrap();
+            let mut b = fetch(&d, digest, declared);
             let err = match b.write(data) {
                 Err(e) => {
                     drop(b); // as a failed pull drops it
@@ -392,19 +440,44 @@ mod tests {
     }
 
     #[test]
-    fn a_dead_pulls_partial_is_removed_by_the_next_fetch() {
+    fn a_cut_fetch_resumes_from_the_bytes_it_left() {
         let (_t, d) = store();
-        let digest = digest_of(b"x");
-        let hex = parse_digest(&digest).unwrap();
-        // No process has pid 4294967295 (above any pid_max).
-        fs::write(d.dir.join(format!("{hex}.4294967295.partial")), b"half").unwrap();
-        let b = d.begin(&digest, 1).unwrap();
-        assert_eq!(
-            leftovers(&d),
-            vec![format!("{hex}.{}.partial", std::process::id())]
-        );
+        let data = b"0123456789abcdef";
+        let digest = digest_of(data);
+        let mut b = fetch(&d, &digest, 16);
+        b.write(&data[..6]).unwrap();
+        drop(b); // the transfer was cut
+        let mut b = fetch(&d, &digest, 16);
+        assert_eq!(b.received(), 6);
+        b.write(&data[6..]).unwrap();
+        b.finish().unwrap();
+        assert!(matches!(d.begin(&digest, 16).unwrap(), Begun::Complete(_)));
+        // A registry that sends the whole blob again: restart from zero.
+        let other = b"fedcba9876543210";
+        let digest = digest_of(other);
+        let mut b = fetch(&d, &digest, 16);
+        b.write(&other[..3]).unwrap();
         drop(b);
-        assert!(leftovers(&d).is_empty());
+        let mut b = fetch(&d, &digest, 16);
+        b.restart().unwrap();
+        b.write(other).unwrap();
+        b.finish().unwrap();
+    }
+
+    /// A partial file longer than the declared size (left by a lying
+    /// registry, or by hand) is not resumed: the fetch starts from zero.
+    #[test]
+    fn a_partial_past_the_declared_size_starts_from_zero() {
+        let (_t, d) = store();
+        let data = b"abc";
+        let digest = digest_of(data);
+        let hex = parse_digest(&digest).unwrap();
+        fs::write(d.dir.join(format!("{hex}.partial")), b"far too many bytes").unwrap();
+        let mut b = fetch(&d, &digest, 3);
+        assert_eq!(b.received(), 0);
+        b.write(data).unwrap();
+        b.finish().unwrap();
+        assert_eq!(leftovers(&d), vec![hex.to_string()]);
     }
 
     #[test]

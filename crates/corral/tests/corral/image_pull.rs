@@ -179,39 +179,50 @@ fn pull_inspect_and_a_second_pull_fetches_no_layer_again() {
 }
 
 /// Issue 15: an interrupted pull resumes: a layer completed and verified
-/// before the cut is not fetched again; the one cut restarts from zero.
+/// before the cut is not fetched again, and the one cut continues from the
+/// byte it reached (an HTTP range); from a registry that ignores ranges it
+/// starts again from zero. Either way the result is verified whole.
 #[test]
 fn an_interrupted_pull_resumes_without_fetching_finished_layers() {
-    let registry = FixtureRegistry::start(Auth::Open);
-    let image = small_image(b"resume\n");
-    registry.serve_image("app", "v1", &image);
-    let cut = &image.layers[1];
-    let path = format!("/v2/app/blobs/{}", cut.digest);
-    registry.set(
-        &path,
-        Answer {
-            cut_after: Some(cut.bytes.len() / 2),
-            ..ok("application/octet-stream", &cut.bytes)
-        },
-    );
-    let user = User::new();
-    let reference = format!("{}/app:v1", registry.host());
-    let out = user.run(&["image", "pull", &reference]);
-    let line = one_error_line(&out, "unavailable", 1);
-    assert!(
-        line.contains(&cut.digest) && line.contains("broke off"),
-        "{line}"
-    );
-    assert!(user.images().is_empty());
+    for ranges in [true, false] {
+        let registry = FixtureRegistry::start(Auth::Open);
+        registry.honour_ranges(ranges);
+        let image = small_image(b"resume\n");
+        registry.serve_image("app", "v1", &image);
+        let cut = &image.layers[1];
+        let half = cut.bytes.len() / 2;
+        let path = format!("/v2/app/blobs/{}", cut.digest);
+        registry.set(
+            &path,
+            Answer {
+                cut_after: Some(half),
+                ..ok("application/octet-stream", &cut.bytes)
+            },
+        );
+        let user = User::new();
+        let reference = format!("{}/app:v1", registry.host());
+        let out = user.run(&["image", "pull", &reference]);
+        let line = crate::cli::one_error_line(&out, "unavailable", 1);
+        assert!(
+            line.contains(&cut.digest) && line.contains("broke off"),
+            "{line}"
+        );
+        assert!(user.images().is_empty());
 
-    registry.serve_blob("app", cut);
-    registry.clear_hits();
-    let (_, err) = user.pull(&[&reference]);
-    assert_eq!(
-        summary(&err),
-        format!("corral: pulled {reference}: 1 layer(s) fetched, 1 already stored")
-    );
-    assert_eq!(registry.blob_hits(), vec![format!("GET {path}")]);
+        registry.serve_blob("app", cut);
+        registry.clear_hits();
+        let (_, err) = user.pull(&[&reference]);
+        assert_eq!(
+            summary(&err),
+            format!("corral: pulled {reference}: 1 layer(s) fetched, 1 already stored")
+        );
+        assert_eq!(
+            registry.blob_hits(),
+            vec![format!("GET {path} from {half}")],
+            "ranges honoured: {ranges}"
+        );
+        assert!(files_under(&user.store().join("downloads/sha256")).is_empty());
+    }
 }
 
 /// Issue 15: a manifest list / OCI index is resolved to this host's

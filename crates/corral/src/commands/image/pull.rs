@@ -9,15 +9,17 @@
 //! 3. The manifest, an index resolved to this host's entry ([`manifest`]).
 //! 4. The config and each layer not already stored or downloaded, into the
 //!    store's `downloads/`, each verified (sha256 and declared size) as it
-//!    arrives ([`Downloads`]); a progress bar each on a terminal.
+//!    arrives ([`Downloads`]), a cut one resumed by an HTTP range; a
+//!    progress bar each on a terminal.
 //! 5. The store's own import of an OCI layout of what was fetched, which
 //!    checks every digest and `diff_id` again and unpacks layers safely.
 
 use futures_util::StreamExt;
-use oci_client::client::ClientConfig;
+use oci_client::client::{BlobResponse, ClientConfig};
 use oci_client::manifest::OciDescriptor;
 use oci_client::{Client, RegistryOperation};
 
+use corral_backend_linux::images::download::Begun;
 use corral_backend_linux::images::reference::validate_name;
 use corral_backend_linux::images::{Downloads, ImageInfo, ImageStore};
 
@@ -163,7 +165,10 @@ async fn fetch_blob(
     d: &OciDescriptor,
 ) -> Result<(), PullError> {
     let declared = u64::try_from(d.size).unwrap_or(0);
-    let mut download = downloads.begin(&d.digest, declared)?;
+    let mut download = match downloads.begin(&d.digest, declared)? {
+        Begun::Complete(_) => return Ok(()),
+        Begun::Fetch(download) => download,
+    };
     // Only the digest: a manifest's `urls` are never followed.
     let wanted = OciDescriptor {
         media_type: d.media_type.clone(),
@@ -172,32 +177,50 @@ async fn fetch_blob(
         ..OciDescriptor::default()
     };
     let blob_ref = target.reference.clone_with_digest(d.digest.clone());
-    let mut stream = client
-        .pull_blob_stream(&target.reference, &wanted)
-        .await
-        .map_err(|e| registry_error(target, creds, &blob_ref, e))?;
-    let bar = progress.fetching(&d.digest, declared);
-    while let Some(chunk) = stream.next().await {
-        match chunk {
-            Ok(bytes) => {
-                download.write(&bytes)?;
-                bar.inc(bytes.len() as u64);
+    let refused = |e| registry_error(target, creds, &blob_ref, e);
+    let resume_at = download.received();
+    let stream = if resume_at == declared {
+        None // every byte came before the cut: only the check is left
+    } else if resume_at == 0 {
+        let s = client.pull_blob_stream(&target.reference, &wanted).await;
+        Some(s.map_err(refused)?)
+    } else {
+        let s = client
+            .pull_blob_stream_partial(&target.reference, &wanted, resume_at, None)
+            .await;
+        match s.map_err(refused)? {
+            BlobResponse::Partial(s) => Some(s),
+            BlobResponse::Full(s) => {
+                download.restart()?;
+                Some(s)
             }
-            // oci-client's own digest check fails after the last byte:
-            // the stream ended, and the store's check says what was wrong
-            // (the size, else the digest).
-            Err(e) if ended_in_digest_check(&e) => break,
-            Err(e) => {
-                bar.abandon();
-                return Err(PullError::Registry {
-                    registry: target.registry().to_string(),
-                    detail: format!(
-                        "blob {} broke off after {} of {declared} bytes: {}",
-                        d.digest,
-                        download.received(),
-                        chain(&e)
-                    ),
-                });
+        }
+    };
+    let bar = progress.fetching(&d.digest, declared);
+    bar.set_position(download.received());
+    if let Some(mut stream) = stream {
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    download.write(&bytes)?;
+                    bar.inc(bytes.len() as u64);
+                }
+                // oci-client's own digest check fails after the last byte:
+                // the stream ended, and the store's check says what was
+                // wrong (the size, else the digest).
+                Err(e) if ended_in_digest_check(&e) => break,
+                Err(e) => {
+                    bar.abandon();
+                    return Err(PullError::Registry {
+                        registry: target.registry().to_string(),
+                        detail: format!(
+                            "blob {} broke off after {} of {declared} bytes: {}",
+                            d.digest,
+                            download.received(),
+                            chain(&e)
+                        ),
+                    });
+                }
             }
         }
     }

@@ -38,6 +38,8 @@ struct State {
     answers: HashMap<String, Answer>,
     hits: Vec<String>,
     auth: Auth,
+    /// Whether `Range: bytes=N-` gets a 206 of the rest (else the whole).
+    ranges: bool,
 }
 
 /// The running registry; it stops serving when dropped (its thread ends at
@@ -59,6 +61,7 @@ impl FixtureRegistry {
             answers: HashMap::new(),
             hits: Vec::new(),
             auth,
+            ranges: true,
         }));
         let shared = state.clone();
         std::thread::spawn(move || {
@@ -105,6 +108,11 @@ impl FixtureRegistry {
             &format!("/v2/{repo}/blobs/{}", b.digest),
             ok("application/octet-stream", &b.bytes),
         );
+    }
+
+    /// Whether ranges are honoured (they are by default).
+    pub fn honour_ranges(&self, on: bool) {
+        self.state.lock().unwrap().ranges = on;
     }
 
     /// The blob GETs so far (`GET /v2/…/blobs/sha256:…`).
@@ -166,23 +174,39 @@ fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) {
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("").to_string();
     let mut authorization = None;
+    let mut range: Option<usize> = None;
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
             break;
         }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("authorization")
-        {
-            authorization = Some(v.trim().to_string());
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("authorization") {
+                authorization = Some(v.trim().to_string());
+            } else if k.eq_ignore_ascii_case("range") {
+                range = v
+                    .trim()
+                    .strip_prefix("bytes=")
+                    .and_then(|r| r.strip_suffix('-'))
+                    .and_then(|n| n.parse().ok());
+            }
         }
     }
-    let (answer, challenge) = {
+    let (answer, challenge, ranges) = {
         let mut s = state.lock().unwrap();
-        s.hits.push(format!("{method} {path}"));
-        decide(&s, &path, authorization.as_deref(), addr)
+        s.hits.push(match range {
+            Some(n) => format!("{method} {path} from {n}"),
+            None => format!("{method} {path}"),
+        });
+        let (answer, challenge) = decide(&s, &path, authorization.as_deref(), addr);
+        (answer, challenge, s.ranges)
     };
-    respond(conn, method == "HEAD", &answer, challenge.as_deref());
+    match range {
+        Some(n) if ranges && answer.status == 200 && n < answer.body.len() => {
+            respond_range(conn, &answer, n)
+        }
+        _ => respond(conn, method == "HEAD", &answer, challenge.as_deref()),
+    }
 }
 
 fn decide(
@@ -236,6 +260,22 @@ fn decide(
         })
     });
     (answer, None)
+}
+
+/// A 206 of `a`'s body from byte `from`.
+fn respond_range(mut conn: TcpStream, a: &Answer, from: usize) {
+    let len = a.body.len();
+    let head = format!(
+        "HTTP/1.1 206 Partial Content\r\nContent-Type: {}\r\nContent-Length: {}\r\nContent-Range: bytes {from}-{}/{len}\r\nConnection: close\r\n\r\n",
+        a.content_type,
+        len - from,
+        len - 1
+    );
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(&a.body[from..]);
+    let _ = conn.flush();
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    let _ = conn.read(&mut [0u8; 1]);
 }
 
 fn respond(mut conn: TcpStream, head_only: bool, a: &Answer, challenge: Option<&str>) {
