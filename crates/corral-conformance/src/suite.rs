@@ -11,7 +11,7 @@ use crate::cases;
 use crate::failure::Failure;
 use crate::report::{CaseReport, Report};
 use crate::scope::contract::ContractScope;
-use crate::target::{ConformanceTarget, Inventory};
+use crate::target::{ConformanceTarget, Inventory, NO_EGRESS_FIXTURE};
 
 /// The longest one case may run before it fails as timed out.
 pub const CASE_BOUND: Duration = Duration::from_secs(120);
@@ -100,7 +100,29 @@ async fn run_case<T: ConformanceTarget>(
         let names: Vec<&str> = missing.iter().map(|t| t.as_str()).collect();
         return CaseReport::skipped(case, format!("missing tokens: {}", names.join(", ")));
     }
+    if !has_its_fixture(target, case) {
+        return CaseReport::skipped(case, NO_EGRESS_FIXTURE.to_string());
+    }
     CaseReport::attempted(case, attempt(target, case)).await
+}
+
+/// Whether `target` has what `case` probes with: each egress case needs its
+/// fixture, which a caller may not have given (`corral conformance
+/// --provider` without `--egress-allowed`/`--egress-denied`). Without one
+/// the case is a recorded skip saying what to give, never a pass and never
+/// a failure of the provider.
+fn has_its_fixture<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> bool {
+    match case {
+        ConformanceCase::NoneEgress => target.egress().is_some(),
+        ConformanceCase::AllowlistEgress => target.allowlist_egress().is_some(),
+        ConformanceCase::StageSealExecute
+        | ConformanceCase::StageGitProject
+        | ConformanceCase::CheckpointClone
+        | ConformanceCase::DurableRoundTrip
+        | ConformanceCase::ZdrRelease
+        | ConformanceCase::OrphanReclaim
+        | ConformanceCase::PausePinning => true,
+    }
 }
 
 /// The backend's inventory, where the target observes it.

@@ -224,12 +224,14 @@ pub struct ConformanceArgs {
     /// (with `--provider`; see `corral evidence keygen`).
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<std::path::PathBuf>,
-    /// A destination the provider's sandboxes can reach, `HOST:PORT`, for
-    /// the egress cases (with `--egress-denied`).
+    /// A destination the sandboxes can reach, `HOST:PORT`, for the egress
+    /// cases (with `--egress-denied`; with `--provider` or `--backend
+    /// linux`). Without the two, the cases that need them are skipped,
+    /// saying so.
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_allowed: Option<String>,
-    /// A destination the provider's sandboxes must not reach, `HOST:PORT`,
-    /// for the egress cases (with `--egress-allowed`).
+    /// A destination the sandboxes could route to but must not reach,
+    /// `HOST:PORT`, for the egress cases (with `--egress-allowed`).
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_denied: Option<String>,
 }

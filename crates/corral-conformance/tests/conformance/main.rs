@@ -12,6 +12,7 @@ mod linux;
 mod local;
 mod memory;
 mod minimal;
+mod no_fixture;
 mod sdk_docker;
 mod sdk_linux;
 mod sdk_local;

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use corral_conformance::sdk::run_sdk_target;
 use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
-use corral_conformance::{Report, Suite, SuiteCase, Target};
+use corral_conformance::{EgressFixture, Report, Suite, SuiteCase, Target};
 use corral_registry::ConformanceTarget;
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
@@ -50,6 +50,7 @@ pub async fn conformance(
     backend: Option<String>,
     suite: Option<String>,
     json: Option<PathBuf>,
+    egress: Option<EgressFixture>,
 ) -> CliResult {
     let suite = parse_suite(suite.as_deref())?;
     let Some(name) = backend.as_deref() else {
@@ -59,8 +60,9 @@ pub async fn conformance(
         )));
     };
     let evidence = match name.strip_prefix(crate::backends::REMOTE_PREFIX) {
-        Some(endpoint) => remote_sdk(endpoint, suite).await?,
-        None => builtin(name, suite).await?,
+        Some(endpoint) if egress.is_none() => remote_sdk(endpoint, suite).await?,
+        Some(_) => return Err(egress_elsewhere(name)),
+        None => builtin(name, suite, egress).await?,
     };
     emit(&evidence.table, json.as_deref(), || {
         evidence
@@ -88,8 +90,22 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
     Ok(Evidence::of(&report))
 }
 
-/// `suite` on the built-in target called `name`.
-async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
+/// `--egress-allowed`/`--egress-denied` given for a target whose egress
+/// cases do not probe what a caller names.
+fn egress_elsewhere(name: &str) -> CliError {
+    CliError::usage(format!(
+        "--egress-allowed and --egress-denied name the allowlist case's destinations for \
+         --backend linux and --provider; the {name} target probes no destination a caller names"
+    ))
+}
+
+/// `suite` on the built-in target called `name`, its allowlist case probing
+/// `egress` where given (linux only).
+async fn builtin(
+    name: &str,
+    suite: Suite,
+    egress: Option<EgressFixture>,
+) -> Result<Evidence, CliError> {
     let named = targets::parse(name).map_err(|e| CliError::usage(e.to_string()))?;
     if suite == Suite::Sdk && named == ConformanceTarget::Minimal {
         return Err(CliError::usage(
@@ -97,12 +113,18 @@ async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
              suite; run --suite sdk with memory, local or linux",
         ));
     }
-    let target = BuiltinTarget::open(named).map_err(|e| match e {
+    if egress.is_some() && named != ConformanceTarget::Linux {
+        return Err(egress_elsewhere(name));
+    }
+    let mut target = BuiltinTarget::open(named).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
         TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
             CliError::failure("unavailable", e.to_string())
         }
     })?;
+    if let (BuiltinTarget::Linux(linux), Some(fixture)) = (&mut target, egress) {
+        linux.give_allowlist_egress(fixture);
+    }
     run(&target, suite, name).await
 }
 
@@ -188,7 +210,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unknown_backend_is_a_one_line_usage_error() {
-        let e = conformance(Some("vmware".into()), None, None)
+        let e = conformance(Some("vmware".into()), None, None, None)
             .await
             .unwrap_err();
         assert_eq!(
@@ -201,7 +223,7 @@ mod tests {
     async fn the_minimum_provider_exits_zero_and_writes_its_report() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.json");
-        let code = conformance(Some("minimal".into()), None, Some(path.clone()))
+        let code = conformance(Some("minimal".into()), None, Some(path.clone()), None)
             .await
             .unwrap();
         assert_eq!(code, 0);
@@ -219,6 +241,7 @@ mod tests {
             Some("memory".into()),
             Some("sdk".into()),
             Some(path.clone()),
+            None,
         )
         .await
         .unwrap();
@@ -239,7 +262,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_sdk_suite_refuses_the_minimal_target_in_one_line() {
-        let e = conformance(Some("minimal".into()), Some("sdk".into()), None)
+        let e = conformance(Some("minimal".into()), Some("sdk".into()), None, None)
             .await
             .unwrap_err();
         assert_eq!(

@@ -65,15 +65,14 @@ pub async fn dispatch(a: ConformanceArgs) -> CliResult {
         let stray = [
             ("--token-file", a.token_file.is_some()),
             ("--sign", a.sign.is_some()),
-            ("--egress-allowed", a.egress_allowed.is_some()),
-            ("--egress-denied", a.egress_denied.is_some()),
         ];
         if let Some((flag, _)) = stray.iter().find(|(_, given)| *given) {
             return Err(CliError::usage(format!(
                 "{flag} goes with --provider http://HOST:PORT"
             )));
         }
-        return crate::commands::conformance::conformance(a.backend, a.suite, a.json).await;
+        let egress = egress_fixture(a.egress_allowed.as_deref(), a.egress_denied.as_deref())?;
+        return crate::commands::conformance::conformance(a.backend, a.suite, a.json, egress).await;
     };
     conformance_wire(&provider, a).await
 }
@@ -150,7 +149,7 @@ fn read_token(path: Option<&Path>) -> Result<Token, CliError> {
 
 /// The egress fixture from `--egress-allowed` and `--egress-denied`: both
 /// or neither.
-fn egress_fixture(
+pub(crate) fn egress_fixture(
     allowed: Option<&str>,
     denied: Option<&str>,
 ) -> Result<Option<EgressFixture>, CliError> {
