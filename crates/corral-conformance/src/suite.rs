@@ -6,10 +6,10 @@ use std::time::{Duration, SystemTime};
 use corral_contract::{CapabilityToken, ConformanceCase, SandboxError, SandboxProvider, Timestamp};
 use corral_runtime::runtime::Runtime;
 
-use crate::case::ContractRun;
+use crate::case::{ContractRun, SuiteCase};
 use crate::cases;
 use crate::failure::Failure;
-use crate::report::{CaseReport, Report};
+use crate::report::{CaseReport, Observer, Report, Unobserved};
 use crate::scope::contract::ContractScope;
 use crate::target::{ConformanceTarget, Inventory, NO_EGRESS_FIXTURE};
 
@@ -69,7 +69,15 @@ pub(crate) fn stamp() -> Timestamp {
 /// provider or the runtime refuses to be built); every case outcome,
 /// including failures, is in the report.
 pub async fn run<T: ConformanceTarget>(target: &T) -> Result<Report, SandboxError> {
-    run_cases(target, Suite::Contract.cases()).await
+    run_observed(target, &mut Unobserved).await
+}
+
+/// [`run`], telling `observer` of each case as it settles.
+pub async fn run_observed<T: ConformanceTarget>(
+    target: &T,
+    observer: &mut dyn Observer<ConformanceCase>,
+) -> Result<Report, SandboxError> {
+    run_cases_observed(target, Suite::Contract.cases(), observer).await
 }
 
 /// Runs `cases` against `target`, in order. A case whose tokens the target
@@ -78,14 +86,26 @@ pub async fn run_cases<T: ConformanceTarget>(
     target: &T,
     cases: &[ConformanceCase],
 ) -> Result<Report, SandboxError> {
+    run_cases_observed(target, cases, &mut Unobserved).await
+}
+
+/// [`run_cases`], telling `observer` of each case as it settles.
+async fn run_cases_observed<T: ConformanceTarget>(
+    target: &T,
+    cases: &[ConformanceCase],
+    observer: &mut dyn Observer<ConformanceCase>,
+) -> Result<Report, SandboxError> {
     let started_at = stamp();
     let envelope = Runtime::new(target.provider()?)?.capabilities().clone();
     let tokens = envelope.conformance_tokens();
+    let run = ContractRun { envelope, tokens };
+    observer.began(&ConformanceCase::heading(&target.name(), &run));
     let mut reports = Vec::with_capacity(cases.len());
     for case in cases {
-        reports.push(run_case(target, &tokens, *case).await);
+        let report = run_case(target, &run.tokens, *case).await;
+        observer.settled(&report.observed_line());
+        reports.push(report);
     }
-    let run = ContractRun { envelope, tokens };
     Ok(Report::finished(target.name(), run, reports, started_at))
 }
 

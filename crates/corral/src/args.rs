@@ -42,8 +42,9 @@ pub enum Commands {
     /// Destroy sandboxes.
     Rm(RmArgs),
     /// Run a conformance suite against a backend, or the contract suite
-    /// against a corral-wire provider, and report each case: passed, failed,
-    /// or skipped with its reason. Exit 0 only when nothing failed.
+    /// against a corral-wire provider, and report each case as it settles:
+    /// passed, failed, or skipped with its reason. Exit 0 only when nothing
+    /// failed.
     Conformance(ConformanceArgs),
     /// Make the ed25519 key pair that signs conformance evidence, and
     /// verify signed evidence.

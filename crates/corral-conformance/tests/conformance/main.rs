@@ -13,6 +13,7 @@ mod local;
 mod memory;
 mod minimal;
 mod no_fixture;
+mod observed;
 mod sdk_docker;
 mod sdk_linux;
 mod sdk_local;

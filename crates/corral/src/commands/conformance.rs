@@ -19,17 +19,17 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use corral_conformance::sdk::run_sdk_target;
+use corral_conformance::sdk::run_sdk_target_observed;
 use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
-use corral_conformance::{EgressFixture, Report, Suite, SuiteCase, Target};
+use corral_conformance::{EgressFixture, Observer, Report, Suite, SuiteCase, Target};
 use corral_registry::ConformanceTarget;
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
-/// What any suite's report gives the command: its table, its JSON, and
-/// whether nothing failed.
+/// What any suite's report gives the command once its lines were printed
+/// as they settled: its closing line, its JSON, and whether nothing failed.
 struct Evidence {
-    table: String,
+    summary: String,
     json: serde_json::Result<String>,
     succeeded: bool,
 }
@@ -38,10 +38,46 @@ impl Evidence {
     /// A suite's report as the command shows it.
     fn of<C: SuiteCase>(report: &Report<C>) -> Self {
         Self {
-            table: report.table(),
+            summary: report.summary(),
             json: report.to_json(),
             succeeded: report.succeeded(),
         }
+    }
+}
+
+/// Prints a run's table as it goes — the heading when the run begins, each
+/// case's line the moment it settles — to stdout, or to stderr when the
+/// JSON report goes to stdout (`--json -`). Shared by every form of
+/// `corral conformance`; [`emit`] prints the closing line.
+pub(crate) struct LiveTable {
+    to_stderr: bool,
+}
+
+impl LiveTable {
+    /// The printer for a run whose `--json` is `json`.
+    pub(crate) fn for_json(json: Option<&Path>) -> Self {
+        LiveTable {
+            to_stderr: json == Some(Path::new("-")),
+        }
+    }
+
+    fn line(&self, line: &str) {
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+        }
+    }
+}
+
+impl<C: SuiteCase> Observer<C> for LiveTable {
+    fn began(&mut self, heading: &str) {
+        self.line(heading);
+    }
+
+    fn settled(&mut self, line: &str) {
+        self.line(line);
     }
 }
 
@@ -59,12 +95,13 @@ pub async fn conformance(
             ConformanceTarget::names()
         )));
     };
+    let mut live = LiveTable::for_json(json.as_deref());
     let evidence = match name.strip_prefix(crate::backends::REMOTE_PREFIX) {
-        Some(endpoint) if egress.is_none() => remote_sdk(endpoint, suite).await?,
+        Some(endpoint) if egress.is_none() => remote_sdk(endpoint, suite, &mut live).await?,
         Some(_) => return Err(egress_elsewhere(name)),
-        None => builtin(name, suite, egress).await?,
+        None => builtin(name, suite, egress, &mut live).await?,
     };
-    emit(&evidence.table, json.as_deref(), || {
+    emit(&evidence.summary, json.as_deref(), || {
         evidence
             .json
             .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
@@ -74,7 +111,11 @@ pub async fn conformance(
 
 /// The SDK suite on a remote backend, held to what the backend it serves
 /// declares (the contract suite over the wire is `--provider`).
-async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> {
+async fn remote_sdk(
+    endpoint: &str,
+    suite: Suite,
+    live: &mut LiveTable,
+) -> Result<Evidence, CliError> {
     if suite != Suite::Sdk {
         return Err(CliError::usage(format!(
             "a remote backend runs the SDK suite (--suite sdk); the contract suite over the wire \
@@ -84,7 +125,7 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
     let remote = crate::backends::open_remote(endpoint).await?;
     let served = remote.served().to_owned();
     let target = Relayed::new(std::sync::Arc::new(remote), served);
-    let report = run_sdk_target(&target)
+    let report = run_sdk_target_observed(&target, live)
         .await
         .map_err(|e| CliError::usage(format!("target {}: {e}", target.name())))?;
     Ok(Evidence::of(&report))
@@ -105,6 +146,7 @@ async fn builtin(
     name: &str,
     suite: Suite,
     egress: Option<EgressFixture>,
+    live: &mut LiveTable,
 ) -> Result<Evidence, CliError> {
     let named = targets::parse(name).map_err(|e| CliError::usage(e.to_string()))?;
     if suite == Suite::Sdk && named == ConformanceTarget::Minimal {
@@ -125,22 +167,23 @@ async fn builtin(
     if let (BuiltinTarget::Linux(linux), Some(fixture)) = (&mut target, egress) {
         linux.give_allowlist_egress(fixture);
     }
-    run(&target, suite, name).await
+    run(&target, suite, name, live).await
 }
 
-/// Prints a run's `table` and, with `--json PATH`, writes the `json` text
+/// Prints a run's closing line (its table's last, after [`LiveTable`]
+/// printed the others) and, with `--json PATH`, writes the `json` text
 /// there: to stdout when PATH is `-`, the table then going to stderr.
 /// Shared by every form of `corral conformance`.
 pub(crate) fn emit(
-    table: &str,
+    summary: &str,
     json: Option<&Path>,
     text: impl FnOnce() -> Result<String, CliError>,
 ) -> Result<(), CliError> {
     let to_stdout = json == Some(Path::new("-"));
     if to_stdout {
-        eprint!("{table}");
+        eprintln!("{summary}");
     } else {
-        print!("{table}");
+        println!("{summary}");
     }
     let Some(path) = json else {
         return Ok(());
@@ -156,19 +199,25 @@ pub(crate) fn emit(
     }
 }
 
-/// Runs `suite` against `target` (called `name`).
-async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidence, CliError> {
+/// Runs `suite` against `target` (called `name`), printing each line as it
+/// settles.
+async fn run(
+    target: &BuiltinTarget,
+    suite: Suite,
+    name: &str,
+    live: &mut LiveTable,
+) -> Result<Evidence, CliError> {
     match suite {
         Suite::Contract => {
             let report = target
-                .run()
+                .run_observed(live)
                 .await
                 .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
             Ok(Evidence::of(&report))
         }
         Suite::Sdk => {
             let report = target
-                .run_sdk()
+                .run_sdk_observed(live)
                 .await
                 .ok_or_else(|| {
                     CliError::usage(format!("the {name} target cannot run the SDK suite"))

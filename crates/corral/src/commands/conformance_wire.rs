@@ -19,14 +19,14 @@
 use std::path::Path;
 
 use corral_conformance::{
-    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, Target, run,
+    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, Target, run_observed,
 };
 use corral_contract::{FailureReason, HostPort, SandboxError};
 use corral_wire::protocol::CONTRACT_REVISION;
 use corral_wire::{Endpoint, Token, WireError, WireProvider};
 
 use crate::args::ConformanceArgs;
-use crate::commands::conformance::emit;
+use crate::commands::conformance::{LiveTable, emit};
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The name remote targets go by in reports (the evidence names the
@@ -110,10 +110,11 @@ pub async fn conformance_wire(provider: &str, args: ConformanceArgs) -> CliResul
         .await
         .map_err(|e| connect_error(&endpoint, e))?;
     let target = RemoteTarget { client, egress };
-    let report = run(&target)
+    let mut live = LiveTable::for_json(args.json.as_deref());
+    let report = run_observed(&target, &mut live)
         .await
         .map_err(|e| CliError::failure("provider", format!("provider {endpoint}: {e}")))?;
-    emit(&report.table(), args.json.as_deref(), || match &key {
+    emit(&report.summary(), args.json.as_deref(), || match &key {
         Some(key) => Evidence::sign(&report, &endpoint.to_string(), CONTRACT_REVISION, key)
             .and_then(|e| e.to_json())
             .map_err(|e| CliError::failure("io", e.to_string())),
