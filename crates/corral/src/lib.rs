@@ -2,7 +2,7 @@
 //!
 //! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
 //! exits with its exit code and destroys the sandbox. The other subcommands
-//! manage sandboxes that outlive one invocation (`create`, `exec`, `cp`,
+//! manage sandboxes that outlive one invocation (`create`, `exec`, `shell`, `cp`,
 //! `ls`, `rm`).
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
