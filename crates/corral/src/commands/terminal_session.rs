@@ -101,14 +101,20 @@ pub async fn attach(
     if settled.is_err() {
         let _ = control.kill().await;
     }
-    if tokio::time::timeout(OUTPUT_DRAIN, &mut showing)
-        .await
-        .is_err()
-    {
-        showing.abort();
-    }
+    let last_shown = match tokio::time::timeout(OUTPUT_DRAIN, &mut showing).await {
+        Ok(Ok(last)) => last,
+        _ => {
+            showing.abort();
+            None
+        }
+    };
     drop(raw);
-    Ok(settled??.shell_code())
+    let status = settled.and_then(|status| status.map_err(CliError::from));
+    if status.is_err() && last_shown.is_some_and(|b| b != b'\n') {
+        // The error line starts on a line of its own, not after a prompt.
+        let _ = writeln!(std::io::stdout());
+    }
+    Ok(status?.shell_code())
 }
 
 /// Copies keystrokes to the terminal, each chunk as it is typed.
@@ -136,13 +142,16 @@ async fn follow_resizes(
     }
 }
 
-/// Writes what the terminal shows to stdout until it ends.
-async fn show(mut output: Pin<Box<dyn AsyncRead + Send>>) {
+/// Writes what the terminal shows to stdout until it ends; the last byte
+/// shown, if any was.
+async fn show(mut output: Pin<Box<dyn AsyncRead + Send>>) -> Option<u8> {
     let mut buf = vec![0u8; 64 * 1024];
+    let mut last = None;
     loop {
         match output.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return last,
             Ok(n) => {
+                last = Some(buf[n - 1]);
                 let mut stdout = std::io::stdout().lock();
                 // A host terminal that is gone shows nothing; the program
                 // still runs to its end.

@@ -8,14 +8,20 @@
 //! | 8 MiB on stdin to `exec -i ID -- sha256sum`        | the host's sha256 of the same bytes           |
 //! | `corral run -i -- sh -c 'cat; exit 3'` < 2 lines   | the lines, then exit 3 (EOF reached `cat`)    |
 //! | `corral exec ID -- cat` with a file on stdin       | nothing printed, the file's offset still 0    |
+//! | `run -i --timeout 0.5 -- sleep 30`, stdin left open | exit 124, one `timeout` line, the sandbox destroyed |
+//! | `run -i -- yes`, stdout's reader closes            | exit 141, no stderr, the sandbox destroyed    |
+//! | `kill -TERM` of `exec -i ID -- sleep 30`           | exit 143, one line naming SIGTERM, the sandbox kept |
 //! | `exec -i` / `run -i` on a backend without live processes (remote) | one `unsupported` line naming `-i` and the backend, nothing created |
 
-use std::io::{Seek, Write};
+use std::io::{BufRead, BufReader, Seek, Write};
 use std::process::{Output, Stdio};
+
+use rustix::process::{Pid, Signal, kill_process};
 
 use sha2::{Digest, Sha256};
 
 use crate::cli::{Cli, one_error_line, text};
+use crate::pty_support::ends;
 use crate::serve_support::Served;
 
 /// `corral ARGS` with `stdin` written to its stdin (and closed).
@@ -160,4 +166,90 @@ fn i_on_a_backend_without_live_processes_is_refused_naming_it() {
         Some(1),
         "the refused run created nothing: {listed}"
     );
+}
+
+#[test]
+fn i_runs_end_as_the_others_do() {
+    let cli = Cli::new();
+    // A stdin that never ends does not hold corral past --timeout.
+    let mut child = cli
+        .cmd(&["run", "-i", "--timeout", "0.5", "--", "sleep", "30"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let status = ends(&mut child, "run -i --timeout");
+    let out = Output {
+        status,
+        stdout: Vec::new(),
+        stderr: read_all(child.stderr.take()),
+    };
+    let line = one_error_line(&out, "timeout", 124);
+    assert!(line.contains("timed out"), "{line}");
+    assert!(cli.ids().is_empty(), "the sandbox is destroyed");
+
+    // `corral run -i -- yes | head -1`.
+    let mut child = cli
+        .cmd(&["run", "-i", "--", "yes"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "y\n");
+    assert_eq!(
+        ends(&mut child, "run -i -- yes | head -1").code(),
+        Some(141)
+    );
+    assert_eq!(text(&read_all(child.stderr.take())), "", "nothing to say");
+    assert!(cli.ids().is_empty(), "the sandbox is destroyed");
+
+    // SIGTERM to `exec -i`: the command is killed, the sandbox stays.
+    let sandbox = Sandbox::create(&cli);
+    let mut child = cli
+        .cmd(&[
+            "exec",
+            "-i",
+            &sandbox.id,
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 30",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let mut started = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut started)
+        .unwrap();
+    assert_eq!(started, "started\n", "the command runs");
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    let status = ends(&mut child, "exec -i, SIGTERM");
+    let out = Output {
+        status,
+        stdout: Vec::new(),
+        stderr: read_all(child.stderr.take()),
+    };
+    let line = one_error_line(&out, "aborted", 143);
+    assert!(line.contains("SIGTERM"), "{line}");
+    assert!(cli.ids().contains(&sandbox.id), "exec keeps the sandbox");
+}
+
+fn read_all(from: Option<impl std::io::Read>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(mut from) = from {
+        from.read_to_end(&mut bytes).unwrap();
+    }
+    bytes
 }
