@@ -119,6 +119,16 @@ impl Pty {
         }
     }
 
+    /// How many times the screen showed `byte` so far.
+    pub(crate) fn count(&self, byte: u8) -> usize {
+        self.screen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| **b == byte)
+            .count()
+    }
+
     /// The last part of what the screen showed.
     pub(crate) fn tail(&self) -> String {
         let screen = self.screen.lock().unwrap();

@@ -15,6 +15,14 @@
 //! | sends SIGTERM to corral while attached                 | exit 143, the mode as before, the sandbox destroyed    |
 //! | destroys the sandbox under `corral shell`              | exit 1 with one error line, the mode as before         |
 //!
+//! What a hostile or careless program does on the terminal:
+//!
+//! | program                                              | expected                                           |
+//! |------------------------------------------------------|----------------------------------------------------|
+//! | leaves a child holding the terminal, exits 4         | corral exits 4 (it does not wait for the child)    |
+//! | prints 3,000,000 bytes and exits 6                   | every byte shown, then exit 6                      |
+//! | floods the screen (`yes`), the person presses Ctrl-C | the flood stops, the shell answers again           |
+//!
 //! Refusals, each one line and nothing created:
 //!
 //! | input                                   | expected refusal                                        |
@@ -275,4 +283,57 @@ fn terminal_refusals_are_one_line_and_create_nothing() {
         "only the sandbox the test made: {listed}"
     );
     let _ = cli.run(&["rm", &local_id]);
+}
+
+#[test]
+fn hostile_programs_on_the_terminal_neither_hold_corral_nor_lose_output() {
+    let test = "hostile_programs_on_the_terminal_neither_hold_corral_nor_lose_output";
+    if linux_unavailable(test) {
+        return;
+    }
+    let cli = Cli::new();
+    let pty = Pty::open(80, 24);
+    let run = |script: &str| {
+        attached(
+            &cli,
+            &pty,
+            &["run", "--backend", "linux", "-it", "--", "sh", "-c", script],
+        )
+    };
+
+    let mut corral = run("sleep 100 & exit 4");
+    assert_eq!(
+        ends(&mut corral, "a child left holding the terminal").code(),
+        Some(4)
+    );
+
+    let mut corral = run("head -c 3000000 /dev/zero | tr '\\0' x; exit 6");
+    assert_eq!(ends(&mut corral, "3,000,000 bytes").code(), Some(6));
+    // Everything corral wrote is on the screen once the reader caught up.
+    let mut shown = 0;
+    for _ in 0..100 {
+        shown = pty.count(b'x');
+        if shown == 3_000_000 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(shown, 3_000_000, "every byte printed is shown");
+    drop(pty);
+
+    let mut pty = Pty::open(80, 24);
+    let mut corral = attached(
+        &cli,
+        &pty,
+        &["run", "--backend", "linux", "-it", "--", "sh"],
+    );
+    wait_ready(&mut pty);
+    pty.type_keys(b"yes flo''od\r");
+    pty.expect("flood\r\nflood");
+    pty.type_keys(&[0x03]);
+    pty.type_keys(b"echo back$((1+1))\r");
+    pty.expect("back2");
+    pty.type_keys(b"exit\r");
+    assert_eq!(ends(&mut corral, "exit after the flood").code(), Some(0));
+    assert!(cli.ids().is_empty(), "every run destroyed its sandbox");
 }
