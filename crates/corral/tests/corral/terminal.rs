@@ -12,7 +12,7 @@
 //! | presses Ctrl-C while `sleep 100` runs                  | the prompt back, corral still attached                 |
 //! | types `exit 7`                                         | corral exits 7, the terminal's mode as before          |
 //! | `corral shell ID`, types `exit 3`                      | the image's bash; exit 3; the sandbox kept             |
-//! | sends SIGTERM to corral while attached                 | exit 143, the mode as before, the sandbox destroyed    |
+//! | sends SIGTERM (SIGHUP) to corral while attached        | exit 143 (129), the mode as before, the sandbox destroyed |
 //! | destroys the sandbox under `corral shell`              | exit 1 with one error line, the mode as before         |
 //!
 //! What a hostile or careless program does on the terminal:
@@ -180,30 +180,36 @@ fn shell_opens_the_images_bash_and_keeps_the_sandbox() {
 }
 
 #[test]
-fn sigterm_while_attached_restores_the_terminal_and_exits_143() {
-    let test = "sigterm_while_attached_restores_the_terminal_and_exits_143";
+fn an_ending_signal_while_attached_restores_the_terminal() {
+    let test = "an_ending_signal_while_attached_restores_the_terminal";
     if linux_unavailable(test) {
         return;
     }
     let cli = Cli::new();
-    let mut pty = Pty::open(80, 24);
-    let before = pty.mode();
-    let mut corral = attached(
-        &cli,
-        &pty,
-        &["run", "--backend", "linux", "-it", "--", "sh"],
-    );
-    wait_ready(&mut pty);
-    assert!(
-        !same_mode(&pty.mode(), &before),
-        "raw mode is on while attached"
-    );
-    signal(&corral, Signal::TERM);
-    let status = ends(&mut corral, "SIGTERM");
-    assert_eq!(status.code(), Some(143), "{:?}", pty.tail());
-    pty.expect("interrupted by SIGTERM");
-    assert!(same_mode(&pty.mode(), &before), "the mode is restored");
-    assert!(cli.ids().is_empty(), "the sandbox is destroyed");
+    for (signal_sent, name, exit) in [(Signal::TERM, "SIGTERM", 143), (Signal::HUP, "SIGHUP", 129)]
+    {
+        let mut pty = Pty::open(80, 24);
+        let before = pty.mode();
+        let mut corral = attached(
+            &cli,
+            &pty,
+            &["run", "--backend", "linux", "-it", "--", "sh"],
+        );
+        wait_ready(&mut pty);
+        assert!(
+            !same_mode(&pty.mode(), &before),
+            "raw mode is on while attached"
+        );
+        signal(&corral, signal_sent);
+        let status = ends(&mut corral, name);
+        assert_eq!(status.code(), Some(exit), "{name}: {:?}", pty.tail());
+        pty.expect(&format!("interrupted by {name}"));
+        assert!(
+            same_mode(&pty.mode(), &before),
+            "{name}: the mode is restored"
+        );
+        assert!(cli.ids().is_empty(), "{name}: the sandbox is destroyed");
+    }
 }
 
 #[test]
