@@ -176,6 +176,10 @@ pub struct ExecArgs {
     /// stdin); without it stdin is not read.
     #[arg(short = 'i', long)]
     pub interactive: bool,
+    /// Run the command on a terminal, with `-i` (`-it`), as `corral shell
+    /// ID -- CMD` does.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -1,4 +1,5 @@
-//! `corral exec ID -- CMD…`: the command's exit code, 124 after
+//! `corral exec [-i|-it] ID -- CMD…` (stdio as [`super::attach_mode`]
+//! connects it): the command's exit code, 124 after
 //! `--timeout`, 128 + n after an ending signal, 141 when stdout or stderr
 //! was closed (each of the last two kills the command's process group; the
 //! sandbox stays).
@@ -13,7 +14,7 @@ use super::{ending_signals, shared};
 /// Runs `corral exec`.
 pub async fn exec(args: ExecArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
-    let mode = AttachMode::from_flags(args.interactive, false)?;
+    let mode = AttachMode::from_flags(args.interactive, args.tty)?;
     let ending = ending_signals::listen();
     let backend = backends::for_id(args.backend.backend.as_deref(), &args.id).await?;
     mode.check(&*backend, &req)?;

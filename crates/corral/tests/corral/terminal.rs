@@ -12,6 +12,7 @@
 //! | presses Ctrl-C while `sleep 100` runs                  | the prompt back, corral still attached                 |
 //! | types `exit 7`                                         | corral exits 7, the terminal's mode as before          |
 //! | `corral shell ID`, types `exit 3`                      | the image's bash; exit 3; the sandbox kept             |
+//! | `corral exec -it ID -- sh`, types `exit 6`             | exit 6, the mode as before                             |
 //! | sends SIGTERM (SIGHUP) to corral while attached        | exit 143 (129), the mode as before, the sandbox destroyed |
 //! | destroys the sandbox under `corral shell`              | exit 1 with one error line, the mode as before         |
 //!
@@ -167,6 +168,18 @@ fn shell_opens_the_images_bash_and_keeps_the_sandbox() {
     );
     assert!(same_mode(&pty.mode(), &before), "the mode is restored");
     assert!(cli.ids().contains(&id), "shell keeps the sandbox");
+
+    // `exec -it` is the same terminal for a docker user's fingers.
+    let mut corral = attached(&cli, &pty, &["exec", "-it", &id, "--", "sh"]);
+    wait_ready(&mut pty);
+    pty.type_keys(b"exit 6\r");
+    assert_eq!(
+        ends(&mut corral, "exec -it, exit 6").code(),
+        Some(6),
+        "{:?}",
+        pty.tail()
+    );
+    assert!(same_mode(&pty.mode(), &before), "the mode is restored");
 
     // Destroyed under an attached shell: one error line, the mode back.
     let mut corral = attached(&cli, &pty, &["shell", &id, "--", "sh"]);
