@@ -34,6 +34,13 @@ pub enum Commands {
     /// its reader closed; in the last two the command's process group is
     /// killed and the sandbox stays.
     Exec(ExecArgs),
+    /// Open an interactive shell (or `-- CMD`) on a terminal of an existing
+    /// sandbox: by default the image's shell, bash where present, else sh.
+    ///
+    /// Exit status: the shell's, 128 + n after corral caught signal n.
+    /// The host terminal is in raw mode while attached (Ctrl-C goes to the
+    /// sandbox) and restored on every exit. Stdin must be a terminal.
+    Shell(ShellArgs),
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
     Cp(CpArgs),
@@ -115,6 +122,14 @@ pub struct RunArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
+    /// Keep stdin open and forward it to the command (EOF closes its stdin).
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal (with `-i`: `-it`): raw mode, window
+    /// size and resizes passed on, Ctrl-C to the command; stdin must be a
+    /// terminal.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -158,8 +173,32 @@ pub struct ExecArgs {
     /// Working directory inside the sandbox (absolute).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
+    /// Keep stdin open and forward it to the command (EOF closes its
+    /// stdin); without it stdin is not read.
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal, with `-i` (`-it`), as `corral shell
+    /// ID -- CMD` does.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// An environment variable for the shell, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// The program to run instead of the shell, and its arguments.
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
