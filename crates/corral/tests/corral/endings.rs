@@ -19,7 +19,6 @@ use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use crate::cli::{Cli, one_error_line, text};
 use crate::pty_support::ends;
 
-
 /// Reads one line from `from` and closes it, as `head -1` does.
 fn head_1(from: impl Read) -> String {
     let mut reader = BufReader::new(from);
