@@ -34,6 +34,13 @@ pub enum Commands {
     /// its reader closed; in the last two the command's process group is
     /// killed and the sandbox stays.
     Exec(ExecArgs),
+    /// Open an interactive shell (or `-- CMD`) on a terminal of an existing
+    /// sandbox: by default the image's shell, bash where present, else sh.
+    ///
+    /// Exit status: the shell's, 128 + n after corral caught signal n.
+    /// The host terminal is in raw mode while attached (Ctrl-C goes to the
+    /// sandbox) and restored on every exit. Stdin must be a terminal.
+    Shell(ShellArgs),
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
     Cp(CpArgs),
@@ -42,8 +49,9 @@ pub enum Commands {
     /// Destroy sandboxes.
     Rm(RmArgs),
     /// Run a conformance suite against a backend, or the contract suite
-    /// against a corral-wire provider, and report each case: passed, failed,
-    /// or skipped with its reason. Exit 0 only when nothing failed.
+    /// against a corral-wire provider, and report each case as it settles:
+    /// passed, failed, or skipped with its reason. Exit 0 only when nothing
+    /// failed.
     Conformance(ConformanceArgs),
     /// Make the ed25519 key pair that signs conformance evidence, and
     /// verify signed evidence.
@@ -73,6 +81,20 @@ pub enum Commands {
         /// What to do with images.
         #[command(subcommand)]
         cmd: crate::commands::image::ImageCommand,
+    },
+    /// Print the shell completion script for SHELL (bash, zsh, fish,
+    /// elvish, powershell) on stdout, e.g. `corral completions bash >
+    /// /etc/bash_completion.d/corral`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (`corral.1` and one `corral-COMMAND.1` per
+    /// command, roff) into DIR, e.g. `corral man /usr/local/share/man/man1`.
+    Man {
+        /// The directory to write the pages into (made if missing).
+        dir: std::path::PathBuf,
     },
     /// The author kit: write the JSON Schemas and golden vectors generated
     /// from the contract types, or check a directory against them.
@@ -114,6 +136,14 @@ pub struct RunArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
+    /// Keep stdin open and forward it to the command (EOF closes its stdin).
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal (with `-i`: `-it`): raw mode, window
+    /// size and resizes passed on, Ctrl-C to the command; stdin must be a
+    /// terminal.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -157,8 +187,32 @@ pub struct ExecArgs {
     /// Working directory inside the sandbox (absolute).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
+    /// Keep stdin open and forward it to the command (EOF closes its
+    /// stdin); without it stdin is not read.
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal, with `-i` (`-it`), as `corral shell
+    /// ID -- CMD` does.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// An environment variable for the shell, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// The program to run instead of the shell, and its arguments.
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
@@ -224,12 +278,14 @@ pub struct ConformanceArgs {
     /// (with `--provider`; see `corral evidence keygen`).
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<std::path::PathBuf>,
-    /// A destination the provider's sandboxes can reach, `HOST:PORT`, for
-    /// the egress cases (with `--egress-denied`).
+    /// A destination the sandboxes can reach, `HOST:PORT`, for the egress
+    /// cases (with `--egress-denied`; with `--provider` or `--backend
+    /// linux`). Without the two, the cases that need them are skipped,
+    /// saying so.
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_allowed: Option<String>,
-    /// A destination the provider's sandboxes must not reach, `HOST:PORT`,
-    /// for the egress cases (with `--egress-allowed`).
+    /// A destination the sandboxes could route to but must not reach,
+    /// `HOST:PORT`, for the egress cases (with `--egress-allowed`).
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_denied: Option<String>,
 }

@@ -2,7 +2,7 @@
 //!
 //! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
 //! exits with its exit code and destroys the sandbox. The other subcommands
-//! manage sandboxes that outlive one invocation (`create`, `exec`, `cp`,
+//! manage sandboxes that outlive one invocation (`create`, `exec`, `shell`, `cp`,
 //! `ls`, `rm`).
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
@@ -82,11 +82,14 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Run(a) => commands::run::run(a).await,
         Commands::Create(a) => commands::create::create(a).await,
         Commands::Exec(a) => commands::exec::exec(a).await,
+        Commands::Shell(a) => commands::shell::shell(a).await,
         Commands::Cp(a) => commands::cp::cp(a).await,
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
         Commands::Kit { cmd } => commands::kit::kit(cmd).await,
+        Commands::Completions { shell } => commands::docs::completions(shell),
+        Commands::Man { dir } => commands::docs::man_pages(&dir),
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Serve(a) => commands::serve::serve(a).await,
@@ -178,6 +181,8 @@ fn is_closed_stdout(what: &str) -> bool {
 /// and `exec` do.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
+        // The hook exits before anything unwinds: raw mode ends here.
+        commands::tty::restore_after_panic();
         let what = info
             .payload()
             .downcast_ref::<&str>()

@@ -1,11 +1,13 @@
 //! One file per subcommand.
 
+pub mod attach_mode;
 pub mod bench;
 pub mod conformance;
 pub mod conformance_wire;
 pub mod cp;
 pub mod create;
 pub mod creator;
+pub mod docs;
 pub mod ending_signals;
 pub mod evidence;
 pub mod exec;
@@ -18,3 +20,8 @@ pub mod rm;
 pub mod run;
 pub mod serve;
 mod shared;
+pub mod shell;
+pub mod stdin_exec;
+pub mod stdin_feed;
+pub mod terminal_session;
+pub mod tty;

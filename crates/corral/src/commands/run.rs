@@ -13,11 +13,13 @@ use crate::backends;
 use crate::error::{CliError, CliResult};
 use crate::kv;
 
+use super::attach_mode::AttachMode;
 use super::{ending_signals, shared};
 
 /// Runs `corral run`.
 pub async fn run(args: RunArgs) -> CliResult {
     let req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
+    let mode = AttachMode::from_flags(args.interactive, args.tty)?;
     let mut labels = kv::parse_labels(&args.labels)?;
     labels
         .insert(CORRAL_LABEL, "cli")
@@ -25,6 +27,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     super::creator::label(&mut labels);
     let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
+    mode.check(&*backend, &req)?;
     let bound_to_creator = backend.capabilities().enforces.bound_to_creator;
     let info = backend
         .create(CreateRequest {
@@ -34,7 +37,7 @@ pub async fn run(args: RunArgs) -> CliResult {
             ..CreateRequest::default()
         })
         .await?;
-    let result = shared::exec_live(&*backend, &info.id, req, &ending).await;
+    let result = mode.run(&*backend, &info.id, req, &ending).await;
     let destroyed = backend.destroy(&info.id).await;
     match (result, destroyed) {
         (Ok(code), Ok(())) => Ok(code),

@@ -98,7 +98,7 @@ pub fn request(
 
 /// The failure after `ending`'s signal, exiting 128 + its number; `when`
 /// says what it interrupted.
-fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
+pub fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
     let signal = ending.signal()?;
     Some(
         CliError::failure("aborted", format!("interrupted by {}{when}", signal.name))

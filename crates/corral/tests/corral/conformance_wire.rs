@@ -27,12 +27,19 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-#[test]
-fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not() {
+/// A memory backend served on loopback with [`TOKEN`], its token file, and
+/// the temporary directory both live in.
+fn served_memory() -> (tempfile::TempDir, std::path::PathBuf, Served) {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let server = Served::memory(&token_file);
+    (dir, token_file, server)
+}
+
+#[test]
+fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not() {
+    let (dir, token_file, server) = served_memory();
     let keys = dir.path().join("keys");
     let keygen = corral(&["evidence", "keygen", path(&keys)]);
     assert_eq!(keygen.status.code(), Some(0), "{}", text(&keygen.stderr));
@@ -121,10 +128,7 @@ fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not(
 
 #[test]
 fn a_refused_token_and_bad_flags_are_one_line_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let server = Served::memory(&token_file);
+    let (dir, token_file, server) = served_memory();
 
     let wrong_token = dir.path().join("wrong");
     std::fs::write(&wrong_token, "a-wrong-token-0123456789\n").unwrap();
@@ -171,6 +175,48 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
         "corral: error: [usage] --token-file goes with --provider http://HOST:PORT\n"
     );
 
+    // The egress destinations: both or neither, and only for a target
+    // whose allowlist case probes what a caller names.
+    for (args, line) in [
+        (
+            &[
+                "--backend",
+                "memory",
+                "--egress-allowed",
+                "a.test:80",
+                "--egress-denied",
+                "b.test:80",
+            ][..],
+            "corral: error: [usage] --egress-allowed and --egress-denied name the allowlist \
+             case's destinations for --backend linux and --provider; the memory target probes \
+             no destination a caller names\n",
+        ),
+        (
+            &["--backend", "linux", "--egress-allowed", "a.test:80"][..],
+            "corral: error: [usage] --egress-allowed and --egress-denied go together: name both \
+             destinations or neither\n",
+        ),
+        (
+            &[
+                "--backend",
+                "linux",
+                "--egress-allowed",
+                "nope",
+                "--egress-denied",
+                "b.test:80",
+            ][..],
+            "corral: error: [usage] --egress-allowed \"nope\": ",
+        ),
+    ] {
+        let mut full = vec!["conformance"];
+        full.extend_from_slice(args);
+        let out = corral(&full);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(line), "{args:?}: {stderr}");
+    }
+
     let out = corral(&[
         "conformance",
         "--provider",
@@ -184,5 +230,37 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
     assert!(
         stderr.contains("--provider") && stderr.contains("--backend"),
         "{stderr}"
+    );
+}
+
+/// A provider run without `--egress-allowed`/`--egress-denied`: the two
+/// egress cases are recorded skips saying what to give, the run succeeds
+/// on what it could observe, and no case fails for want of a fixture.
+#[test]
+fn without_egress_destinations_the_egress_cases_are_skips_naming_the_flags() {
+    let (_dir, token_file, server) = served_memory();
+    let run = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--token-file",
+        path(&token_file),
+    ]);
+    let table = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{table}{}", text(&run.stderr));
+    for case in ["allowlist-egress", "none-egress"] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(case))
+            .unwrap_or_else(|| panic!("no line for {case}: {table}"));
+        assert!(line.contains("skipped"), "{line}");
+        assert!(
+            line.ends_with(corral_conformance::NO_EGRESS_FIXTURE),
+            "{line}"
+        );
+    }
+    assert!(
+        table.ends_with("7 passed, 0 failed, 2 skipped\n"),
+        "{table}"
     );
 }
