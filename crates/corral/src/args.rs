@@ -102,11 +102,12 @@ pub struct RunArgs {
     /// An environment variable for the command, `K=V` (repeatable).
     #[arg(long = "env", short = 'e', value_name = "K=V")]
     pub env: Vec<String>,
-    /// Kill the command and fail after this many seconds.
+    /// Kill the command and fail after this many seconds (the command's
+    /// timeout; on `create`, --timeout is the sandbox's lifetime).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Working directory inside the sandbox (absolute).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub cwd: Option<String>,
     /// A label for the sandbox, `K=V` (repeatable).
     #[arg(long = "label", value_name = "K=V")]
@@ -114,6 +115,15 @@ pub struct RunArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
+    /// What the sandbox gets: limits, network, binds, ports, secrets, name.
+    #[command(flatten)]
+    pub sandbox: crate::flags::SandboxFlags,
+    /// Whom the command runs as: `root` (default) or `user` (uid 1000).
+    #[arg(long, value_enum, value_name = "WHO")]
+    pub user: Option<crate::flags::User>,
+    /// Leave the sandbox when the command ends and print its id on stderr.
+    #[arg(long)]
+    pub keep: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -134,10 +144,14 @@ pub struct CreateArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
-    /// A unique key: refused if a sandbox with this key exists (and, when
-    /// it is not a key, where the arguments are parsed).
-    #[arg(long, value_parser = |s: &str| corral_backend::SandboxKey::new(s))]
-    pub key: Option<corral_backend::SandboxKey>,
+    /// What the sandbox gets: limits, network, binds, ports, secrets, name.
+    #[command(flatten)]
+    pub sandbox: crate::flags::SandboxFlags,
+    /// Destroy the sandbox this many seconds after it is created (its
+    /// lifetime; on `run`, --timeout is the command's), where the backend
+    /// can.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
 }
 
 /// `corral exec`.
@@ -155,7 +169,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Working directory inside the sandbox (absolute).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub cwd: Option<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]

@@ -18,6 +18,7 @@ pub mod args;
 pub mod backends;
 mod commands;
 pub mod error;
+pub mod flags;
 pub mod kv;
 
 use std::ffi::OsString;

@@ -14,6 +14,7 @@ pub mod image;
 pub mod kit;
 pub mod ls;
 pub mod mcp;
+pub mod preview;
 pub mod rm;
 pub mod run;
 pub mod serve;

@@ -6,7 +6,7 @@
 //! (`docs/security.md`).
 
 #[path = "hostile/harness.rs"]
-mod harness;
+pub(crate) mod harness;
 
 #[path = "hostile/disk.rs"]
 mod disk;

@@ -19,4 +19,5 @@ mod labels;
 mod mcp;
 mod refusals;
 mod remote;
+mod run_flags;
 mod serve;
