@@ -41,6 +41,20 @@ pub enum Commands {
     Ls(LsArgs),
     /// Destroy sandboxes.
     Rm(RmArgs),
+    /// List a sandbox's background processes (those `corral start` began).
+    Ps(PsArgs),
+    /// Start a background process in a sandbox; it outlives this command
+    /// (`corral logs ID NAME` shows its output, `corral ps ID` lists it).
+    Start(StartArgs),
+    /// Print a background process's output so far; `-f` follows it until
+    /// the process ends or Ctrl-C.
+    Logs(LogsArgs),
+    /// Capture a sandbox's files as a snapshot and print the snapshot's id.
+    Snapshot(SandboxIdArgs),
+    /// Freeze every process of a sandbox until `corral resume`.
+    Pause(SandboxIdArgs),
+    /// Thaw a paused sandbox.
+    Resume(SandboxIdArgs),
     /// Run a conformance suite against a backend, or the contract suite
     /// against a corral-wire provider, and report each case: passed, failed,
     /// or skipped with its reason. Exit 0 only when nothing failed.
@@ -191,7 +205,8 @@ pub struct CpArgs {
 /// `corral ls`.
 #[derive(Debug, Args)]
 pub struct LsArgs {
-    /// Which backend.
+    /// Only this backend's sandboxes (default: every backend's on this
+    /// host: linux, local, docker).
     #[command(flatten)]
     pub backend: BackendArg,
     /// Only sandboxes with this label, `K=V` (repeatable).
@@ -200,6 +215,9 @@ pub struct LsArgs {
     /// Print JSON (one array) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print the ids alone, one a line.
+    #[arg(long, short = 'q', conflicts_with = "json")]
+    pub quiet: bool,
 }
 
 /// `corral rm`.
@@ -310,4 +328,67 @@ pub struct ServeArgs {
     /// connection is closed after them).
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub head_deadline: u64,
+}
+
+/// `corral ps`.
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// Print JSON (one array) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the process names alone, one a line.
+    #[arg(long, short = 'q', conflicts_with = "json")]
+    pub quiet: bool,
+}
+
+/// `corral start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// The process's name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// An environment variable for the process, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory inside the sandbox (absolute).
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// The process's name (as given to `corral start --name`).
+    pub name: String,
+    /// Keep printing new output until the process ends (or Ctrl-C).
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+}
+
+/// A command that takes one sandbox: `snapshot`, `pause`, `resume`.
+#[derive(Debug, Args)]
+pub struct SandboxIdArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
 }

@@ -83,6 +83,13 @@ fn write_flushed(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
+/// Attaches to sandbox `id`, on the backend `named` or the one that
+/// issued it (`not_found` when it is gone).
+pub async fn sandbox(named: Option<&str>, id: &str) -> Result<corral_sdk::Sandbox, CliError> {
+    let backend = crate::backends::for_id(named, id).await?;
+    Ok(corral_sdk::Sandbox::connect_id(backend, id).await?)
+}
+
 /// Parses `--timeout SECS`.
 pub fn timeout(secs: Option<f64>) -> Result<Option<Duration>, CliError> {
     match secs {

@@ -16,6 +16,7 @@ mod gc;
 mod hostile;
 mod kit_cli;
 mod labels;
+mod manage;
 mod mcp;
 mod refusals;
 mod remote;

@@ -1,0 +1,30 @@
+//! `corral snapshot ID`, `corral pause ID`, `corral resume ID`: the SDK's
+//! `Sandbox::snapshot`, `pause` and `resume`, each refused in one
+//! `unsupported` line on a backend without the primitive.
+
+use crate::args::SandboxIdArgs;
+use crate::error::CliResult;
+
+use super::shared;
+
+/// Runs `corral snapshot`: prints the new snapshot's id.
+pub async fn snapshot(args: SandboxIdArgs) -> CliResult {
+    let sandbox = shared::sandbox(args.backend.backend.as_deref(), &args.id).await?;
+    let info = sandbox.snapshot().await?;
+    println!("{}", info.id);
+    Ok(0)
+}
+
+/// Runs `corral pause`.
+pub async fn pause(args: SandboxIdArgs) -> CliResult {
+    let sandbox = shared::sandbox(args.backend.backend.as_deref(), &args.id).await?;
+    sandbox.pause().await?;
+    Ok(0)
+}
+
+/// Runs `corral resume`.
+pub async fn resume(args: SandboxIdArgs) -> CliResult {
+    let sandbox = shared::sandbox(args.backend.backend.as_deref(), &args.id).await?;
+    sandbox.resume().await?;
+    Ok(0)
+}
