@@ -15,7 +15,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Create a sandbox, run one command in it with live output, exit with its
-    /// exit code, and destroy the sandbox (also on Ctrl-C).
+    /// exit code, and destroy the sandbox (also on Ctrl-C; `--keep` leaves it).
     ///
     /// Exit status: the command's (128 + n when signal n killed it), 124
     /// after --timeout, 128 + n after corral caught signal n (SIGINT 130,
@@ -24,8 +24,9 @@ pub enum Commands {
     /// (`corral run -- yes | head -1`): the command is killed, the sandbox
     /// destroyed. 2 for bad input, 1 for other failures.
     Run(RunArgs),
-    /// Create a sandbox and print its id (not on `--backend memory`, whose
-    /// sandboxes end with the process that made them).
+    /// Create a sandbox and print its id, then `PORT URL` for each `--port`
+    /// (not on `--backend memory`, whose sandboxes end with the process
+    /// that made them).
     Create(CreateArgs),
     /// Run a command in an existing sandbox.
     ///
@@ -37,7 +38,8 @@ pub enum Commands {
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
     Cp(CpArgs),
-    /// List sandboxes.
+    /// List the sandboxes of every backend on this host (a table, `--json`,
+    /// or ids with `-q`).
     Ls(LsArgs),
     /// Destroy sandboxes.
     Rm(RmArgs),

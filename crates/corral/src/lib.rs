@@ -3,7 +3,9 @@
 //! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
 //! exits with its exit code and destroys the sandbox. The other subcommands
 //! manage sandboxes that outlive one invocation (`create`, `exec`, `cp`,
-//! `ls`, `rm`).
+//! `ls`, `rm`, `start`, `ps`, `logs`, `snapshot`, `pause`, `resume`). The
+//! flags that shape a sandbox (`--memory`, `--network`, `--secret`, …) are
+//! [`flags`].
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
 //! with exit status 2 for bad input and 1 for failures; never a panic or a

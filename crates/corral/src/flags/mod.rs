@@ -37,13 +37,14 @@ pub struct SandboxFlags {
     #[arg(long, value_name = "SIZE", value_parser = size::parse)]
     pub disk: Option<u64>,
     /// The network: `none` (loopback only), or `allow=` and a
-    /// comma-separated list of HOST[:PORT] and CIDR blocks, the only
+    /// comma-separated list of `HOST[:PORT]` and CIDR blocks, the only
     /// destinations reachable (the port defaults to 443). Refused where the
     /// backend cannot enforce it, naming what the host lacks.
     #[arg(long, value_name = "POLICY", value_parser = network::parse)]
     pub network: Option<Network>,
     /// Bind the host directory HOST (absolute; symlinks resolved) at PATH
-    /// in the sandbox, read-only with `:ro` (repeatable).
+    /// in the sandbox, read-only with `:ro` (repeatable). No backend binds
+    /// host directories yet: checked, then refused as unsupported.
     #[arg(long = "volume", short = 'v', value_name = "HOST:PATH[:ro]", value_parser = volume::parse)]
     pub volumes: Vec<Volume>,
     /// A port to reach from outside through a preview URL, which is
