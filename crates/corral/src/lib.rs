@@ -54,7 +54,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
                         0
                     }
                 }
-                _ => report(CliError::usage(clap_one_line(&e))),
+                _ => report(CliError::usage(clap_one_line(&e, &args))),
             };
         }
     };
@@ -132,8 +132,10 @@ fn to_utf8(args: Vec<OsString>) -> Result<Vec<String>, CliError> {
 
 /// A clap error as one line, without its `error: ` prefix: the first line
 /// of clap's rendering, but for missing arguments, which clap lists on the
-/// lines after it, named here; then where help is (`corral run --help`).
-fn clap_one_line(e: &clap::Error) -> String {
+/// lines after it, named here; then where help is (`corral run --help`,
+/// from the usage line, or from the subcommands `args` name when clap
+/// prints none, as for a bad value).
+fn clap_one_line(e: &clap::Error, args: &[String]) -> String {
     let rendered = e.render().to_string();
     let message = match (e.kind(), e.get(ContextKind::InvalidArg)) {
         (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) => {
@@ -149,13 +151,29 @@ fn clap_one_line(e: &clap::Error) -> String {
             line.strip_prefix("error: ").unwrap_or(line).to_string()
         }
     };
-    format!("{message} (see {} --help)", command_path(&rendered))
+    let path = command_path(&rendered).unwrap_or_else(|| subcommand_path(args));
+    format!("{message} (see {path} --help)")
+}
+
+/// `corral` and the subcommands `args` (after the program name) name,
+/// up to the first word that is none.
+fn subcommand_path(args: &[String]) -> String {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut words = vec!["corral".to_string()];
+    for arg in args.iter().skip(1) {
+        let Some(sub) = command.find_subcommand(arg).cloned() else {
+            break;
+        };
+        words.push(arg.clone());
+        command = sub;
+    }
+    words.join(" ")
 }
 
 /// The subcommand a clap error is about, from its usage line (`Usage:
 /// corral image import [OPTIONS] <FILE>` gives `corral image import`);
-/// `corral` without one.
-fn command_path(rendered: &str) -> String {
+/// `None` without one.
+fn command_path(rendered: &str) -> Option<String> {
     let words: Vec<&str> = rendered
         .lines()
         .find_map(|l| l.trim().strip_prefix("Usage:"))
@@ -166,11 +184,7 @@ fn command_path(rendered: &str) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    if words.is_empty() {
-        "corral".into()
-    } else {
-        words.join(" ")
-    }
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// Whether a panic's message is the standard library's for a `println!`

@@ -25,7 +25,7 @@ pub fn check(
     asked: Asked,
 ) -> Result<(), CliError> {
     let e = &caps.enforces;
-    let rows: [(&str, bool, bool, &str); 10] = [
+    let rows: [(&str, bool, bool, &str); 11] = [
         (
             "--memory",
             req.size.memory_bytes.is_some(),
@@ -73,6 +73,12 @@ pub fn check(
             req.timeout.is_some(),
             e.timeout,
             "destroy a sandbox after a lifetime",
+        ),
+        (
+            "--snapshot",
+            req.snapshot.is_some(),
+            caps.snapshot,
+            "start a sandbox from a snapshot",
         ),
         (
             "--volume",

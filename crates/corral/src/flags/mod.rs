@@ -55,6 +55,10 @@ pub struct SandboxFlags {
     /// output and error line this corral prints (repeatable).
     #[arg(long = "secret", value_name = "NAME=VALUE")]
     pub secrets: Vec<String>,
+    /// Start from this snapshot's files (an id `corral snapshot` printed),
+    /// where the backend has snapshots.
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<String>,
     /// A unique name (the sandbox's key): refused if a sandbox has it.
     #[arg(long, visible_alias = "key", value_name = "NAME", value_parser = |s: &str| SandboxKey::new(s))]
     pub name: Option<SandboxKey>,
@@ -116,6 +120,7 @@ impl SandboxFlags {
             network: self.network.clone().unwrap_or_default(),
             ports: self.ports.clone(),
             key: self.name.clone(),
+            snapshot: self.snapshot.clone(),
             env,
             ..CreateRequest::default()
         };

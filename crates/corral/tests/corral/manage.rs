@@ -126,6 +126,12 @@ fn snapshot_pause_and_resume_on_linux() {
     cli.run(&["exec", &id, "--", "sh", "-c", "echo kept > /workspace/f"]);
     let snap = created(&cli, &["snapshot", &id]);
     assert!(!snap.is_empty() && !snap.contains(' '), "{snap:?}");
+    let out = cli.run(&["run", "--snapshot", &snap, "--", "cat", "/workspace/f"]);
+    assert_eq!(text(&out.stdout), "kept\n", "{}", text(&out.stderr));
+    let out = cli.run(&["create", "--snapshot", "lnxsnap-0000000000000000"]);
+    let line = one_error_line(&out, "not_found", 1);
+    assert!(line.contains("lnxsnap-0000000000000000"), "{line}");
+    assert_eq!(cli.ids(), [id.clone()], "a refused restore leaves nothing");
 
     assert!(cli.run(&["pause", &id]).status.success());
     let listed = text(&cli.run(&["ls"]).stdout);
