@@ -131,7 +131,11 @@ fn snapshot_pause_and_resume_on_linux() {
     let out = cli.run(&["create", "--snapshot", "lnxsnap-0000000000000000"]);
     let line = one_error_line(&out, "not_found", 1);
     assert!(line.contains("lnxsnap-0000000000000000"), "{line}");
-    assert_eq!(cli.ids(), vec![id.clone()], "a refused restore leaves nothing");
+    assert_eq!(
+        cli.ids(),
+        vec![id.clone()],
+        "a refused restore leaves nothing"
+    );
 
     assert!(cli.run(&["pause", &id]).status.success());
     let listed = text(&cli.run(&["ls"]).stdout);

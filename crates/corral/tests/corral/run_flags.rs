@@ -287,3 +287,42 @@ fn an_allowlist_fails_closed_naming_what_the_host_lacks() {
     }
     assert!(cli.ids().is_empty());
 }
+
+/// `--cpus 0.5` is a quota of half a period in the sandbox's cgroup, read
+/// from the host (v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`).
+#[test]
+fn cpus_is_a_quota_in_the_sandboxs_cgroup() {
+    if !linux_available("cpus_is_a_quota_in_the_sandboxs_cgroup") {
+        return;
+    }
+    let cli = Cli::new();
+    let out = cli.run(&["create", "--backend", "linux", "--cpus", "0.5"]);
+    if !out.status.success() {
+        let line = one_error_line(&out, "unsupported", 1);
+        println!("SKIP cpus_is_a_quota_in_the_sandboxs_cgroup: {line}");
+        return;
+    }
+    let id = text(&out.stdout).trim().to_string();
+    let read = |p: String| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let v2 = read(format!("/sys/fs/cgroup/corral/{id}/cpu.max"));
+    let v1 = read(format!("/sys/fs/cgroup/cpu/corral/{id}/cpu.cfs_quota_us")).zip(read(format!(
+        "/sys/fs/cgroup/cpu/corral/{id}/cpu.cfs_period_us"
+    )));
+    cli.run(&["rm", &id]);
+    let (quota, period): (f64, f64) = match (v2, v1) {
+        (Some(max), _) => {
+            let mut parts = max.split_whitespace().map(|p| p.parse().unwrap());
+            (parts.next().unwrap(), parts.next().unwrap())
+        }
+        (None, Some((q, p))) => (q.parse().unwrap(), p.parse().unwrap()),
+        (None, None) => {
+            println!("SKIP cpus_is_a_quota_in_the_sandboxs_cgroup: no cpu cgroup of {id} found");
+            return;
+        }
+    };
+    assert_eq!(quota / period, 0.5, "quota {quota} over period {period}");
+}
