@@ -7,9 +7,8 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, Command, CreateRequest, ExecRequest, Labels, StreamKind};
-use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::layers::Layer;
-use corral_registry::{BackendKind, OpenError};
+use corral_registry::{BackendKind, OpenError, Scratch};
 
 use crate::error::BenchError;
 use crate::footprint::IdleFootprint;
@@ -46,39 +45,32 @@ pub type Opener = Arc<dyn Fn() -> BoxFuture<'static, Result<Opened, BenchError>>
 /// opener (a new memory backend; local and linux on a new temporary state
 /// directory, never the user's own; docker with corral's test image).
 pub fn scratch_opener(kind: BackendKind) -> Opener {
-    Arc::new(move || {
-        Box::pin(async move {
-            let scratch = kind.open_scratch().await.map_err(|e| match e {
-                OpenError::StateDir { .. } => {
-                    BenchError::io("creating a temporary state directory", e)
-                }
-                e => BenchError::backend(kind.name(), "open", e),
-            })?;
-            Ok(Opened {
-                backend: scratch.backend.into_dyn(),
-                state_dir: scratch.state_dir,
-            })
-        })
-    })
+    Arc::new(move || Box::pin(async move { opened(kind, kind.open_scratch().await) }))
 }
 
 /// Opens a linux backend on a fresh temporary state directory without
-/// the isolation layer `layer`: the bench's `linux without <layer>` rows,
-/// which show what each layer costs.
+/// the isolation layer `layer` (the registry's [`Scratch::linux_without`]):
+/// the bench's `linux without <layer>` rows, which show what each layer
+/// costs.
 pub fn linux_opener_without(layer: Layer) -> Opener {
     Arc::new(move || {
-        Box::pin(async move {
-            let dir = tempfile::Builder::new()
-                .prefix("corral-bench-")
-                .tempdir()
-                .map_err(|e| BenchError::io("creating a temporary state directory", e))?;
-            let backend = LinuxBackend::open_measuring(dir.path(), &[layer])
-                .map_err(|e| BenchError::backend(BackendKind::Linux.name(), "open", e))?;
-            Ok(Opened {
-                backend: Arc::new(backend),
-                state_dir: Some(dir),
-            })
-        })
+        Box::pin(async move { opened(BackendKind::Linux, Scratch::linux_without(layer)) })
+    })
+}
+
+/// What the registry opened, as the bench holds it, or the one line
+/// saying why it could not.
+pub(crate) fn opened(
+    kind: BackendKind,
+    scratch: Result<Scratch, OpenError>,
+) -> Result<Opened, BenchError> {
+    let scratch = scratch.map_err(|e| match e {
+        OpenError::StateDir { .. } => BenchError::io("creating a temporary state directory", e),
+        e => BenchError::backend(kind.name(), "open", e),
+    })?;
+    Ok(Opened {
+        backend: scratch.backend.into_dyn(),
+        state_dir: scratch.state_dir,
     })
 }
 

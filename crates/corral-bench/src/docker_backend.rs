@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, Command};
-use corral_backend_docker::{DEFAULT_IMAGE, DockerBackend};
-use corral_registry::BackendKind;
+use corral_backend_docker::DEFAULT_IMAGE;
+use corral_registry::{BackendKind, Scratch};
 
 use crate::backend::{BackendMeasure, BackendOp, Opened, Opener};
 use crate::error::BenchError;
@@ -51,17 +51,13 @@ impl DockerBackendMeasure {
     }
 
     async fn connect(&self) -> Result<Arc<dyn Backend>, String> {
-        match &self.image {
-            Some(image) => DockerBackend::connect_with_image(image)
-                .await
-                .map(|b| Arc::new(b) as Arc<dyn Backend>)
-                .map_err(|e| e.to_string()),
-            None => BackendKind::Docker
-                .open_scratch()
-                .await
-                .map(|scratch| scratch.backend.into_dyn())
-                .map_err(|e| e.to_string()),
-        }
+        let scratch = match &self.image {
+            Some(image) => Scratch::docker_on(image).await,
+            None => BackendKind::Docker.open_scratch().await,
+        };
+        scratch
+            .map(|scratch| scratch.backend.into_dyn())
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -23,6 +23,9 @@ pub trait SuiteCase:
     /// reason and duration, as fields of the line itself.
     type Detail: Clone + Debug + Eq + Serialize + DeserializeOwned;
 
+    /// Every case of the suite, in its order.
+    fn all() -> &'static [Self];
+
     /// The case's name in reports.
     fn name(self) -> &'static str;
 
@@ -63,6 +66,10 @@ pub struct NoDetail {}
 impl SuiteCase for ConformanceCase {
     type Run = ContractRun;
     type Detail = RequiredTokens;
+
+    fn all() -> &'static [Self] {
+        ConformanceCase::ALL
+    }
 
     fn name(self) -> &'static str {
         self.as_str()

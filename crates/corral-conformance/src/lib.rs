@@ -63,9 +63,9 @@ pub mod targets;
 
 pub use case::{ContractRun, NoDetail, RequiredTokens, SuiteCase};
 pub use evidence::{Evidence, EvidenceError, PublicKey, SecretKey};
-pub use report::{CaseReport, Outcome, Report};
-pub use suite::{CASE_BOUND, CLEANUP_BOUND, Suite, run, run_cases};
+pub use report::{CaseReport, Observer, Outcome, Report, Unobserved};
+pub use suite::{CASE_BOUND, CLEANUP_BOUND, Suite, run, run_cases, run_observed};
 pub use target::{
-    ConformanceTarget, EgressFixture, EgressProbe, Inventory, SdkTarget, Target, host_has_program,
-    python_http_server, synthetic_root_image,
+    ConformanceTarget, EgressFixture, EgressProbe, Inventory, NO_EGRESS_FIXTURE, SdkTarget, Target,
+    host_has_program, python_http_server, synthetic_root_image,
 };

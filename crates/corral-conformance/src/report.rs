@@ -188,6 +188,43 @@ impl<C: SuiteCase> Report<C> {
     }
 }
 
+/// Told of a run as it goes, so that a person watching sees each case when
+/// it settles instead of the whole table when the suite ends. The lines are
+/// the report's table's: the heading, then one line per case, padded to
+/// the suite's longest case name.
+pub trait Observer<C: SuiteCase>: Send {
+    /// The run began: the table's first line.
+    fn began(&mut self, heading: &str);
+
+    /// A case settled: its line of the table.
+    fn settled(&mut self, line: &str);
+}
+
+/// The observer of a run nobody watches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unobserved;
+
+impl<C: SuiteCase> Observer<C> for Unobserved {
+    fn began(&mut self, _heading: &str) {}
+
+    fn settled(&mut self, _line: &str) {}
+}
+
+impl<C: SuiteCase> CaseReport<C> {
+    /// The case's line as a run's observer is told it: padded to the
+    /// longest name of the suite.
+    pub(crate) fn observed_line(&self) -> String {
+        let width = C::all().iter().map(|c| c.name().len()).max().unwrap_or(0);
+        table_line(
+            self.name.name(),
+            width,
+            self.outcome,
+            self.duration_ms,
+            self.reason.as_deref(),
+        )
+    }
+}
+
 /// One line of a report table: `name  outcome  duration  reason`, the name
 /// padded to `width`, no trailing blanks.
 fn table_line(

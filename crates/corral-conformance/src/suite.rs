@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime};
 use corral_contract::{CapabilityToken, ConformanceCase, SandboxError, SandboxProvider, Timestamp};
 use corral_runtime::runtime::Runtime;
 
-use crate::case::ContractRun;
+use crate::case::{ContractRun, SuiteCase};
 use crate::cases;
 use crate::failure::Failure;
-use crate::report::{CaseReport, Report};
+use crate::report::{CaseReport, Observer, Report, Unobserved};
 use crate::scope::contract::ContractScope;
-use crate::target::{ConformanceTarget, Inventory};
+use crate::target::{ConformanceTarget, Inventory, NO_EGRESS_FIXTURE};
 
 /// The longest one case may run before it fails as timed out.
 pub const CASE_BOUND: Duration = Duration::from_secs(120);
@@ -69,7 +69,15 @@ pub(crate) fn stamp() -> Timestamp {
 /// provider or the runtime refuses to be built); every case outcome,
 /// including failures, is in the report.
 pub async fn run<T: ConformanceTarget>(target: &T) -> Result<Report, SandboxError> {
-    run_cases(target, Suite::Contract.cases()).await
+    run_observed(target, &mut Unobserved).await
+}
+
+/// [`run`], telling `observer` of each case as it settles.
+pub async fn run_observed<T: ConformanceTarget>(
+    target: &T,
+    observer: &mut dyn Observer<ConformanceCase>,
+) -> Result<Report, SandboxError> {
+    run_cases_observed(target, Suite::Contract.cases(), observer).await
 }
 
 /// Runs `cases` against `target`, in order. A case whose tokens the target
@@ -78,14 +86,26 @@ pub async fn run_cases<T: ConformanceTarget>(
     target: &T,
     cases: &[ConformanceCase],
 ) -> Result<Report, SandboxError> {
+    run_cases_observed(target, cases, &mut Unobserved).await
+}
+
+/// [`run_cases`], telling `observer` of each case as it settles.
+async fn run_cases_observed<T: ConformanceTarget>(
+    target: &T,
+    cases: &[ConformanceCase],
+    observer: &mut dyn Observer<ConformanceCase>,
+) -> Result<Report, SandboxError> {
     let started_at = stamp();
     let envelope = Runtime::new(target.provider()?)?.capabilities().clone();
     let tokens = envelope.conformance_tokens();
+    let run = ContractRun { envelope, tokens };
+    observer.began(&ConformanceCase::heading(&target.name(), &run));
     let mut reports = Vec::with_capacity(cases.len());
     for case in cases {
-        reports.push(run_case(target, &tokens, *case).await);
+        let report = run_case(target, &run.tokens, *case).await;
+        observer.settled(&report.observed_line());
+        reports.push(report);
     }
-    let run = ContractRun { envelope, tokens };
     Ok(Report::finished(target.name(), run, reports, started_at))
 }
 
@@ -100,7 +120,29 @@ async fn run_case<T: ConformanceTarget>(
         let names: Vec<&str> = missing.iter().map(|t| t.as_str()).collect();
         return CaseReport::skipped(case, format!("missing tokens: {}", names.join(", ")));
     }
+    if !has_its_fixture(target, case) {
+        return CaseReport::skipped(case, NO_EGRESS_FIXTURE.to_string());
+    }
     CaseReport::attempted(case, attempt(target, case)).await
+}
+
+/// Whether `target` has what `case` probes with: each egress case needs its
+/// fixture, which a caller may not have given (`corral conformance
+/// --provider` without `--egress-allowed`/`--egress-denied`). Without one
+/// the case is a recorded skip saying what to give, never a pass and never
+/// a failure of the provider.
+fn has_its_fixture<T: ConformanceTarget>(target: &T, case: ConformanceCase) -> bool {
+    match case {
+        ConformanceCase::NoneEgress => target.egress().is_some(),
+        ConformanceCase::AllowlistEgress => target.allowlist_egress().is_some(),
+        ConformanceCase::StageSealExecute
+        | ConformanceCase::StageGitProject
+        | ConformanceCase::CheckpointClone
+        | ConformanceCase::DurableRoundTrip
+        | ConformanceCase::ZdrRelease
+        | ConformanceCase::OrphanReclaim
+        | ConformanceCase::PausePinning => true,
+    }
 }
 
 /// The backend's inventory, where the target observes it.

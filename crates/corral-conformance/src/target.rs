@@ -37,11 +37,23 @@ pub trait ConformanceTarget: Target {
     /// still find what the first one allocated.
     fn provider(&self) -> Result<Self::Provider, SandboxError>;
 
-    /// The destinations and the probe the egress cases use, or `None` when
-    /// the target has no way to probe the network. A target that declares
-    /// `network-none` or `network-allowlist` without a fixture fails those
-    /// cases: a restriction that cannot be observed is not proven.
+    /// The destinations and the probe the `network-none` case uses (both
+    /// must be unreachable), or `None` when the target has no way to probe
+    /// the network: that case is then a recorded skip naming what to give
+    /// ([`NO_EGRESS_FIXTURE`]), never a pass: a restriction that cannot be
+    /// observed is not proven.
     fn egress(&self) -> Option<EgressFixture>;
+
+    /// The destinations the allowlist case uses: `allowed` must be
+    /// reachable from an instance whose allowlist declares it, so it must
+    /// be a host such an instance can route to (a loopback server of the
+    /// host is not). The default is [`Self::egress`]; a target whose
+    /// `network-none` fixture is the host's loopback has none of its own
+    /// unless it was given one, and the case is then a recorded skip
+    /// naming what to give ([`NO_EGRESS_FIXTURE`]).
+    fn allowlist_egress(&self) -> Option<EgressFixture> {
+        self.egress()
+    }
 
     /// Every sandbox and snapshot the backing platform holds, when the
     /// target can observe them; `None` otherwise. The suite uses it to prove
@@ -117,6 +129,11 @@ pub fn synthetic_root_image() -> ImageReference {
     ImageReference::from_parts("corral.invalid/conformance/root", &digest)
         .unwrap_or_else(|e| unreachable!("the synthetic image reference is valid: {e}"))
 }
+
+/// Why an egress case is skipped when its target has no fixture: what a
+/// caller gives to run it (`corral conformance` takes the two flags).
+pub const NO_EGRESS_FIXTURE: &str = "no egress fixture: name a destination the sandbox may reach \
+     and one it must not, with --egress-allowed HOST:PORT and --egress-denied HOST:PORT";
 
 /// How the egress cases reach the network from inside an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,12 @@
 //! temporary state directory it must not outlive
 //! ([`BackendKind::open_scratch`](crate::BackendKind::open_scratch)).
 
-use crate::open::OpenError;
+use corral_backend_docker::DockerBackend;
+use corral_backend_linux::LinuxBackend;
+use corral_backend_linux::layers::Layer;
+
+use crate::kind::BackendKind;
+use crate::open::{OpenError, verified};
 use crate::opened::OpenedBackend;
 
 /// A backend opened for a measurement or a test, with its temporary state
@@ -41,5 +46,37 @@ impl Scratch {
             backend,
             state_dir: None,
         }
+    }
+}
+
+impl Scratch {
+    /// A linux backend on a new temporary state directory **without** the
+    /// isolation layer `without`: the bench's `linux without <layer>` rows,
+    /// which show what each layer costs. Never for running untrusted code;
+    /// the registry's other openers always have every layer.
+    pub fn linux_without(without: Layer) -> Result<Scratch, OpenError> {
+        BackendKind::Linux
+            .available()
+            .map_err(|why| OpenError::Unavailable {
+                backend: BackendKind::Linux,
+                why,
+            })?;
+        let dir = Scratch::state_dir()?;
+        let backend = LinuxBackend::open_measuring(dir.path(), &[without])?;
+        Ok(Scratch::in_dir(
+            OpenedBackend::Linux(verified(backend)?),
+            dir,
+        ))
+    }
+
+    /// A docker backend whose sandboxes start from `image`, which the
+    /// engine must already hold (no registry is contacted): the bench's
+    /// docker rows on an image of the caller's, beside the scratch
+    /// opener's test image.
+    pub async fn docker_on(image: &str) -> Result<Scratch, OpenError> {
+        let backend = DockerBackend::connect_with_image(image).await?;
+        Ok(Scratch::without_dir(OpenedBackend::Docker(verified(
+            backend,
+        )?)))
     }
 }

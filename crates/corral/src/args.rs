@@ -35,6 +35,13 @@ pub enum Commands {
     /// its reader closed; in the last two the command's process group is
     /// killed and the sandbox stays.
     Exec(ExecArgs),
+    /// Open an interactive shell (or `-- CMD`) on a terminal of an existing
+    /// sandbox: by default the image's shell, bash where present, else sh.
+    ///
+    /// Exit status: the shell's, 128 + n after corral caught signal n.
+    /// The host terminal is in raw mode while attached (Ctrl-C goes to the
+    /// sandbox) and restored on every exit. Stdin must be a terminal.
+    Shell(ShellArgs),
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
     Cp(CpArgs),
@@ -58,8 +65,9 @@ pub enum Commands {
     /// Thaw a paused sandbox.
     Resume(SandboxIdArgs),
     /// Run a conformance suite against a backend, or the contract suite
-    /// against a corral-wire provider, and report each case: passed, failed,
-    /// or skipped with its reason. Exit 0 only when nothing failed.
+    /// against a corral-wire provider, and report each case as it settles:
+    /// passed, failed, or skipped with its reason. Exit 0 only when nothing
+    /// failed.
     Conformance(ConformanceArgs),
     /// Make the ed25519 key pair that signs conformance evidence, and
     /// verify signed evidence.
@@ -140,6 +148,14 @@ pub struct RunArgs {
     /// Leave the sandbox when the command ends and print its id on stderr.
     #[arg(long)]
     pub keep: bool,
+    /// Keep stdin open and forward it to the command (EOF closes its stdin).
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal (with `-i`: `-it`): raw mode, window
+    /// size and resizes passed on, Ctrl-C to the command; stdin must be a
+    /// terminal.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -187,8 +203,32 @@ pub struct ExecArgs {
     /// Working directory inside the sandbox (absolute).
     #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub cwd: Option<String>,
+    /// Keep stdin open and forward it to the command (EOF closes its
+    /// stdin); without it stdin is not read.
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
+    /// Run the command on a terminal, with `-i` (`-it`), as `corral shell
+    /// ID -- CMD` does.
+    #[arg(short = 't', long)]
+    pub tty: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// An environment variable for the shell, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// The program to run instead of the shell, and its arguments.
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
@@ -258,12 +298,14 @@ pub struct ConformanceArgs {
     /// (with `--provider`; see `corral evidence keygen`).
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<std::path::PathBuf>,
-    /// A destination the provider's sandboxes can reach, `HOST:PORT`, for
-    /// the egress cases (with `--egress-denied`).
+    /// A destination the sandboxes can reach, `HOST:PORT`, for the egress
+    /// cases (with `--egress-denied`; with `--provider` or `--backend
+    /// linux`). Without the two, the cases that need them are skipped,
+    /// saying so.
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_allowed: Option<String>,
-    /// A destination the provider's sandboxes must not reach, `HOST:PORT`,
-    /// for the egress cases (with `--egress-allowed`).
+    /// A destination the sandboxes could route to but must not reach,
+    /// `HOST:PORT`, for the egress cases (with `--egress-allowed`).
     #[arg(long, value_name = "HOST:PORT")]
     pub egress_denied: Option<String>,
 }

@@ -2,10 +2,10 @@
 //!
 //! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
 //! exits with its exit code and destroys the sandbox. The other subcommands
-//! manage sandboxes that outlive one invocation (`create`, `exec`, `cp`,
-//! `ls`, `rm`, `start`, `ps`, `logs`, `snapshot`, `pause`, `resume`). The
-//! flags that shape a sandbox (`--memory`, `--network`, `--secret`, …) are
-//! [`flags`].
+//! manage sandboxes that outlive one invocation (`create`, `exec`,
+//! `shell`, `cp`, `ls`, `rm`, `start`, `ps`, `logs`, `snapshot`, `pause`,
+//! `resume`). The flags that shape a sandbox (`--memory`, `--network`,
+//! `--secret`, …) are [`flags`].
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
 //! with exit status 2 for bad input and 1 for failures; never a panic or a
@@ -85,6 +85,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Run(a) => commands::run::run(a).await,
         Commands::Create(a) => commands::create::create(a).await,
         Commands::Exec(a) => commands::exec::exec(a).await,
+        Commands::Shell(a) => commands::shell::shell(a).await,
         Commands::Cp(a) => commands::cp::cp(a).await,
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
@@ -201,6 +202,8 @@ fn is_closed_stdout(what: &str) -> bool {
 /// and `exec` do.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
+        // The hook exits before anything unwinds: raw mode ends here.
+        commands::tty::restore_after_panic();
         let what = info
             .payload()
             .downcast_ref::<&str>()

@@ -12,7 +12,7 @@ use crate::failure::{Failure, ensure};
 use crate::probe::Verdict;
 use crate::request::{Plan, allowlist, disposable_retention, internal};
 use crate::scope::contract::ContractScope;
-use crate::target::ConformanceTarget;
+use crate::target::{ConformanceTarget, NO_EGRESS_FIXTURE};
 
 /// A port on the allowed host that the allowlist does not declare.
 fn other_port(allowed: &HostPort) -> Result<HostPort, Failure> {
@@ -21,11 +21,9 @@ fn other_port(allowed: &HostPort) -> Result<HostPort, Failure> {
 }
 
 pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
-    let fixture = s.egress().ok_or_else(|| {
-        Failure::new(
-            "the target declares network-allowlist but has no egress fixture to probe with",
-        )
-    })?;
+    let fixture = s
+        .allowlist_egress()
+        .ok_or_else(|| Failure::new(NO_EGRESS_FIXTURE))?;
     let policy = allowlist(vec![fixture.allowed.clone()])?;
     let plan = Plan::new(disposable_retention(s.envelope())).network(policy);
     let id = s.active(plan).await?.instance_id;

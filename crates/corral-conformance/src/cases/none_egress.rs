@@ -12,12 +12,10 @@ use crate::failure::{Failure, ensure};
 use crate::probe::Verdict;
 use crate::request::{Plan, disposable_retention};
 use crate::scope::contract::ContractScope;
-use crate::target::ConformanceTarget;
+use crate::target::{ConformanceTarget, NO_EGRESS_FIXTURE};
 
 pub(crate) async fn run<T: ConformanceTarget>(s: &mut ContractScope<'_, T>) -> Result<(), Failure> {
-    let fixture = s.egress().ok_or_else(|| {
-        Failure::new("the target declares network-none but has no egress fixture to probe with")
-    })?;
+    let fixture = s.egress().ok_or_else(|| Failure::new(NO_EGRESS_FIXTURE))?;
     let plan = Plan::new(disposable_retention(s.envelope())).network(NetworkPolicy::None);
     let id = s.active(plan).await?.instance_id;
     for destination in [&fixture.allowed, &fixture.denied] {

@@ -139,9 +139,14 @@ impl<'t, T: ConformanceTarget> ContractScope<'t, T> {
         &self.subject.envelope
     }
 
-    /// The target's egress fixture.
+    /// The target's egress fixture for the `network-none` case.
     pub(crate) fn egress(&self) -> Option<EgressFixture> {
         self.subject.target.egress()
+    }
+
+    /// The target's egress fixture for the allowlist case.
+    pub(crate) fn allowlist_egress(&self) -> Option<EgressFixture> {
+        self.subject.target.allowlist_egress()
     }
 
     /// Drops the runtime (and its provider), then builds a fresh one over the
@@ -162,7 +167,7 @@ impl<'t, T: ConformanceTarget> ContractScope<'t, T> {
     /// A provision request for `plan`.
     pub(crate) fn request(&mut self, plan: Plan) -> Result<SandboxProvisionRequest, Failure> {
         self.subject.sequence += 1;
-        let egress = self.subject.target.egress();
+        let egress = self.subject.target.allowlist_egress();
         let cx = Context {
             provider: &self.subject.target.name(),
             case: self.case,

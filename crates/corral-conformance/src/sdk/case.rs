@@ -134,6 +134,10 @@ impl SuiteCase for SdkCase {
     type Run = SdkRun;
     type Detail = NoDetail;
 
+    fn all() -> &'static [Self] {
+        SdkCase::ALL
+    }
+
     fn name(self) -> &'static str {
         self.as_str()
     }

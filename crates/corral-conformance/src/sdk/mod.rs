@@ -58,6 +58,7 @@ pub type SdkReport = crate::Report<SdkCase>;
 /// One SDK case's evidence.
 pub type SdkCaseReport = crate::CaseReport<SdkCase>;
 pub use runner::{
-    OFFLINE_PROVIDERS, SdkConformanceError, run_sdk, run_sdk_target, run_sdk_target_with,
+    OFFLINE_PROVIDERS, SdkConformanceError, run_sdk, run_sdk_target, run_sdk_target_observed,
+    run_sdk_target_with,
 };
 pub use scope::RUN_LABEL;

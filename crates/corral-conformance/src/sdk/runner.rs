@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::case::SuiteCase;
 use crate::failure::Failure;
+use crate::report::{Observer, Unobserved};
 use crate::sdk::case::{SdkCase, SdkRun};
 use crate::sdk::checks;
 use crate::sdk::options::{Check, SdkConformanceOptions};
@@ -48,7 +50,23 @@ pub enum SdkConformanceError {
 pub async fn run_sdk_target<T: SdkTarget + ?Sized>(
     target: &T,
 ) -> Result<SdkReport, SdkConformanceError> {
-    run_sdk_target_with(target, &target.options()).await
+    run_sdk_target_observed(target, &mut Unobserved).await
+}
+
+/// [`run_sdk_target`], telling `observer` of each case as it settles.
+pub async fn run_sdk_target_observed<T: SdkTarget + ?Sized>(
+    target: &T,
+    observer: &mut dyn Observer<SdkCase>,
+) -> Result<SdkReport, SdkConformanceError> {
+    let server = |port| target.http_server(port);
+    run_suite(
+        &target.name(),
+        target.backend(),
+        &target.options(),
+        &server,
+        observer,
+    )
+    .await
 }
 
 /// Runs the SDK suite against `target` with `options` instead of the
@@ -58,7 +76,14 @@ pub async fn run_sdk_target_with<T: SdkTarget + ?Sized>(
     options: &SdkConformanceOptions,
 ) -> Result<SdkReport, SdkConformanceError> {
     let server = |port| target.http_server(port);
-    run_suite(&target.name(), target.backend(), options, &server).await
+    run_suite(
+        &target.name(),
+        target.backend(),
+        options,
+        &server,
+        &mut Unobserved,
+    )
+    .await
 }
 
 /// Runs every case of the SDK suite against `backend`, in order, one line
@@ -72,7 +97,14 @@ pub async fn run_sdk(
     backend: Arc<dyn Backend>,
     options: &SdkConformanceOptions,
 ) -> Result<SdkReport, SdkConformanceError> {
-    run_suite(target, backend, options, &python_http_server).await
+    run_suite(
+        target,
+        backend,
+        options,
+        &python_http_server,
+        &mut Unobserved,
+    )
+    .await
 }
 
 async fn run_suite(
@@ -80,6 +112,7 @@ async fn run_suite(
     backend: Arc<dyn Backend>,
     options: &SdkConformanceOptions,
     http_server: HttpServer<'_>,
+    observer: &mut dyn Observer<SdkCase>,
 ) -> Result<SdkReport, SdkConformanceError> {
     let provider = backend.name().to_string();
     let offline = BackendKind::from_name(&provider).is_some_and(|k| OFFLINE_PROVIDERS.contains(&k));
@@ -103,17 +136,20 @@ async fn run_suite(
         options,
         http_server,
     };
-    let mut cases = Vec::with_capacity(SdkCase::ALL.len());
-    for case in SdkCase::ALL {
-        cases.push(run.case(*case).await);
-    }
-    let run = SdkRun {
+    let summary = SdkRun {
         provider,
         live: options.live,
     };
+    observer.began(&SdkCase::heading(target, &summary));
+    let mut cases = Vec::with_capacity(SdkCase::ALL.len());
+    for case in SdkCase::ALL {
+        let report = run.case(*case).await;
+        observer.settled(&report.observed_line());
+        cases.push(report);
+    }
     Ok(SdkReport::finished(
         target.to_string(),
-        run,
+        summary,
         cases,
         started_at,
     ))

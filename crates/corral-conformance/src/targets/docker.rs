@@ -15,10 +15,10 @@
 
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError, Command, Labels};
+use corral_backend::{Backend, BackendError, Command, Labels, Verified};
 use corral_backend_docker::{DockerBackend, busybox_image};
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, envelopes};
+use corral_registry::{BackendKind, adapter};
 use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
@@ -30,7 +30,7 @@ use crate::targets::loopback::{LoopbackServer, curl_fixture};
 /// `ContractAdapter<DockerBackend>` on a scope of its own.
 #[derive(Debug)]
 pub struct DockerTarget {
-    backend: Arc<DockerBackend>,
+    backend: Verified<Arc<DockerBackend>>,
     servers: [LoopbackServer; 2],
 }
 
@@ -60,11 +60,9 @@ impl DockerTarget {
             .map_err(|e| unavailable(&e))?
             .scoped(&scope)
             .map_err(|e| unavailable(&e))?;
+        let backend = Verified::new_shared(Arc::new(backend)).map_err(|e| unavailable(&e))?;
         let servers = LoopbackServer::pair().map_err(DockerTargetError::Server)?;
-        Ok(Self {
-            backend: Arc::new(backend),
-            servers,
-        })
+        Ok(Self { backend, servers })
     }
 
     /// [`DockerTarget::new`] from synchronous code (inside a runtime or
@@ -87,7 +85,7 @@ impl DockerTarget {
 
     /// The backend every provider of this target shares.
     pub fn backend(&self) -> &Arc<DockerBackend> {
-        &self.backend
+        self.backend.get()
     }
 }
 
@@ -95,7 +93,7 @@ impl Drop for DockerTarget {
     fn drop(&mut self) {
         // Remove everything of this scope. Drop cannot await, and may run
         // inside a runtime: sweep on a thread with a runtime of its own.
-        let backend = Arc::clone(&self.backend);
+        let backend = Arc::clone(self.backend.get());
         let sweep = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -117,10 +115,7 @@ impl ConformanceTarget for DockerTarget {
     type Provider = ContractAdapter<DockerBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
-        ContractAdapter::new(
-            Arc::clone(&self.backend),
-            envelopes::docker_for(&self.backend.capabilities()),
-        )
+        adapter(&self.backend)
     }
 
     fn egress(&self) -> Option<EgressFixture> {
@@ -128,7 +123,7 @@ impl ConformanceTarget for DockerTarget {
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
-        Some(backend_inventory(&*self.backend).await)
+        Some(backend_inventory(&**self.backend.get()).await)
     }
 }
 
@@ -138,7 +133,7 @@ impl ConformanceTarget for DockerTarget {
 /// published port.
 impl SdkTarget for DockerTarget {
     fn backend(&self) -> Arc<dyn Backend> {
-        Arc::clone(&self.backend) as Arc<dyn Backend>
+        Arc::clone(self.backend.get()) as Arc<dyn Backend>
     }
 
     fn options(&self) -> SdkConformanceOptions {

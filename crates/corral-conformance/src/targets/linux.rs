@@ -4,25 +4,24 @@
 //! destroyed (with its mounts, cgroup and processes) before the directory is
 //! removed, when the target is dropped.
 //!
-//! Its egress fixture is two HTTP test servers the sandbox could reach only
-//! through a leak or an allowlist. Where the backend enforces no allowlist
-//! (that case is then a recorded skip) they listen on the host's loopback:
-//! a `none` sandbox has a loopback of its own, so reaching either would
-//! prove its namespace leaks. Where it enforces allowlists they are two
-//! test hosts in network namespaces the target makes
-//! (`corral_testkit::testhost`): private addresses on this machine's
-//! own veths, deleted when the target is dropped. Nothing beyond this
-//! machine is probed.
+//! Its `network-none` fixture is two HTTP servers on the host's loopback: a
+//! `none` sandbox has a loopback of its own, so reaching either would prove
+//! its namespace leaks. The allowlist case needs destinations an allowlisted
+//! sandbox can route to, which the host's loopback is not: the caller names
+//! them ([`LinuxTarget::with_allowlist_egress`]; `corral conformance` takes
+//! `--egress-allowed`/`--egress-denied`), and without them that case is a
+//! recorded skip saying so. The target makes nothing on the host's network
+//! beyond its two loopback servers, and probes nothing beyond what it is
+//! given.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError};
+use corral_backend::{Backend, BackendError, Verified};
 use corral_backend_linux::LinuxBackend;
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, envelopes};
+use corral_registry::{BackendKind, adapter};
 use corral_runtime::adapter::ContractAdapter;
-use corral_testkit::testhost::{TestHost, TestHostError};
 use tempfile::TempDir;
 
 use crate::sdk::SdkConformanceOptions;
@@ -34,41 +33,10 @@ use crate::targets::loopback::{LoopbackServer, curl_fixture};
 /// `ContractAdapter<LinuxBackend>` with `envelopes::linux_for` its capabilities on this host.
 #[derive(Debug)]
 pub struct LinuxTarget {
-    backend: Arc<LinuxBackend>,
+    backend: Verified<Arc<LinuxBackend>>,
     state: Option<TempDir>,
-    servers: Servers,
-}
-
-/// Where the egress fixture's two servers listen.
-#[derive(Debug)]
-enum Servers {
-    /// On the host's loopback (the backend enforces no allowlist).
-    Loopback([LoopbackServer; 2]),
-    /// On two test hosts in network namespaces the target made (the backend
-    /// enforces allowlists).
-    Hosts(Box<[TestHost; 2]>),
-}
-
-/// The port the test hosts serve on.
-const TEST_HOST_PORT: u16 = 8080;
-
-impl Servers {
-    fn addresses(&self) -> [String; 2] {
-        match self {
-            Servers::Loopback([a, b]) => [a.address(), b.address()],
-            Servers::Hosts(hosts) => {
-                let [a, b] = &**hosts;
-                [a, b].map(|h| format!("{}:{TEST_HOST_PORT}", h.addr()))
-            }
-        }
-    }
-}
-
-fn test_host() -> Result<TestHost, LinuxTargetError> {
-    let mut host = TestHost::new().map_err(LinuxTargetError::TestHost)?;
-    host.serve(TEST_HOST_PORT, "ok\n")
-        .map_err(LinuxTargetError::TestHost)?;
-    Ok(host)
+    loopback: [LoopbackServer; 2],
+    allowlist: Option<EgressFixture>,
 }
 
 /// Why the linux target could not be set up.
@@ -86,31 +54,45 @@ pub enum LinuxTargetError {
     /// A loopback test server of the egress fixture could not start.
     #[error("starting the egress fixture: {0}")]
     Server(#[source] std::io::Error),
-    /// A test host of the egress fixture could not be made.
-    #[error("starting the egress fixture: {0}")]
-    TestHost(#[source] TestHostError),
 }
 
 impl LinuxTarget {
-    /// A target on a new temporary state directory; `Unavailable` where
-    /// `LinuxBackend::available()` fails.
+    /// A target on a new temporary state directory, the backend opened
+    /// (and verified) as the registry opens it; `Unavailable` where this
+    /// host cannot make linux sandboxes. It has no allowlist fixture until
+    /// it is given one.
     pub fn new() -> Result<Self, LinuxTargetError> {
-        LinuxBackend::available().map_err(LinuxTargetError::Unavailable)?;
+        BackendKind::Linux
+            .available()
+            .map_err(LinuxTargetError::Unavailable)?;
         let state = tempfile::Builder::new()
             .prefix("corral-conformance-")
             .tempdir()
             .map_err(LinuxTargetError::StateDir)?;
-        let backend = LinuxBackend::open(state.path()).map_err(LinuxTargetError::Backend)?;
-        let servers = if backend.capabilities().enforces.network_allowlist {
-            Servers::Hosts(Box::new([test_host()?, test_host()?]))
-        } else {
-            Servers::Loopback(LoopbackServer::pair().map_err(LinuxTargetError::Server)?)
-        };
+        let backend = LinuxBackend::open_verified(state.path())
+            .map_err(LinuxTargetError::Backend)?
+            .into_shared();
+        let loopback = LoopbackServer::pair().map_err(LinuxTargetError::Server)?;
         Ok(Self {
-            backend: Arc::new(backend),
+            backend,
             state: Some(state),
-            servers,
+            loopback,
+            allowlist: None,
         })
+    }
+
+    /// The target, its allowlist case probing `fixture`: `allowed` must be
+    /// a destination a sandbox of this backend can route to (a host in a
+    /// network namespace joined to this one, say), `denied` one it could
+    /// route to but must not reach.
+    pub fn with_allowlist_egress(mut self, fixture: EgressFixture) -> Self {
+        self.give_allowlist_egress(fixture);
+        self
+    }
+
+    /// [`Self::with_allowlist_egress`] on a target already held.
+    pub fn give_allowlist_egress(&mut self, fixture: EgressFixture) {
+        self.allowlist = Some(fixture);
     }
 
     /// The temporary state directory (removed on drop).
@@ -120,7 +102,7 @@ impl LinuxTarget {
 
     /// The backend every provider of this target shares.
     pub fn backend(&self) -> &Arc<LinuxBackend> {
-        &self.backend
+        self.backend.get()
     }
 }
 
@@ -142,24 +124,25 @@ impl ConformanceTarget for LinuxTarget {
     type Provider = ContractAdapter<LinuxBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
-        ContractAdapter::new(
-            Arc::clone(&self.backend),
-            envelopes::linux_for(&self.backend.capabilities()),
-        )
+        adapter(&self.backend)
     }
 
     fn egress(&self) -> Option<EgressFixture> {
-        curl_fixture(self.servers.addresses())
+        curl_fixture(self.loopback.each_ref().map(LoopbackServer::address))
+    }
+
+    fn allowlist_egress(&self) -> Option<EgressFixture> {
+        self.allowlist.clone()
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
-        Some(backend_inventory(&*self.backend).await)
+        Some(backend_inventory(&**self.backend.get()).await)
     }
 }
 
 impl SdkTarget for LinuxTarget {
     fn backend(&self) -> Arc<dyn Backend> {
-        Arc::clone(&self.backend) as Arc<dyn Backend>
+        Arc::clone(self.backend.get()) as Arc<dyn Backend>
     }
 
     fn options(&self) -> SdkConformanceOptions {

@@ -12,10 +12,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use corral_backend::{Backend, BackendError};
+use corral_backend::{Backend, BackendError, Verified};
 use corral_backend_local::LocalBackend;
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, envelopes};
+use corral_registry::{BackendKind, adapter};
 use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
@@ -28,7 +28,7 @@ use crate::targets::loopback::{LoopbackServer, curl_fixture};
 /// `ContractAdapter<LocalBackend>` with `envelopes::local_for` its capabilities on this host.
 #[derive(Debug)]
 pub struct LocalTarget {
-    backend: Arc<LocalBackend>,
+    backend: Verified<Arc<LocalBackend>>,
     state: TempDir,
     servers: [LoopbackServer; 2],
 }
@@ -48,16 +48,19 @@ pub enum LocalTargetError {
 }
 
 impl LocalTarget {
-    /// A target on a new temporary state directory.
+    /// A target on a new temporary state directory, the backend opened
+    /// (and verified) as the registry opens it.
     pub fn new() -> Result<Self, LocalTargetError> {
         let state = tempfile::Builder::new()
             .prefix("corral-conformance-")
             .tempdir()
             .map_err(LocalTargetError::StateDir)?;
-        let backend = LocalBackend::open(state.path()).map_err(LocalTargetError::Backend)?;
+        let backend = LocalBackend::open_verified(state.path())
+            .map_err(LocalTargetError::Backend)?
+            .into_shared();
         let servers = LoopbackServer::pair().map_err(LocalTargetError::Server)?;
         Ok(Self {
-            backend: Arc::new(backend),
+            backend,
             state,
             servers,
         })
@@ -70,7 +73,7 @@ impl LocalTarget {
 
     /// The backend every provider of this target shares.
     pub fn backend(&self) -> &Arc<LocalBackend> {
-        &self.backend
+        self.backend.get()
     }
 }
 
@@ -84,10 +87,7 @@ impl ConformanceTarget for LocalTarget {
     type Provider = ContractAdapter<LocalBackend>;
 
     fn provider(&self) -> Result<Self::Provider, SandboxError> {
-        ContractAdapter::new(
-            Arc::clone(&self.backend),
-            envelopes::local_for(&self.backend.capabilities()),
-        )
+        adapter(&self.backend)
     }
 
     fn egress(&self) -> Option<EgressFixture> {
@@ -95,13 +95,13 @@ impl ConformanceTarget for LocalTarget {
     }
 
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
-        Some(backend_inventory(&*self.backend).await)
+        Some(backend_inventory(&**self.backend.get()).await)
     }
 }
 
 impl SdkTarget for LocalTarget {
     fn backend(&self) -> Arc<dyn Backend> {
-        Arc::clone(&self.backend) as Arc<dyn Backend>
+        Arc::clone(self.backend.get()) as Arc<dyn Backend>
     }
 
     fn options(&self) -> SdkConformanceOptions {

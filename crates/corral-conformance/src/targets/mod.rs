@@ -33,12 +33,12 @@ pub use memory::{MemoryTarget, memory_egress};
 pub use minimal::MinimalTarget;
 pub use relayed::Relayed;
 
-use corral_contract::SandboxError;
+use corral_contract::{ConformanceCase, SandboxError};
 use corral_registry::ConformanceTarget as Named;
 
-use crate::report::Report;
-use crate::sdk::{SdkConformanceError, SdkReport, run_sdk_target};
-use crate::suite::run;
+use crate::report::{Observer, Report, Unobserved};
+use crate::sdk::{SdkCase, SdkConformanceError, SdkReport, run_sdk_target_observed};
+use crate::suite::run_observed;
 use crate::target::SdkTarget;
 
 /// One of the in-tree targets.
@@ -88,12 +88,20 @@ impl BuiltinTarget {
     /// own entry point ([`Self::run_sdk`]): there is no way to ask this one
     /// for it and get an empty contract report back.
     pub async fn run(&self) -> Result<Report, SandboxError> {
+        self.run_observed(&mut Unobserved).await
+    }
+
+    /// [`Self::run`], telling `observer` of each case as it settles.
+    pub async fn run_observed(
+        &self,
+        observer: &mut dyn Observer<ConformanceCase>,
+    ) -> Result<Report, SandboxError> {
         match self {
-            Self::Memory(t) => run(t).await,
-            Self::Minimal(t) => run(t).await,
-            Self::Local(t) => run(t).await,
-            Self::Linux(t) => run(t).await,
-            Self::Docker(t) => run(t).await,
+            Self::Memory(t) => run_observed(t, observer).await,
+            Self::Minimal(t) => run_observed(t, observer).await,
+            Self::Local(t) => run_observed(t, observer).await,
+            Self::Linux(t) => run_observed(t, observer).await,
+            Self::Docker(t) => run_observed(t, observer).await,
         }
     }
 
@@ -112,8 +120,16 @@ impl BuiltinTarget {
     /// Runs the SDK suite against the target with the options it declares;
     /// `None` for `minimal` (see [`Self::sdk`]).
     pub async fn run_sdk(&self) -> Option<Result<SdkReport, SdkConformanceError>> {
+        self.run_sdk_observed(&mut Unobserved).await
+    }
+
+    /// [`Self::run_sdk`], telling `observer` of each case as it settles.
+    pub async fn run_sdk_observed(
+        &self,
+        observer: &mut dyn Observer<SdkCase>,
+    ) -> Option<Result<SdkReport, SdkConformanceError>> {
         match self.sdk() {
-            Some(target) => Some(run_sdk_target(target).await),
+            Some(target) => Some(run_sdk_target_observed(target, observer).await),
             None => None,
         }
     }

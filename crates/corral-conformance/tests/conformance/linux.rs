@@ -9,7 +9,7 @@ use corral_conformance::Outcome;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_linux_backend_fails_nothing_and_names_every_skip() {
-    let Some(target) = linux_target_or_skip("the contract suite on linux") else {
+    let Some((target, _hosts)) = linux_target_or_skip("the contract suite on linux") else {
         return;
     };
     let report = assert_fails_nothing_and_names_every_skip(&target).await;

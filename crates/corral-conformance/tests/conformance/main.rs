@@ -12,6 +12,8 @@ mod linux;
 mod local;
 mod memory;
 mod minimal;
+mod no_fixture;
+mod observed;
 mod sdk_docker;
 mod sdk_linux;
 mod sdk_local;

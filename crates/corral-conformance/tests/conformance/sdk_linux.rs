@@ -9,7 +9,7 @@ use corral_conformance::SdkTarget;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_linux_backend_passes_with_only_its_declared_skips() {
-    let Some(target) = linux_target_or_skip("the SDK suite on linux") else {
+    let Some((target, _hosts)) = linux_target_or_skip("the SDK suite on linux") else {
         return;
     };
     let declared = SdkTarget::options(&target);

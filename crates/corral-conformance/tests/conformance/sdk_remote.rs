@@ -44,7 +44,7 @@ async fn the_remote_backend_over_memory_passes_with_only_the_declared_skips() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_remote_backend_over_linux_passes_with_only_the_declared_skips() {
-    let Some(linux) = linux_target_or_skip("the SDK suite on remote (linux)") else {
+    let Some((linux, _hosts)) = linux_target_or_skip("the SDK suite on remote (linux)") else {
         return;
     };
     let backend = Arc::clone(linux.backend());

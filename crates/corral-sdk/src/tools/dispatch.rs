@@ -137,11 +137,17 @@ pub(crate) fn resolve(sandbox: &Sandbox, tool: Tool, field: &str, path: &str) ->
             format!("{field} {path:?} contains a NUL byte"),
         ));
     }
-    if path.starts_with('/') {
-        Ok(path.to_string())
+    let absolute = if path.starts_with('/') {
+        path.to_string()
     } else {
-        Ok(format!("{WORKSPACE_DIR}/{}", path.trim_start_matches("./")))
-    }
+        format!("{WORKSPACE_DIR}/{path}")
+    };
+    // The one normalizing edge (`.`, `..` and repeated slashes resolved
+    // lexically, never above `/`), so that what a tool answers names the
+    // file it touched: never `/workspace/.` or `/workspace/../../etc/x`.
+    corral_backend::sandbox_path(field, &absolute)
+        .map(|p| p.as_str().to_string())
+        .map_err(|e| sandbox.fail(ErrorCode::InvalidInput, op(tool), e.to_string()))
 }
 
 /// `text` cut to at most `max` bytes at a character boundary, and whether it was cut.

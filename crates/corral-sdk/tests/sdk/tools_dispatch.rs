@@ -304,3 +304,44 @@ async fn tools_on_local() {
     assert_eq!(ok(&r)["stdout"], "one\n2\nthree\nfour\n");
     sb.destroy().await.unwrap();
 }
+
+/// SDK rule "Paths are absolute POSIX paths": a tool answers with the path
+/// it touched, normalized once where the call's path is made — never the
+/// caller's spelling (`/workspace/.`, `a/../b`, `/workspace/../../etc/x`).
+/// Each row: the path a model sends → the path the answer names (or the
+/// refusal's code).
+#[tokio::test]
+async fn tool_answers_name_normalized_paths() {
+    let sb = Sandbox::create(Arc::new(MemoryBackend::new()), CreateOptions::default())
+        .await
+        .unwrap();
+    let rows: [(&str, &str, Result<&str, &str>); 10] = [
+        ("write_file", "./a.txt", Ok("/workspace/a.txt")),
+        ("write_file", "d/../b.txt", Ok("/workspace/b.txt")),
+        ("write_file", "/workspace//c.txt", Ok("/workspace/c.txt")),
+        ("write_file", "/workspace/../../tmp/x", Ok("/tmp/x")),
+        ("write_file", "../../../tmp/y", Ok("/tmp/y")),
+        ("list_files", "/workspace/.", Ok("/workspace")),
+        ("list_files", ".", Ok("/workspace")),
+        ("list_files", "/tmp/../workspace/", Ok("/workspace")),
+        ("list_files", "", Err("invalid_input")),
+        ("write_file", "a\0b", Err("invalid_input")),
+    ];
+    for (tool, path, expected) in rows {
+        let args = match tool {
+            "write_file" => json!({ "path": path, "content": "x" }),
+            _ => json!({ "path": path }),
+        };
+        let answer = call(&sb, tool, args).await;
+        match expected {
+            Ok(normalized) => assert_eq!(ok(&answer)["path"], normalized, "{tool} {path:?}"),
+            Err(expected_code) => assert_eq!(code(&answer), expected_code, "{tool} {path:?}"),
+        }
+    }
+    let long = format!("/workspace/{}", "a".repeat(256));
+    let answer = call(&sb, "write_file", json!({ "path": long, "content": "x" })).await;
+    assert_eq!(code(&answer), "invalid_input");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(!message.contains('\n'), "{message}");
+    sb.destroy().await.unwrap();
+}

@@ -19,17 +19,17 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use corral_conformance::sdk::run_sdk_target;
+use corral_conformance::sdk::run_sdk_target_observed;
 use corral_conformance::targets::{self, BuiltinTarget, Relayed, TargetError};
-use corral_conformance::{Report, Suite, SuiteCase, Target};
+use corral_conformance::{EgressFixture, Observer, Report, Suite, SuiteCase, Target};
 use corral_registry::ConformanceTarget;
 
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
-/// What any suite's report gives the command: its table, its JSON, and
-/// whether nothing failed.
+/// What any suite's report gives the command once its lines were printed
+/// as they settled: its closing line, its JSON, and whether nothing failed.
 struct Evidence {
-    table: String,
+    summary: String,
     json: serde_json::Result<String>,
     succeeded: bool,
 }
@@ -38,10 +38,46 @@ impl Evidence {
     /// A suite's report as the command shows it.
     fn of<C: SuiteCase>(report: &Report<C>) -> Self {
         Self {
-            table: report.table(),
+            summary: report.summary(),
             json: report.to_json(),
             succeeded: report.succeeded(),
         }
+    }
+}
+
+/// Prints a run's table as it goes — the heading when the run begins, each
+/// case's line the moment it settles — to stdout, or to stderr when the
+/// JSON report goes to stdout (`--json -`). Shared by every form of
+/// `corral conformance`; [`emit`] prints the closing line.
+pub(crate) struct LiveTable {
+    to_stderr: bool,
+}
+
+impl LiveTable {
+    /// The printer for a run whose `--json` is `json`.
+    pub(crate) fn for_json(json: Option<&Path>) -> Self {
+        LiveTable {
+            to_stderr: json == Some(Path::new("-")),
+        }
+    }
+
+    fn line(&self, line: &str) {
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+        }
+    }
+}
+
+impl<C: SuiteCase> Observer<C> for LiveTable {
+    fn began(&mut self, heading: &str) {
+        self.line(heading);
+    }
+
+    fn settled(&mut self, line: &str) {
+        self.line(line);
     }
 }
 
@@ -50,6 +86,7 @@ pub async fn conformance(
     backend: Option<String>,
     suite: Option<String>,
     json: Option<PathBuf>,
+    egress: Option<EgressFixture>,
 ) -> CliResult {
     let suite = parse_suite(suite.as_deref())?;
     let Some(name) = backend.as_deref() else {
@@ -58,11 +95,13 @@ pub async fn conformance(
             ConformanceTarget::names()
         )));
     };
+    let mut live = LiveTable::for_json(json.as_deref());
     let evidence = match name.strip_prefix(crate::backends::REMOTE_PREFIX) {
-        Some(endpoint) => remote_sdk(endpoint, suite).await?,
-        None => builtin(name, suite).await?,
+        Some(endpoint) if egress.is_none() => remote_sdk(endpoint, suite, &mut live).await?,
+        Some(_) => return Err(egress_elsewhere(name)),
+        None => builtin(name, suite, egress, &mut live).await?,
     };
-    emit(&evidence.table, json.as_deref(), || {
+    emit(&evidence.summary, json.as_deref(), || {
         evidence
             .json
             .map_err(|e| CliError::failure("io", format!("encoding the report as JSON: {e}")))
@@ -72,7 +111,11 @@ pub async fn conformance(
 
 /// The SDK suite on a remote backend, held to what the backend it serves
 /// declares (the contract suite over the wire is `--provider`).
-async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> {
+async fn remote_sdk(
+    endpoint: &str,
+    suite: Suite,
+    live: &mut LiveTable,
+) -> Result<Evidence, CliError> {
     if suite != Suite::Sdk {
         return Err(CliError::usage(format!(
             "a remote backend runs the SDK suite (--suite sdk); the contract suite over the wire \
@@ -82,14 +125,29 @@ async fn remote_sdk(endpoint: &str, suite: Suite) -> Result<Evidence, CliError> 
     let remote = crate::backends::open_remote(endpoint).await?;
     let served = remote.served().to_owned();
     let target = Relayed::new(std::sync::Arc::new(remote), served);
-    let report = run_sdk_target(&target)
+    let report = run_sdk_target_observed(&target, live)
         .await
         .map_err(|e| CliError::usage(format!("target {}: {e}", target.name())))?;
     Ok(Evidence::of(&report))
 }
 
-/// `suite` on the built-in target called `name`.
-async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
+/// `--egress-allowed`/`--egress-denied` given for a target whose egress
+/// cases do not probe what a caller names.
+fn egress_elsewhere(name: &str) -> CliError {
+    CliError::usage(format!(
+        "--egress-allowed and --egress-denied name the allowlist case's destinations for \
+         --backend linux and --provider; the {name} target probes no destination a caller names"
+    ))
+}
+
+/// `suite` on the built-in target called `name`, its allowlist case probing
+/// `egress` where given (linux only).
+async fn builtin(
+    name: &str,
+    suite: Suite,
+    egress: Option<EgressFixture>,
+    live: &mut LiveTable,
+) -> Result<Evidence, CliError> {
     let named = targets::parse(name).map_err(|e| CliError::usage(e.to_string()))?;
     if suite == Suite::Sdk && named == ConformanceTarget::Minimal {
         return Err(CliError::usage(
@@ -97,28 +155,35 @@ async fn builtin(name: &str, suite: Suite) -> Result<Evidence, CliError> {
              suite; run --suite sdk with memory, local or linux",
         ));
     }
-    let target = BuiltinTarget::open(named).map_err(|e| match e {
+    if egress.is_some() && named != ConformanceTarget::Linux {
+        return Err(egress_elsewhere(name));
+    }
+    let mut target = BuiltinTarget::open(named).map_err(|e| match e {
         TargetError::Unknown { .. } => CliError::usage(e.to_string()),
         TargetError::Local(_) | TargetError::Linux(_) | TargetError::Docker(_) => {
             CliError::failure("unavailable", e.to_string())
         }
     })?;
-    run(&target, suite, name).await
+    if let (BuiltinTarget::Linux(linux), Some(fixture)) = (&mut target, egress) {
+        linux.give_allowlist_egress(fixture);
+    }
+    run(&target, suite, name, live).await
 }
 
-/// Prints a run's `table` and, with `--json PATH`, writes the `json` text
+/// Prints a run's closing line (its table's last, after [`LiveTable`]
+/// printed the others) and, with `--json PATH`, writes the `json` text
 /// there: to stdout when PATH is `-`, the table then going to stderr.
 /// Shared by every form of `corral conformance`.
 pub(crate) fn emit(
-    table: &str,
+    summary: &str,
     json: Option<&Path>,
     text: impl FnOnce() -> Result<String, CliError>,
 ) -> Result<(), CliError> {
     let to_stdout = json == Some(Path::new("-"));
     if to_stdout {
-        eprint!("{table}");
+        eprintln!("{summary}");
     } else {
-        print!("{table}");
+        println!("{summary}");
     }
     let Some(path) = json else {
         return Ok(());
@@ -134,19 +199,25 @@ pub(crate) fn emit(
     }
 }
 
-/// Runs `suite` against `target` (called `name`).
-async fn run(target: &BuiltinTarget, suite: Suite, name: &str) -> Result<Evidence, CliError> {
+/// Runs `suite` against `target` (called `name`), printing each line as it
+/// settles.
+async fn run(
+    target: &BuiltinTarget,
+    suite: Suite,
+    name: &str,
+    live: &mut LiveTable,
+) -> Result<Evidence, CliError> {
     match suite {
         Suite::Contract => {
             let report = target
-                .run()
+                .run_observed(live)
                 .await
                 .map_err(|e| CliError::failure("provider", format!("target {name}: {e}")))?;
             Ok(Evidence::of(&report))
         }
         Suite::Sdk => {
             let report = target
-                .run_sdk()
+                .run_sdk_observed(live)
                 .await
                 .ok_or_else(|| {
                     CliError::usage(format!("the {name} target cannot run the SDK suite"))
@@ -188,7 +259,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unknown_backend_is_a_one_line_usage_error() {
-        let e = conformance(Some("vmware".into()), None, None)
+        let e = conformance(Some("vmware".into()), None, None, None)
             .await
             .unwrap_err();
         assert_eq!(
@@ -201,7 +272,7 @@ mod tests {
     async fn the_minimum_provider_exits_zero_and_writes_its_report() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.json");
-        let code = conformance(Some("minimal".into()), None, Some(path.clone()))
+        let code = conformance(Some("minimal".into()), None, Some(path.clone()), None)
             .await
             .unwrap();
         assert_eq!(code, 0);
@@ -219,6 +290,7 @@ mod tests {
             Some("memory".into()),
             Some("sdk".into()),
             Some(path.clone()),
+            None,
         )
         .await
         .unwrap();
@@ -239,7 +311,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_sdk_suite_refuses_the_minimal_target_in_one_line() {
-        let e = conformance(Some("minimal".into()), Some("sdk".into()), None)
+        let e = conformance(Some("minimal".into()), Some("sdk".into()), None, None)
             .await
             .unwrap_err();
         assert_eq!(

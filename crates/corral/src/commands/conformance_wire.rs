@@ -19,14 +19,14 @@
 use std::path::Path;
 
 use corral_conformance::{
-    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, Target, run,
+    ConformanceTarget, EgressFixture, EgressProbe, Evidence, SecretKey, Suite, Target, run_observed,
 };
 use corral_contract::{FailureReason, HostPort, SandboxError};
 use corral_wire::protocol::CONTRACT_REVISION;
 use corral_wire::{Endpoint, Token, WireError, WireProvider};
 
 use crate::args::ConformanceArgs;
-use crate::commands::conformance::emit;
+use crate::commands::conformance::{LiveTable, emit};
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The name remote targets go by in reports (the evidence names the
@@ -65,15 +65,14 @@ pub async fn dispatch(a: ConformanceArgs) -> CliResult {
         let stray = [
             ("--token-file", a.token_file.is_some()),
             ("--sign", a.sign.is_some()),
-            ("--egress-allowed", a.egress_allowed.is_some()),
-            ("--egress-denied", a.egress_denied.is_some()),
         ];
         if let Some((flag, _)) = stray.iter().find(|(_, given)| *given) {
             return Err(CliError::usage(format!(
                 "{flag} goes with --provider http://HOST:PORT"
             )));
         }
-        return crate::commands::conformance::conformance(a.backend, a.suite, a.json).await;
+        let egress = egress_fixture(a.egress_allowed.as_deref(), a.egress_denied.as_deref())?;
+        return crate::commands::conformance::conformance(a.backend, a.suite, a.json, egress).await;
     };
     conformance_wire(&provider, a).await
 }
@@ -111,10 +110,11 @@ pub async fn conformance_wire(provider: &str, args: ConformanceArgs) -> CliResul
         .await
         .map_err(|e| connect_error(&endpoint, e))?;
     let target = RemoteTarget { client, egress };
-    let report = run(&target)
+    let mut live = LiveTable::for_json(args.json.as_deref());
+    let report = run_observed(&target, &mut live)
         .await
         .map_err(|e| CliError::failure("provider", format!("provider {endpoint}: {e}")))?;
-    emit(&report.table(), args.json.as_deref(), || match &key {
+    emit(&report.summary(), args.json.as_deref(), || match &key {
         Some(key) => Evidence::sign(&report, &endpoint.to_string(), CONTRACT_REVISION, key)
             .and_then(|e| e.to_json())
             .map_err(|e| CliError::failure("io", e.to_string())),
@@ -150,7 +150,7 @@ fn read_token(path: Option<&Path>) -> Result<Token, CliError> {
 
 /// The egress fixture from `--egress-allowed` and `--egress-denied`: both
 /// or neither.
-fn egress_fixture(
+pub(crate) fn egress_fixture(
     allowed: Option<&str>,
     denied: Option<&str>,
 ) -> Result<Option<EgressFixture>, CliError> {

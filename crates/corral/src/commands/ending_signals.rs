@@ -1,8 +1,8 @@
-//! The signals that end a front (`corral run`, `corral exec`, `corral mcp`,
-//! `corral serve`) cleanly: each is caught, so the front destroys what it
-//! created and exits, instead of dying by the signal's default action and
-//! leaving a sandbox running. `SIGKILL` cannot be caught: a sandbox created
-//! with `bound_to_creator` ends by itself then.
+//! The signals that end a front (`corral run`, `corral exec`, `corral
+//! shell`, `corral mcp`, `corral serve`) cleanly: each is caught, so the
+//! front destroys what it created and exits, instead of dying by the
+//! signal's default action and leaving a sandbox running. `SIGKILL` cannot
+//! be caught: a sandbox created with `bound_to_creator` ends by itself then.
 //!
 //! `run` and `exec` then exit as a shell reports a process the signal
 //! killed: 128 + the signal's number (`SIGINT` 130, `SIGTERM` 143,

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod attach_mode;
 pub mod bench;
 pub mod conformance;
 pub mod conformance_wire;
@@ -22,5 +23,10 @@ pub mod rm;
 pub mod run;
 pub mod serve;
 mod shared;
+pub mod shell;
 pub mod start;
+pub mod stdin_exec;
+pub mod stdin_feed;
 mod table;
+pub mod terminal_session;
+pub mod tty;

@@ -9,7 +9,9 @@
 //! `--timeout` is the command's; the preview URLs of `--port` go to
 //! stderr, so that stdout is the command's alone; `--keep` leaves the
 //! sandbox (neither bound to this process nor labelled as its creation)
-//! and names it on stderr.
+//! and names it on stderr. `--secret` redacts the streamed output and the
+//! error line; with `-i` or `-t`, whose output is not redacted, it is
+//! refused.
 
 use corral_backend::CORRAL_LABEL;
 
@@ -19,15 +21,23 @@ use crate::error::{CliError, CliResult};
 use crate::flags::enforce::{self, Asked};
 use crate::kv;
 
+use super::attach_mode::AttachMode;
 use super::{ending_signals, preview, shared};
 
 /// Runs `corral run`.
 pub async fn run(args: RunArgs) -> CliResult {
     let mut req = shared::request(args.command, &args.env, args.cwd, args.timeout)?;
     req.run_as = args.user.map(Into::into);
+    let mode = AttachMode::from_flags(args.interactive, args.tty)?;
     // `--env` and the secrets are the sandbox's environment, one map made
     // once: a name in both is refused.
     let planned = args.sandbox.plan(std::mem::take(&mut req.env))?;
+    if !planned.redactor.is_empty() && !matches!(mode, AttachMode::Output) {
+        return Err(CliError::usage(
+            "--secret cannot be used with -i or -t: output through a forwarded stdin or a \
+             terminal is not redacted",
+        ));
+    }
     let redactor = planned.redactor.clone();
     let mut create = planned.request;
     create.labels = kv::parse_labels(&args.labels)?;
@@ -41,6 +51,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     create.image = args.image.clone();
     let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
+    mode.check(&*backend, &req)?;
     let caps = backend.capabilities();
     let asked = Asked {
         volumes: !planned.volumes.is_empty(),
@@ -57,7 +68,12 @@ pub async fn run(args: RunArgs) -> CliResult {
             for line in lines {
                 eprintln!("corral: port {line}");
             }
-            shared::exec_live_redacted(&*backend, &info.id, req, &ending, &redactor).await
+            match mode {
+                AttachMode::Output => {
+                    shared::exec_live_redacted(&*backend, &info.id, req, &ending, &redactor).await
+                }
+                _ => mode.run(&*backend, &info.id, req, &ending).await,
+            }
         }
         Err(e) => Err(e),
     };

@@ -26,9 +26,14 @@ pub struct LiveOutput {
 }
 
 impl LiveOutput {
+    /// Live output that cancels `abort` on a closed pipe.
+    pub fn new(abort: CancellationToken) -> Self {
+        LiveOutput::redacting(abort, &Redactor::default())
+    }
+
     /// Live output that cancels `abort` on a closed pipe and replaces
     /// `redactor`'s secrets with `[REDACTED]`.
-    pub fn new(abort: CancellationToken, redactor: &Redactor) -> Self {
+    pub fn redacting(abort: CancellationToken, redactor: &Redactor) -> Self {
         LiveOutput {
             abort,
             closed: Arc::new(AtomicBool::new(false)),
@@ -135,7 +140,7 @@ pub fn redacted(mut e: CliError, redactor: &Redactor) -> CliError {
 
 /// The failure after `ending`'s signal, exiting 128 + its number; `when`
 /// says what it interrupted.
-fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
+pub fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
     let signal = ending.signal()?;
     Some(
         CliError::failure("aborted", format!("interrupted by {}{when}", signal.name))
@@ -178,7 +183,7 @@ pub async fn exec_live_redacted(
             token.cancel();
         })
     };
-    let mut output = LiveOutput::new(token, redactor);
+    let mut output = LiveOutput::redacting(token, redactor);
     let result = backend.exec(id, req, &mut output).await;
     output.finish();
     on_signal.abort();

@@ -171,6 +171,48 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
         "corral: error: [usage] --token-file goes with --provider http://HOST:PORT\n"
     );
 
+    // The egress destinations: both or neither, and only for a target
+    // whose allowlist case probes what a caller names.
+    for (args, line) in [
+        (
+            &[
+                "--backend",
+                "memory",
+                "--egress-allowed",
+                "a.test:80",
+                "--egress-denied",
+                "b.test:80",
+            ][..],
+            "corral: error: [usage] --egress-allowed and --egress-denied name the allowlist \
+             case's destinations for --backend linux and --provider; the memory target probes \
+             no destination a caller names\n",
+        ),
+        (
+            &["--backend", "linux", "--egress-allowed", "a.test:80"][..],
+            "corral: error: [usage] --egress-allowed and --egress-denied go together: name both \
+             destinations or neither\n",
+        ),
+        (
+            &[
+                "--backend",
+                "linux",
+                "--egress-allowed",
+                "nope",
+                "--egress-denied",
+                "b.test:80",
+            ][..],
+            "corral: error: [usage] --egress-allowed \"nope\": ",
+        ),
+    ] {
+        let mut full = vec!["conformance"];
+        full.extend_from_slice(args);
+        let out = corral(&full);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(line), "{args:?}: {stderr}");
+    }
+
     let out = corral(&[
         "conformance",
         "--provider",
@@ -184,5 +226,40 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
     assert!(
         stderr.contains("--provider") && stderr.contains("--backend"),
         "{stderr}"
+    );
+}
+
+/// A provider run without `--egress-allowed`/`--egress-denied`: the two
+/// egress cases are recorded skips saying what to give, the run succeeds
+/// on what it could observe, and no case fails for want of a fixture.
+#[test]
+fn without_egress_destinations_the_egress_cases_are_skips_naming_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let server = Served::memory(&token_file);
+    let run = corral(&[
+        "conformance",
+        "--provider",
+        &server.endpoint,
+        "--token-file",
+        path(&token_file),
+    ]);
+    let table = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{table}{}", text(&run.stderr));
+    for case in ["allowlist-egress", "none-egress"] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(case))
+            .unwrap_or_else(|| panic!("no line for {case}: {table}"));
+        assert!(line.contains("skipped"), "{line}");
+        assert!(
+            line.ends_with(corral_conformance::NO_EGRESS_FIXTURE),
+            "{line}"
+        );
+    }
+    assert!(
+        table.ends_with("7 passed, 0 failed, 2 skipped\n"),
+        "{table}"
     );
 }

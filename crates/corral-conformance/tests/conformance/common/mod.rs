@@ -1,22 +1,53 @@
 //! Shared checks of the conformance integration tests.
 
-use corral_backend::Labels;
+use corral_backend::{Backend, Labels};
 use corral_conformance::sdk::{SdkCase, SdkReport, run_sdk_target};
 use corral_conformance::targets::{LinuxTarget, LinuxTargetError};
-use corral_conformance::{ConformanceTarget, Outcome, Report, SdkTarget, run, run_cases};
-use corral_contract::ConformanceCase;
+use corral_conformance::{
+    ConformanceTarget, EgressFixture, EgressProbe, Outcome, Report, SdkTarget, run, run_cases,
+};
+use corral_contract::{ConformanceCase, HostPort};
+use corral_testkit::testhost::TestHost;
+
+/// The two test hosts a linux target's allowlist case probes: they must
+/// outlive every sandbox that reaches them.
+pub type AllowlistHosts = Option<Box<[TestHost; 2]>>;
+
+/// The port the allowlist fixture's test hosts serve on.
+const TEST_HOST_PORT: u16 = 8080;
 
 /// A linux target, or `None` after printing why `test` is skipped where
-/// this host cannot make linux sandboxes. Any other error fails the test.
-pub fn linux_target_or_skip(test: &str) -> Option<LinuxTarget> {
-    match LinuxTarget::new() {
-        Ok(t) => Some(t),
+/// this host cannot make linux sandboxes. Where the backend enforces
+/// allowlists, the target probes two test hosts in network namespaces made
+/// here (returned beside it): the fixture `corral conformance` is given
+/// with `--egress-allowed`/`--egress-denied`. Any other error fails the test.
+pub fn linux_target_or_skip(test: &str) -> Option<(LinuxTarget, AllowlistHosts)> {
+    let target = match LinuxTarget::new() {
+        Ok(t) => t,
         Err(LinuxTargetError::Unavailable(reason)) => {
             eprintln!("skip: {test}: {reason}");
-            None
+            return None;
         }
         Err(e) => panic!("{e}"),
+    };
+    if !target.backend().capabilities().enforces.network_allowlist {
+        return Some((target, None));
     }
+    let host = || {
+        let mut host = TestHost::new().unwrap_or_else(|e| panic!("a test host: {e}"));
+        host.serve(TEST_HOST_PORT, "ok\n")
+            .unwrap_or_else(|e| panic!("a test host's server: {e}"));
+        host
+    };
+    let hosts = Box::new([host(), host()]);
+    let [allowed, denied] =
+        [&hosts[0], &hosts[1]].map(|h| HostPort::new(format!("{}:{TEST_HOST_PORT}", h.addr())));
+    let fixture = EgressFixture {
+        allowed: allowed.unwrap(),
+        denied: denied.unwrap(),
+        probe: EgressProbe::Curl,
+    };
+    Some((target.with_allowlist_egress(fixture), Some(hosts)))
 }
 
 /// Runs one case against `target` and returns its report.

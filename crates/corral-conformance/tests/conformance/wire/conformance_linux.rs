@@ -3,20 +3,18 @@
 //! one the envelope predicts, and nothing is left behind.
 
 use super::common;
-use crate::common::{assert_fails_nothing_and_names_every_skip, planned_skips};
+use crate::common::{
+    assert_fails_nothing_and_names_every_skip, linux_target_or_skip, planned_skips,
+};
 use common::WireTarget;
 use corral_conformance::Outcome;
-use corral_conformance::targets::{LinuxTarget, LinuxTargetError, backend_inventory};
+use corral_conformance::targets::backend_inventory;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nine_cases_over_the_wire_on_linux_fail_nothing() {
-    let inner = match LinuxTarget::new() {
-        Ok(t) => t,
-        Err(LinuxTargetError::Unavailable(reason)) => {
-            eprintln!("skip: linux sandboxes are unavailable here: {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some((inner, _hosts)) = linux_target_or_skip("the nine cases over the wire on linux")
+    else {
+        return;
     };
     let target = WireTarget::over(inner).await;
     let report = assert_fails_nothing_and_names_every_skip(&target).await;

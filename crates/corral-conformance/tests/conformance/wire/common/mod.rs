@@ -163,6 +163,10 @@ impl<T: ConformanceTarget> ConformanceTarget for WireTarget<T> {
         self.inner.egress()
     }
 
+    fn allowlist_egress(&self) -> Option<EgressFixture> {
+        self.inner.allowlist_egress()
+    }
+
     async fn inventory(&self) -> Option<Result<Inventory, BackendError>> {
         self.inner.inventory().await
     }
