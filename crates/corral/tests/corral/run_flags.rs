@@ -326,3 +326,60 @@ fn cpus_is_a_quota_in_the_sandboxs_cgroup() {
     };
     assert_eq!(quota / period, 0.5, "quota {quota} over period {period}");
 }
+
+/// `--user` reaches a terminal too: `run -it --user user` runs as uid 1000.
+#[test]
+fn user_applies_on_a_terminal_too() {
+    if !linux_available("user_applies_on_a_terminal_too") {
+        return;
+    }
+    let cli = Cli::new();
+    let mut pty = crate::pty_support::Pty::open(80, 24);
+    let mut corral = cli
+        .cmd(&[
+            "run",
+            "--backend",
+            "linux",
+            "-it",
+            "--user",
+            "user",
+            "--",
+            "sh",
+            "-c",
+            "echo uid=$(id -u)",
+        ])
+        .stdin(pty.stdio())
+        .stdout(pty.stdio())
+        .stderr(pty.stdio())
+        .spawn()
+        .expect("spawn corral");
+    pty.expect("uid=1000");
+    let status = crate::pty_support::ends(&mut corral, "the program's end");
+    assert_eq!(status.code(), Some(0), "{:?}", pty.tail());
+    assert!(cli.ids().is_empty());
+}
+
+/// Output through `-i` or a terminal is not redacted, so `--secret` is
+/// refused with them, before anything is created.
+#[test]
+fn a_secret_is_refused_where_output_is_not_redacted() {
+    let cli = Cli::new();
+    for flags in [&["-i"][..], &["-i", "-t"]] {
+        let mut args = vec!["run", "--backend", "local", "--secret", "T=x"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "true"]);
+        let out = cli.run(&args);
+        if flags.contains(&"-t") && out.status.code() == Some(2) {
+            // Without a terminal on stdin, -t is refused first; either
+            // way, one usage line and nothing created.
+            one_error_line(&out, "usage", 2);
+            continue;
+        }
+        let line = one_error_line(&out, "usage", 2);
+        assert!(
+            line.contains("--secret cannot be used with -i or -t"),
+            "{line}"
+        );
+    }
+    assert!(cli.ids().is_empty());
+}
