@@ -29,10 +29,12 @@ fn start_ps_and_logs_follow_a_background_process() {
         "tick",
         "-e",
         "WORD=tock",
+        "-w",
+        "/tmp",
         "--",
         "sh",
         "-c",
-        "echo \"$WORD 1\"; echo oops >&2; sleep 1; echo \"$WORD 2\"",
+        "echo \"$WORD 1\"; echo oops >&2; sleep 1; echo \"$WORD 2\" $(pwd)",
     ]);
     assert_eq!(text(&out.stdout), "tick\n", "{}", text(&out.stderr));
     let table = text(&cli.run(&["ps", &id]).stdout);
@@ -45,12 +47,12 @@ fn start_ps_and_logs_follow_a_background_process() {
 
     let followed = cli.run(&["logs", "-f", &id, "tick"]);
     assert_eq!(followed.status.code(), Some(0));
-    assert_eq!(text(&followed.stdout), "tock 1\ntock 2\n");
+    assert_eq!(text(&followed.stdout), "tock 1\ntock 2 /tmp\n");
     assert_eq!(text(&followed.stderr), "oops\n");
     let again = cli.run(&["logs", &id, "tick"]);
     assert_eq!(
         text(&again.stdout),
-        "tock 1\ntock 2\n",
+        "tock 1\ntock 2 /tmp\n",
         "all of it, once ended"
     );
 
