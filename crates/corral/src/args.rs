@@ -98,6 +98,20 @@ pub enum Commands {
         #[command(subcommand)]
         cmd: crate::commands::image::ImageCommand,
     },
+    /// Print the shell completion script for SHELL (bash, zsh, fish,
+    /// elvish, powershell) on stdout, e.g. `corral completions bash >
+    /// /etc/bash_completion.d/corral`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (`corral.1` and one `corral-COMMAND.1` per
+    /// command, roff) into DIR, e.g. `corral man /usr/local/share/man/man1`.
+    Man {
+        /// The directory to write the pages into (made if missing).
+        dir: std::path::PathBuf,
+    },
     /// The author kit: write the JSON Schemas and golden vectors generated
     /// from the contract types, or check a directory against them.
     Kit {

@@ -97,6 +97,8 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Resume(a) => commands::lifecycle::resume(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
         Commands::Kit { cmd } => commands::kit::kit(cmd).await,
+        Commands::Completions { shell } => commands::docs::completions(shell),
+        Commands::Man { dir } => commands::docs::man_pages(&dir),
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Serve(a) => commands::serve::serve(a).await,

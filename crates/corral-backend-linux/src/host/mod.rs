@@ -7,8 +7,8 @@
 //! steps of its create, from its directory to the commit of its init
 //! ([`build`]).
 //!
-//! `RealHost` ([`crate::real_host`]) performs them; [`RecordingHost`]
-//! records each call (a [`HostCall`]) instead and can be told to fail one,
+//! `RealHost` ([`crate::real_host`]) performs them; `RecordingHost` (built
+//! for the crate's tests only) records each call (a [`HostCall`]) instead and can be told to fail one,
 //! so that the order of [`crate::create`] and of
 //! [`crate::destroy::teardown`], what a failed create leaves to its
 //! rollback, what a teardown still does after a failure, and what a gc
@@ -24,7 +24,9 @@
 //! that own each effect.
 
 mod build;
-#[cfg_attr(not(test), allow(dead_code))]
+// The fake is compiled for the crate's tests only; which host a `State`
+// uses is still chosen where it is made, never by the build.
+#[cfg(test)]
 pub(crate) mod recording;
 
 use std::os::fd::OwnedFd;
@@ -37,7 +39,7 @@ use crate::cgroup::Cgroups;
 
 pub use crate::hostproc::{Forwarder, InitProcess};
 pub use build::{Build, InitLink, WritableLayer};
-#[cfg_attr(not(test), allow(unused_imports))]
+#[cfg(test)]
 pub use recording::{HostCall, HostStep, InitModel, RecordingHost};
 
 /// One effect on the host per method, each named after what it does.

@@ -7,6 +7,7 @@ pub mod conformance_wire;
 pub mod cp;
 pub mod create;
 pub mod creator;
+pub mod docs;
 pub mod ending_signals;
 pub mod evidence;
 pub mod exec;

@@ -28,6 +28,11 @@ impl Cli {
         self.cmd(args).output().expect("spawn corral")
     }
 
+    /// Runs `corral ARGS` with `input` on its stdin, then closed.
+    pub(crate) fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        output_with_stdin(self.cmd(args), input)
+    }
+
     pub(crate) fn ids(&self) -> Vec<String> {
         let out = self.run(&["ls", "--json"]);
         assert!(out.status.success(), "ls --json: {}", text(&out.stderr));
@@ -38,6 +43,27 @@ impl Cli {
             .map(|s| s["id"].as_str().unwrap().to_string())
             .collect()
     }
+}
+
+/// Runs `cmd` with `input` on its stdin, then closed. The input is written
+/// from a thread while the output is read, so that neither side waits on a
+/// full pipe whatever the sizes.
+pub(crate) fn output_with_stdin(mut cmd: Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn corral");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let bytes = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        // A command that stops reading early closes the pipe: not an error.
+        let _ = std::io::Write::write_all(&mut pipe, &bytes);
+    });
+    let out = child.wait_with_output().expect("corral exits");
+    writer.join().expect("the stdin writer");
+    out
 }
 
 pub(crate) fn text(b: &[u8]) -> String {

@@ -27,12 +27,19 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-#[test]
-fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not() {
+/// A memory backend served on loopback with [`TOKEN`], its token file, and
+/// the temporary directory both live in.
+fn served_memory() -> (tempfile::TempDir, std::path::PathBuf, Served) {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let server = Served::memory(&token_file);
+    (dir, token_file, server)
+}
+
+#[test]
+fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not() {
+    let (dir, token_file, server) = served_memory();
     let keys = dir.path().join("keys");
     let keygen = corral(&["evidence", "keygen", path(&keys)]);
     assert_eq!(keygen.status.code(), Some(0), "{}", text(&keygen.stderr));
@@ -121,10 +128,7 @@ fn signed_evidence_from_a_served_provider_verifies_and_a_tampered_copy_does_not(
 
 #[test]
 fn a_refused_token_and_bad_flags_are_one_line_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let server = Served::memory(&token_file);
+    let (dir, token_file, server) = served_memory();
 
     let wrong_token = dir.path().join("wrong");
     std::fs::write(&wrong_token, "a-wrong-token-0123456789\n").unwrap();
@@ -234,10 +238,7 @@ fn a_refused_token_and_bad_flags_are_one_line_errors() {
 /// on what it could observe, and no case fails for want of a fixture.
 #[test]
 fn without_egress_destinations_the_egress_cases_are_skips_naming_the_flags() {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let server = Served::memory(&token_file);
+    let (_dir, token_file, server) = served_memory();
     let run = corral(&[
         "conformance",
         "--provider",

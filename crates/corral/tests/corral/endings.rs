@@ -14,30 +14,10 @@
 //! | `kit write DIR`, stdout's reader closed first  | exit 141, no stderr (no "internal" panic line) |
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 
 use crate::cli::{Cli, one_error_line, text};
-
-/// How long corral may take to end once it was told to.
-const ENDS_WITHIN: Duration = Duration::from_secs(30);
-
-/// Waits for `child` at most [`ENDS_WITHIN`]; past it, kills it and fails
-/// the test naming `what`.
-fn ends(child: &mut Child, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + ENDS_WITHIN;
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for corral") {
-            return status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: corral did not exit within {ENDS_WITHIN:?}; it was killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::pty_support::ends;
 
 /// Reads one line from `from` and closes it, as `head -1` does.
 fn head_1(from: impl Read) -> String {

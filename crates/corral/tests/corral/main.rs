@@ -15,6 +15,7 @@ mod bench_cli;
 mod bench_e2b;
 mod cli;
 mod conformance_wire;
+mod docs_cli;
 mod endings;
 mod gc;
 mod hostile;

@@ -13,7 +13,7 @@
 //! | `kill -TERM` of `exec -i ID -- sleep 30`           | exit 143, one line naming SIGTERM, the sandbox kept |
 //! | `exec -i` / `run -i` on a backend without live processes (remote) | one `unsupported` line naming `-i` and the backend, nothing created |
 
-use std::io::{BufRead, BufReader, Seek, Write};
+use std::io::{BufRead, BufReader, Seek};
 use std::process::{Output, Stdio};
 
 use rustix::process::{Pid, Signal, kill_process};
@@ -23,27 +23,6 @@ use sha2::{Digest, Sha256};
 use crate::cli::{Cli, one_error_line, text};
 use crate::pty_support::ends;
 use crate::serve_support::Served;
-
-/// `corral ARGS` with `stdin` written to its stdin (and closed).
-fn with_stdin(cli: &Cli, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = cli
-        .cmd(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn corral");
-    let mut pipe = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    // Written from a thread: the command's output is read meanwhile, so
-    // neither side waits on a full pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&bytes);
-    });
-    let out = child.wait_with_output().expect("corral ends");
-    writer.join().unwrap();
-    out
-}
 
 /// A sandbox of the default backend, destroyed when dropped.
 struct Sandbox<'a> {
@@ -72,7 +51,7 @@ impl Drop for Sandbox<'_> {
 fn exec_i_forwards_stdin_and_its_eof_closes_the_commands() {
     let cli = Cli::new();
     let sandbox = Sandbox::create(&cli);
-    let out = with_stdin(&cli, &["exec", "-i", &sandbox.id, "--", "cat"], b"a\nb\n");
+    let out = cli.run_with_stdin(&["exec", "-i", &sandbox.id, "--", "cat"], b"a\nb\n");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "a\nb\n");
     assert!(cli.ids().contains(&sandbox.id), "exec keeps the sandbox");
@@ -86,11 +65,7 @@ fn a_large_stdin_arrives_whole() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     let expected = hex::encode(Sha256::digest(&bytes));
-    let out = with_stdin(
-        &cli,
-        &["exec", "-i", &sandbox.id, "--", "sha256sum"],
-        &bytes,
-    );
+    let out = cli.run_with_stdin(&["exec", "-i", &sandbox.id, "--", "sha256sum"], &bytes);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout).split_whitespace().next(),
@@ -102,8 +77,7 @@ fn a_large_stdin_arrives_whole() {
 #[test]
 fn run_i_forwards_stdin_and_exits_with_the_commands_code() {
     let cli = Cli::new();
-    let out = with_stdin(
-        &cli,
+    let out = cli.run_with_stdin(
         &["run", "-i", "--", "sh", "-c", "cat; exit 3"],
         b"one\ntwo\n",
     );

@@ -1,7 +1,6 @@
 //! What the command-line hostile tests share: the real `corral` binary on a
 //! private state directory, on the linux backend.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -67,22 +66,9 @@ impl Cli {
         self.cmd(args).output().expect("spawn corral")
     }
 
-    /// Runs `corral ARGS` with `input` on stdin.
+    /// Runs `corral ARGS` with `input` on its stdin, then closed.
     pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn corral");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("write stdin");
-        child.wait_with_output().expect("corral exits")
+        crate::cli::output_with_stdin(self.cmd(args), input)
     }
 
     /// A new linux sandbox's id.
