@@ -19,6 +19,7 @@ pub mod logs;
 pub mod ls;
 pub mod mcp;
 pub mod preview;
+pub mod progress;
 pub mod ps;
 pub mod rm;
 pub mod run;

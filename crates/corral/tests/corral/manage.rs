@@ -126,8 +126,25 @@ fn snapshot_pause_and_resume_on_linux() {
     let cli = Cli::new();
     let id = created(&cli, &["create", "--backend", "linux"]);
     cli.run(&["exec", &id, "--", "sh", "-c", "echo kept > /workspace/f"]);
-    let snap = created(&cli, &["snapshot", &id]);
+    let out = cli.run(&["snapshot", &id]);
+    assert!(
+        out.stderr.is_empty(),
+        "quiet when piped: {}",
+        text(&out.stderr)
+    );
+    let snap = text(&out.stdout).trim().to_string();
     assert!(!snap.is_empty() && !snap.contains(' '), "{snap:?}");
+    // On a terminal, a progress line while it is taken, erased after.
+    let mut pty = crate::pty_support::Pty::open(80, 24);
+    let mut on_tty = cli
+        .cmd(&["snapshot", &id])
+        .stdout(Stdio::piped())
+        .stderr(pty.stdio())
+        .spawn()
+        .unwrap();
+    pty.expect(&format!("taking a snapshot of {id}"));
+    let status = crate::pty_support::ends(&mut on_tty, "snapshot on a terminal");
+    assert!(status.success(), "{:?}", pty.tail());
     let out = cli.run(&["run", "--snapshot", &snap, "--", "cat", "/workspace/f"]);
     assert_eq!(text(&out.stdout), "kept\n", "{}", text(&out.stderr));
     let out = cli.run(&["create", "--snapshot", "lnxsnap-0000000000000000"]);
