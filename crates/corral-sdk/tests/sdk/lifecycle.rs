@@ -7,8 +7,9 @@ use corral_sdk::{CreateOptions, Operation, Sandbox};
 
 use crate::sandbox_support::{local, memory};
 
-/// SDK spec: snapshots capture a sandbox's files, and `create` from one
-/// starts a new sandbox with them; the source goes on independently.
+/// SDK spec, the primitives: "`create(input)` | Create a sandbox with the
+/// requested size, env, network, ports, limits, labels, and snapshot" — a
+/// snapshot's files start a new sandbox; the source goes on independently.
 #[tokio::test]
 async fn a_snapshot_restores_into_a_new_independent_sandbox() {
     let t = memory();
@@ -61,8 +62,10 @@ async fn pause_freezes_until_resume() {
     assert_eq!(sandbox.run("echo up").await.unwrap().stdout_text(), "up\n");
 }
 
-/// A backend without the primitive refuses with `unsupported`, naming the
-/// operation, and does nothing.
+/// SDK spec, the primitives: "`pause`, `resume`, `snapshot`, `terminal` |
+/// Optional. Must match `capabilities`." — a backend that does not declare
+/// pause refuses it with `unsupported`, naming the operation, and does
+/// nothing.
 #[tokio::test]
 async fn a_backend_without_pause_refuses_it_as_unsupported() {
     let t = local();

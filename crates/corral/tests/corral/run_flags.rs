@@ -218,8 +218,11 @@ fn bad_flag_values_are_refused_naming_the_flag() {
     assert!(cli.ids().is_empty(), "a refused run creates nothing");
 }
 
-/// What a backend cannot enforce is refused before anything is created,
-/// in one `unsupported` line naming the flag (exit 1).
+/// SDK spec: "**Fail closed.** If `create` can't enforce a requested
+/// `size`, `network`, `idleTimeoutMs`, or `timeoutMs`, throw `SandboxError`
+/// with code `unsupported`. Never create a sandbox that's more open than
+/// requested." — from the command line, one `unsupported` line naming the
+/// flag (exit 1), and nothing created.
 #[test]
 fn unenforceable_flags_are_refused_naming_the_flag_and_leave_nothing() {
     let cli = Cli::new();
