@@ -53,19 +53,9 @@ impl LiveOutput {
     pub fn pipe_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
-}
 
-impl OutputSink for LiveOutput {
-    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
-        let decided = match stream {
-            StreamKind::Stdout => self.stdout.push(bytes),
-            StreamKind::Stderr => self.stderr.push(bytes),
-        };
-        self.write(stream, &decided);
-    }
-}
-
-impl LiveOutput {
+    /// Writes `bytes` (already redacted) to `stream`; a closed pipe ends
+    /// the run.
     fn write(&mut self, stream: StreamKind, bytes: &[u8]) {
         if self.pipe_closed() || bytes.is_empty() {
             return;
@@ -80,6 +70,16 @@ impl LiveOutput {
             self.closed.store(true, Ordering::SeqCst);
             self.abort.cancel();
         }
+    }
+}
+
+impl OutputSink for LiveOutput {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        let decided = match stream {
+            StreamKind::Stdout => self.stdout.push(bytes),
+            StreamKind::Stderr => self.stderr.push(bytes),
+        };
+        self.write(stream, &decided);
     }
 }
 
