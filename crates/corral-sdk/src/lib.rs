@@ -42,6 +42,7 @@ mod keys;
 mod locator;
 mod operation;
 mod output;
+mod pause;
 mod preview;
 pub mod processes;
 mod provider;
@@ -49,6 +50,7 @@ mod redact;
 mod run;
 mod sandbox;
 mod sh;
+mod snapshot;
 mod stream;
 pub mod tools;
 
@@ -135,5 +137,5 @@ pub use corral_sdk_macros::sh;
 pub use corral_backend::{
     Backend, CancellationToken, Command, CommandArgv, CommandScript, Destination, ErrorCode,
     ExitStatus, KeyMode, Labels, Limits, Network, RequestError, SandboxKey, SandboxPath,
-    SignalName, Size, StreamKind, sandbox_path,
+    SignalName, Size, SnapshotInfo, StreamKind, sandbox_path,
 };

@@ -6,9 +6,11 @@
 //! that overlap (two secrets sharing bytes, one secret a prefix of another)
 //! are merged into one span and replaced once, so no fragment of any secret
 //! survives. A stream gives exactly the bytes the whole text would give,
-//! wherever the chunk boundaries fall: the stream redactor holds back at
-//! most `longest secret − 1` bytes at the end of a chunk until the next
-//! chunk (or the end) decides them.
+//! wherever the chunk boundaries fall. The stream redactor holds back only
+//! what the next chunk could still change: a suffix that is a proper
+//! prefix of some secret (at most `longest secret − 1` bytes), with a match
+//! it could extend; everything before it is released at once, so output
+//! without a secret's beginning at its end is never delayed.
 
 use std::sync::Arc;
 
@@ -135,6 +137,21 @@ impl Redactor {
 }
 
 impl Matcher {
+    /// The first offset of `hay` from which the rest is a proper prefix of
+    /// some secret (a secret the next bytes could complete); `hay.len()`
+    /// when no suffix is.
+    fn first_open_prefix(&self, hay: &[u8]) -> usize {
+        let from = hay.len().saturating_sub(self.longest - 1);
+        (from..hay.len())
+            .find(|&p| {
+                let rest = &hay[p..];
+                self.secrets
+                    .iter()
+                    .any(|s| s.len() > rest.len() && s.as_bytes().starts_with(rest))
+            })
+            .unwrap_or(hay.len())
+    }
+
     /// Every occurrence, merged into disjoint spans sorted by start.
     fn spans(&self, hay: &[u8]) -> Vec<(usize, usize)> {
         let mut found: Vec<(usize, usize)> = Vec::new();
@@ -178,27 +195,26 @@ pub struct StreamRedactor {
 }
 
 impl StreamRedactor {
-    /// Takes one chunk; returns the bytes that are now decided (possibly
-    /// none: up to `longest secret − 1` bytes wait for the next chunk).
+    /// Takes one chunk; returns the bytes that are now decided. Only a
+    /// suffix that could begin a secret is held back — one that is a
+    /// proper prefix of a secret — with any match it may still extend
+    /// (a secret that is a prefix of another, or overlapping ones); every
+    /// byte before it is returned at once.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let Some(m) = self.redactor.inner.clone() else {
             return chunk.to_vec();
         };
         self.pending.extend_from_slice(chunk);
-        let len = self.pending.len();
-        let hold = m.longest - 1;
-        if len <= hold {
-            return Vec::new();
-        }
-        // A secret starting before `limit` lies wholly in the buffer; one
-        // starting at `limit` or later may continue in the next chunk.
-        let limit = len - hold;
+        // A match not wholly in the buffer starts where the buffer's
+        // suffix is a proper prefix of a secret: at `hold` or later.
+        let hold = m.first_open_prefix(&self.pending);
         let mut out = Vec::new();
         let mut cursor = 0;
         for (s, e) in m.spans(&self.pending) {
-            if e > limit {
-                // Undecided: a later secret could overlap and extend it.
-                let keep_from = s.min(limit);
+            if e > hold {
+                // A later match starting at `hold` or after could overlap
+                // this one and extend it: undecided.
+                let keep_from = s.min(hold);
                 out.extend_from_slice(&self.pending[cursor..keep_from]);
                 self.pending.drain(..keep_from);
                 return out;
@@ -207,7 +223,7 @@ impl StreamRedactor {
             out.extend_from_slice(REDACTED.as_bytes());
             cursor = e;
         }
-        let keep_from = cursor.max(limit);
+        let keep_from = cursor.max(hold);
         out.extend_from_slice(&self.pending[cursor..keep_from]);
         self.pending.drain(..keep_from);
         out

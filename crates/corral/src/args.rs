@@ -15,7 +15,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Create a sandbox, run one command in it with live output, exit with its
-    /// exit code, and destroy the sandbox (also on Ctrl-C).
+    /// exit code, and destroy the sandbox (also on Ctrl-C; `--keep` leaves it).
     ///
     /// Exit status: the command's (128 + n when signal n killed it), 124
     /// after --timeout, 128 + n after corral caught signal n (SIGINT 130,
@@ -24,8 +24,9 @@ pub enum Commands {
     /// (`corral run -- yes | head -1`): the command is killed, the sandbox
     /// destroyed. 2 for bad input, 1 for other failures.
     Run(RunArgs),
-    /// Create a sandbox and print its id (not on `--backend memory`, whose
-    /// sandboxes end with the process that made them).
+    /// Create a sandbox and print its id, then `PORT URL` for each `--port`
+    /// (not on `--backend memory`, whose sandboxes end with the process
+    /// that made them).
     Create(CreateArgs),
     /// Run a command in an existing sandbox.
     ///
@@ -44,10 +45,25 @@ pub enum Commands {
     /// Copy a file between the host and a sandbox: `ID:/path` names a
     /// sandbox path, `-` is stdin or stdout.
     Cp(CpArgs),
-    /// List sandboxes.
+    /// List the sandboxes of every backend on this host (a table, `--json`,
+    /// or ids with `-q`).
     Ls(LsArgs),
     /// Destroy sandboxes.
     Rm(RmArgs),
+    /// List a sandbox's background processes (those `corral start` began).
+    Ps(PsArgs),
+    /// Start a background process in a sandbox; it outlives this command
+    /// (`corral logs ID NAME` shows its output, `corral ps ID` lists it).
+    Start(StartArgs),
+    /// Print a background process's output so far; `-f` follows it until
+    /// the process ends or Ctrl-C.
+    Logs(LogsArgs),
+    /// Capture a sandbox's files as a snapshot and print the snapshot's id.
+    Snapshot(SandboxIdArgs),
+    /// Freeze every process of a sandbox until `corral resume`.
+    Pause(SandboxIdArgs),
+    /// Thaw a paused sandbox.
+    Resume(SandboxIdArgs),
     /// Run a conformance suite against a backend, or the contract suite
     /// against a corral-wire provider, and report each case as it settles:
     /// passed, failed, or skipped with its reason. Exit 0 only when nothing
@@ -124,11 +140,12 @@ pub struct RunArgs {
     /// An environment variable for the command, `K=V` (repeatable).
     #[arg(long = "env", short = 'e', value_name = "K=V")]
     pub env: Vec<String>,
-    /// Kill the command and fail after this many seconds.
+    /// Kill the command and fail after this many seconds (the command's
+    /// timeout; on `create`, --timeout is the sandbox's lifetime).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Working directory inside the sandbox (absolute).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub cwd: Option<String>,
     /// A label for the sandbox, `K=V` (repeatable).
     #[arg(long = "label", value_name = "K=V")]
@@ -136,6 +153,15 @@ pub struct RunArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
+    /// What the sandbox gets: limits, network, binds, ports, secrets, name.
+    #[command(flatten)]
+    pub sandbox: crate::flags::SandboxFlags,
+    /// Whom the command runs as: `root` (default) or `user` (uid 1000).
+    #[arg(long, value_enum, value_name = "WHO")]
+    pub user: Option<crate::flags::User>,
+    /// Leave the sandbox when the command ends and print its id on stderr.
+    #[arg(long)]
+    pub keep: bool,
     /// Keep stdin open and forward it to the command (EOF closes its stdin).
     #[arg(short = 'i', long)]
     pub interactive: bool,
@@ -164,10 +190,14 @@ pub struct CreateArgs {
     /// The image to run on (`host` by default; see `corral image`).
     #[arg(long, value_name = "REF")]
     pub image: Option<String>,
-    /// A unique key: refused if a sandbox with this key exists (and, when
-    /// it is not a key, where the arguments are parsed).
-    #[arg(long, value_parser = |s: &str| corral_backend::SandboxKey::new(s))]
-    pub key: Option<corral_backend::SandboxKey>,
+    /// What the sandbox gets: limits, network, binds, ports, secrets, name.
+    #[command(flatten)]
+    pub sandbox: crate::flags::SandboxFlags,
+    /// Destroy the sandbox this many seconds after it is created (its
+    /// lifetime; on `run`, --timeout is the command's), where the backend
+    /// can.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
 }
 
 /// `corral exec`.
@@ -185,7 +215,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Working directory inside the sandbox (absolute).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub cwd: Option<String>,
     /// Keep stdin open and forward it to the command (EOF closes its
     /// stdin); without it stdin is not read.
@@ -231,7 +261,8 @@ pub struct CpArgs {
 /// `corral ls`.
 #[derive(Debug, Args)]
 pub struct LsArgs {
-    /// Which backend.
+    /// Only this backend's sandboxes (default: every backend's on this
+    /// host: linux, local, docker).
     #[command(flatten)]
     pub backend: BackendArg,
     /// Only sandboxes with this label, `K=V` (repeatable).
@@ -240,6 +271,9 @@ pub struct LsArgs {
     /// Print JSON (one array) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print the ids alone, one a line.
+    #[arg(long, short = 'q', conflicts_with = "json")]
+    pub quiet: bool,
 }
 
 /// `corral rm`.
@@ -352,4 +386,67 @@ pub struct ServeArgs {
     /// connection is closed after them).
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub head_deadline: u64,
+}
+
+/// `corral ps`.
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// Print JSON (one array) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the process names alone, one a line.
+    #[arg(long, short = 'q', conflicts_with = "json")]
+    pub quiet: bool,
+}
+
+/// `corral start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// The process's name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// An environment variable for the process, `K=V` (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory inside the sandbox (absolute).
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `corral logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
+    /// The process's name (as given to `corral start --name`).
+    pub name: String,
+    /// Keep printing new output until the process ends (or Ctrl-C).
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+}
+
+/// A command that takes one sandbox: `snapshot`, `pause`, `resume`.
+#[derive(Debug, Args)]
+pub struct SandboxIdArgs {
+    /// Which backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// The sandbox id.
+    pub id: String,
 }

@@ -2,8 +2,10 @@
 //!
 //! `corral run -- CMD` creates a sandbox, runs `CMD` in it with live output,
 //! exits with its exit code and destroys the sandbox. The other subcommands
-//! manage sandboxes that outlive one invocation (`create`, `exec`, `shell`, `cp`,
-//! `ls`, `rm`).
+//! manage sandboxes that outlive one invocation (`create`, `exec`,
+//! `shell`, `cp`, `ls`, `rm`, `start`, `ps`, `logs`, `snapshot`, `pause`,
+//! `resume`). The flags that shape a sandbox (`--memory`, `--network`,
+//! `--secret`, …) are [`flags`].
 //!
 //! Every failure is one line on stderr, `corral: error: [code] message`,
 //! with exit status 2 for bad input and 1 for failures; never a panic or a
@@ -18,6 +20,7 @@ pub mod args;
 pub mod backends;
 mod commands;
 pub mod error;
+pub mod flags;
 pub mod kv;
 
 use std::ffi::OsString;
@@ -51,7 +54,7 @@ pub fn main_with_args(args: Vec<OsString>) -> i32 {
                         0
                     }
                 }
-                _ => report(CliError::usage(clap_one_line(&e))),
+                _ => report(CliError::usage(clap_one_line(&e, &args))),
             };
         }
     };
@@ -86,6 +89,12 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Cp(a) => commands::cp::cp(a).await,
         Commands::Ls(a) => commands::ls::ls(a).await,
         Commands::Rm(a) => commands::rm::rm(a).await,
+        Commands::Ps(a) => commands::ps::ps(a).await,
+        Commands::Start(a) => commands::start::start(a).await,
+        Commands::Logs(a) => commands::logs::logs(a).await,
+        Commands::Snapshot(a) => commands::lifecycle::snapshot(a).await,
+        Commands::Pause(a) => commands::lifecycle::pause(a).await,
+        Commands::Resume(a) => commands::lifecycle::resume(a).await,
         Commands::Image { cmd } => commands::image::image(cmd).await,
         Commands::Kit { cmd } => commands::kit::kit(cmd).await,
         Commands::Completions { shell } => commands::docs::completions(shell),
@@ -126,8 +135,10 @@ fn to_utf8(args: Vec<OsString>) -> Result<Vec<String>, CliError> {
 
 /// A clap error as one line, without its `error: ` prefix: the first line
 /// of clap's rendering, but for missing arguments, which clap lists on the
-/// lines after it, named here; then where help is (`corral run --help`).
-fn clap_one_line(e: &clap::Error) -> String {
+/// lines after it, named here; then where help is (`corral run --help`,
+/// from the usage line, or from the subcommands `args` name when clap
+/// prints none, as for a bad value).
+fn clap_one_line(e: &clap::Error, args: &[String]) -> String {
     let rendered = e.render().to_string();
     let message = match (e.kind(), e.get(ContextKind::InvalidArg)) {
         (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) => {
@@ -143,13 +154,29 @@ fn clap_one_line(e: &clap::Error) -> String {
             line.strip_prefix("error: ").unwrap_or(line).to_string()
         }
     };
-    format!("{message} (see {} --help)", command_path(&rendered))
+    let path = command_path(&rendered).unwrap_or_else(|| subcommand_path(args));
+    format!("{message} (see {path} --help)")
+}
+
+/// `corral` and the subcommands `args` (after the program name) name,
+/// up to the first word that is none.
+fn subcommand_path(args: &[String]) -> String {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut words = vec!["corral".to_string()];
+    for arg in args.iter().skip(1) {
+        let Some(sub) = command.find_subcommand(arg).cloned() else {
+            break;
+        };
+        words.push(arg.clone());
+        command = sub;
+    }
+    words.join(" ")
 }
 
 /// The subcommand a clap error is about, from its usage line (`Usage:
 /// corral image import [OPTIONS] <FILE>` gives `corral image import`);
-/// `corral` without one.
-fn command_path(rendered: &str) -> String {
+/// `None` without one.
+fn command_path(rendered: &str) -> Option<String> {
     let words: Vec<&str> = rendered
         .lines()
         .find_map(|l| l.trim().strip_prefix("Usage:"))
@@ -160,11 +187,7 @@ fn command_path(rendered: &str) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    if words.is_empty() {
-        "corral".into()
-    } else {
-        words.join(" ")
-    }
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// Whether a panic's message is the standard library's for a `println!`

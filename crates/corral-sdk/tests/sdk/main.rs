@@ -17,6 +17,7 @@ mod gc;
 mod git_auth;
 mod git_linux;
 mod git_local;
+mod lifecycle;
 mod processes_activity;
 mod processes_attach;
 mod processes_lifecycle;

@@ -155,3 +155,95 @@ async fn secret_env_values_are_redacted_everywhere() {
     assert!(err.to_string().contains("[REDACTED]"), "{err}");
     s.destroy().await.unwrap();
 }
+
+/// The stream redactor releases every byte that cannot begin a secret at
+/// once, and holds back only a suffix that is a proper prefix of one (with
+/// a match it could still extend): chunks in, bytes out at each push, then
+/// what `finish` releases.
+#[test]
+fn a_stream_holds_back_only_what_could_begin_a_secret() {
+    type Row = (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static str,
+    );
+    let table: &[Row] = &[
+        // secrets, chunks, out after each push, out at finish
+        (
+            &["hunter2-long-secret"],
+            &["tick 1\n", "tick 2\n"],
+            &["tick 1\n", "tick 2\n"],
+            "",
+        ),
+        (
+            &["hunter2"],
+            &["xx hun", "ter2 yy"],
+            &["xx ", "[REDACTED] yy"],
+            "",
+        ),
+        (&["hunter2"], &["xx hun", "gry\n"], &["xx ", "hungry\n"], ""),
+        (&["hunter2"], &["ends in hunt"], &["ends in "], "hunt"),
+        (
+            &["hunter2"],
+            &["h", "u", "n", "ter2", "!"],
+            &["", "", "", "[REDACTED]", "!"],
+            "",
+        ),
+        // a secret that is a prefix of another: `tok` may grow into `token123`
+        (
+            &["tok", "token123"],
+            &["a tok", "en1", "23 b"],
+            &["a ", "", "[REDACTED] b"],
+            "",
+        ),
+        (
+            &["tok", "token123"],
+            &["a tok", "!"],
+            &["a ", "[REDACTED]!"],
+            "",
+        ),
+        (
+            &["tok", "token123"],
+            &["a tok", "en"],
+            &["a ", ""],
+            "[REDACTED]en",
+        ),
+        // overlapping secrets merge into one span
+        (
+            &["abcd", "cdef"],
+            &["xab", "cd", "efy"],
+            &["x", "", "[REDACTED]y"],
+            "",
+        ),
+        (
+            &["abcd", "cdef"],
+            &["xabcd", "z"],
+            &["x", "[REDACTED]z"],
+            "",
+        ),
+        (
+            &["abcd", "cdef"],
+            &["xcde", "f", "g"],
+            &["x", "[REDACTED]", "g"],
+            "",
+        ),
+    ];
+    for (secrets, chunks, outs, end) in table {
+        let r = Redactor::new(secrets.iter().copied());
+        let mut s = r.stream();
+        for (chunk, want) in chunks.iter().zip(outs.iter()) {
+            let got = s.push(chunk.as_bytes());
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                *want,
+                "secrets {secrets:?}, chunks {chunks:?}: after {chunk:?}"
+            );
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&s.finish()),
+            *end,
+            "{secrets:?} {chunks:?}"
+        );
+    }
+}

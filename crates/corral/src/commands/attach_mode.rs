@@ -90,6 +90,7 @@ impl AttachMode {
                     command: req.command,
                     env: req.env,
                     timeout: req.timeout,
+                    run_as: req.run_as,
                 };
                 terminal_session::attach(terminals, &host, id, program, ending).await
             }

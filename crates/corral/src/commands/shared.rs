@@ -6,39 +6,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use corral_backend::{Backend, CancellationToken, Command, ExecRequest, OutputSink, StreamKind};
+use corral_sdk::{Redactor, StreamRedactor};
 
 use crate::error::{CliError, CliResult, EXIT_BROKEN_PIPE};
 use crate::kv;
 
 use super::ending_signals::Ending;
 
-/// Writes chunks to this process's stdout and stderr as they arrive. A
-/// write that finds the pipe closed (`EPIPE`: `corral run -- yes | head -1`)
-/// cancels `abort`, which kills the command's process group, and drops
-/// everything after it.
+/// Writes chunks to this process's stdout and stderr as they arrive, each
+/// stream through its own redactor of the run's secrets. A write that
+/// finds the pipe closed (`EPIPE`: `corral run -- yes | head -1`) cancels
+/// `abort`, which kills the command's process group, and drops everything
+/// after it.
 pub struct LiveOutput {
     abort: CancellationToken,
     closed: Arc<AtomicBool>,
+    stdout: StreamRedactor,
+    stderr: StreamRedactor,
 }
 
 impl LiveOutput {
     /// Live output that cancels `abort` on a closed pipe.
     pub fn new(abort: CancellationToken) -> Self {
+        LiveOutput::redacting(abort, &Redactor::default())
+    }
+
+    /// Live output that cancels `abort` on a closed pipe and replaces
+    /// `redactor`'s secrets with `[REDACTED]`.
+    pub fn redacting(abort: CancellationToken, redactor: &Redactor) -> Self {
         LiveOutput {
             abort,
             closed: Arc::new(AtomicBool::new(false)),
+            stdout: redactor.stream(),
+            stderr: redactor.stream(),
         }
+    }
+
+    /// Writes what the redactors still hold: the end of both streams.
+    pub fn finish(&mut self) {
+        let (out, err) = (self.stdout.finish(), self.stderr.finish());
+        self.write(StreamKind::Stdout, &out);
+        self.write(StreamKind::Stderr, &err);
     }
 
     /// Whether a write found stdout or stderr closed.
     pub fn pipe_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
-}
 
-impl OutputSink for LiveOutput {
-    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
-        if self.pipe_closed() {
+    /// Writes `bytes` (already redacted) to `stream`; a closed pipe ends
+    /// the run.
+    fn write(&mut self, stream: StreamKind, bytes: &[u8]) {
+        if self.pipe_closed() || bytes.is_empty() {
             return;
         }
         let written = match stream {
@@ -54,9 +73,26 @@ impl OutputSink for LiveOutput {
     }
 }
 
+impl OutputSink for LiveOutput {
+    fn chunk(&mut self, stream: StreamKind, bytes: &[u8]) {
+        let decided = match stream {
+            StreamKind::Stdout => self.stdout.push(bytes),
+            StreamKind::Stderr => self.stderr.push(bytes),
+        };
+        self.write(stream, &decided);
+    }
+}
+
 fn write_flushed(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
+}
+
+/// Attaches to sandbox `id`, on the backend `named` or the one that
+/// issued it (`not_found` when it is gone).
+pub async fn sandbox(named: Option<&str>, id: &str) -> Result<corral_sdk::Sandbox, CliError> {
+    let backend = crate::backends::for_id(named, id).await?;
+    Ok(corral_sdk::Sandbox::connect_id(backend, id).await?)
 }
 
 /// Parses `--timeout SECS`.
@@ -96,6 +132,12 @@ pub fn request(
     Ok(req)
 }
 
+/// `e` with every secret of `redactor` replaced in its message.
+pub fn redacted(mut e: CliError, redactor: &Redactor) -> CliError {
+    e.message = redactor.redact(&e.message);
+    e
+}
+
 /// The failure after `ending`'s signal, exiting 128 + its number; `when`
 /// says what it interrupted.
 pub fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
@@ -114,8 +156,20 @@ pub fn interrupted(ending: &Ending, when: &str) -> Option<CliError> {
 pub async fn exec_live(
     backend: &dyn Backend,
     id: &str,
+    req: ExecRequest,
+    ending: &Ending,
+) -> CliResult {
+    exec_live_redacted(backend, id, req, ending, &Redactor::default()).await
+}
+
+/// [`exec_live`] with every secret of `redactor` replaced by
+/// `[REDACTED]` in the output and in the error line.
+pub async fn exec_live_redacted(
+    backend: &dyn Backend,
+    id: &str,
     mut req: ExecRequest,
     ending: &Ending,
+    redactor: &Redactor,
 ) -> CliResult {
     if let Some(e) = interrupted(ending, " before the command started") {
         return Err(e);
@@ -129,8 +183,9 @@ pub async fn exec_live(
             token.cancel();
         })
     };
-    let mut output = LiveOutput::new(token);
+    let mut output = LiveOutput::redacting(token, redactor);
     let result = backend.exec(id, req, &mut output).await;
+    output.finish();
     on_signal.abort();
     if output.pipe_closed() {
         // The reader chose to stop: what the command would have met writing
@@ -150,7 +205,7 @@ pub async fn exec_live(
         }
         Err(e) => Err(
             interrupted(ending, "; the command's process group was killed")
-                .unwrap_or_else(|| e.into()),
+                .unwrap_or_else(|| redacted(e.into(), redactor)),
         ),
     }
 }

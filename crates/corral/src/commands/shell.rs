@@ -40,6 +40,7 @@ pub async fn shell(args: ShellArgs) -> CliResult {
         command,
         env,
         timeout: None,
+        run_as: None,
     };
     let ended = terminal_session::attach(terminals, &host, &args.id, program, &ending).await;
     record.end().await;

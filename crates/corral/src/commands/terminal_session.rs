@@ -43,6 +43,8 @@ pub struct TerminalProgram {
     pub env: Environment,
     /// Kill it and exit 124 after this long.
     pub timeout: Option<Duration>,
+    /// Whom it runs as (`run --user`); `None` = the backend's default, root.
+    pub run_as: Option<corral_backend::RunAs>,
 }
 
 /// Runs `program` on a new terminal of sandbox `id`, attached to `host`.
@@ -71,7 +73,7 @@ pub async fn attach(
                 cols: size.cols,
                 rows: size.rows,
                 env: program.env,
-                run_as: None,
+                run_as: program.run_as,
             },
         )
         .await?;

@@ -33,12 +33,25 @@ impl Cli {
         output_with_stdin(self.cmd(args), input)
     }
 
-    pub(crate) fn ids(&self) -> Vec<String> {
+    /// What `ls --json` lists of this user's own sandboxes: those of the
+    /// backends kept in its state directory (linux, local). A Docker
+    /// Engine is shared by every test running at once, so its sandboxes
+    /// are left out.
+    pub(crate) fn listed(&self) -> Vec<serde_json::Value> {
         let out = self.run(&["ls", "--json"]);
         assert!(out.status.success(), "ls --json: {}", text(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ls --json is JSON");
         v.as_array()
             .expect("an array")
+            .iter()
+            .filter(|s| s["backend"] != "docker")
+            .cloned()
+            .collect()
+    }
+
+    /// The ids of [`Cli::listed`].
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.listed()
             .iter()
             .map(|s| s["id"].as_str().unwrap().to_string())
             .collect()

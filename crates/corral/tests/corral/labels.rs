@@ -9,11 +9,7 @@ use crate::cli::{Cli, text};
 
 /// The `corral` label of every sandbox `cli` lists.
 fn corral_labels(cli: &Cli) -> Vec<String> {
-    let out = cli.run(&["ls", "--json"]);
-    assert!(out.status.success(), "ls --json: {}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ls --json is JSON");
-    v.as_array()
-        .expect("an array")
+    cli.listed()
         .iter()
         .map(|s| {
             s["labels"]["corral"]

@@ -11,6 +11,8 @@
 //! | `corral evidence verify F`             | `missing required argument: --key <PUBFILE> (see corral evidence verify --help)` |
 //! | `corral create --backend memory`       | `--backend memory: its sandboxes live only inside one process, …`      |
 //! | `corral image import PROGRAM` (no tar) | `invalid image archive: PROGRAM: not a tar archive (plain, gzip or zstd)` |
+//! | `corral run --memory 0 -- true`        | `invalid value '0' for '--memory <SIZE>': … (see corral run --help)`  |
+//! | `corral create --cpus 0`               | `--cpus: size.cpus must be a positive number, got 0`                   |
 
 use crate::cli::{Cli, one_error_line};
 
@@ -89,6 +91,38 @@ fn importing_a_file_that_is_not_an_archive_names_it_without_its_bytes() {
                 file.display()
             ),
             "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_value_names_its_flag_and_where_help_is() {
+    let cli = Cli::new();
+    for (args, expected) in [
+        (
+            &["run", "--memory", "0", "--", "true"][..],
+            "invalid value '0' for '--memory <SIZE>': \"0\": a size must be more than 0 \
+             bytes (see corral run --help)",
+        ),
+        (
+            &["run", "--timeout", "soon", "--", "true"],
+            "invalid value 'soon' for '--timeout <SECS>': invalid float literal (see corral \
+             run --help)",
+        ),
+        (
+            &["create", "--cpus", "0"],
+            "--cpus: size.cpus must be a positive number, got 0",
+        ),
+        (
+            &["create", "-p", "0"],
+            "--port: ports: port 0 is not a port",
+        ),
+    ] {
+        let line = one_error_line(&cli.run(args), "usage", 2);
+        assert_eq!(
+            line,
+            format!("corral: error: [usage] {expected}"),
+            "corral {args:?}"
         );
     }
 }
