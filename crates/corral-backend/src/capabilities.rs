@@ -54,6 +54,13 @@ pub struct Capabilities {
     /// older descriptions, which decode as `false`.
     #[serde(default)]
     pub run_as_user: bool,
+    /// `create` binds host directories into the sandbox
+    /// ([`CreateRequest::binds`]) with their containment kept; a backend
+    /// without it refuses binds with `unsupported`
+    /// ([`check_enforceable`]). Absent from older descriptions, which
+    /// decode as `false`.
+    #[serde(default)]
+    pub binds: bool,
     /// What `create` can enforce.
     pub enforces: Enforcement,
 }
@@ -141,6 +148,12 @@ pub fn check_enforceable(backend: &str, caps: &Capabilities, req: &CreateRequest
     if req.snapshot.is_some() && !caps.snapshot {
         return refuse("restore from a snapshot");
     }
+    if !req.binds.is_empty() && !caps.binds {
+        return Err(BackendError::unsupported(
+            backend,
+            "bind host directories into a sandbox (binds, -v/--volume)",
+        ));
+    }
     Ok(())
 }
 
@@ -193,6 +206,40 @@ mod tests {
         old.remove("run_as_user");
         let decoded: Capabilities = serde_json::from_value(old.into()).unwrap();
         assert!(!decoded.run_as_user, "older descriptions decode without it");
+    }
+
+    /// SDK fail-closed rule: a request for binds fails with `unsupported`,
+    /// naming `-v`, on a backend that does not declare
+    /// [`Capabilities::binds`]; older requests and descriptions decode
+    /// without binds.
+    #[test]
+    fn binds_need_the_declaration() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = crate::sandbox_path("bind", "/data").unwrap();
+        let bind = crate::HostBind::new(dir.path(), target, true).unwrap();
+        let req = CreateRequest {
+            binds: crate::HostBinds::new(vec![bind]).unwrap(),
+            ..CreateRequest::default()
+        };
+        let err = check_enforceable("memory", &Capabilities::default(), &req).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Unsupported);
+        assert!(err.to_string().contains("-v/--volume"), "{err}");
+        let declared = Capabilities {
+            binds: true,
+            ..Capabilities::default()
+        };
+        assert!(check_enforceable("linux", &declared, &req).is_ok());
+        let mut old = serde_json::to_value(CreateRequest::default()).unwrap();
+        old.as_object_mut().unwrap().remove("binds");
+        let decoded: CreateRequest = serde_json::from_value(old).unwrap();
+        assert!(
+            decoded.binds.is_empty(),
+            "older requests decode without binds"
+        );
+        let mut old = serde_json::to_value(Capabilities::default()).unwrap();
+        old.as_object_mut().unwrap().remove("binds");
+        let decoded: Capabilities = serde_json::from_value(old).unwrap();
+        assert!(!decoded.binds, "older descriptions decode without binds");
     }
 
     /// What older descriptions decode as: each row edits the description

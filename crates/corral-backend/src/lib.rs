@@ -11,6 +11,7 @@
 //! (`rules`, behind the `rules` feature).
 
 mod backend;
+mod bind;
 mod capabilities;
 mod command;
 pub mod contained;
@@ -45,6 +46,7 @@ pub mod walk;
 pub mod rules;
 
 pub use backend::Backend;
+pub use bind::{BindError, HostBind, HostBinds, MAX_BINDS, SYSTEM_SOURCES, SYSTEM_TARGETS};
 pub use capabilities::{Capabilities, Enforcement, check_enforceable, check_run_as};
 pub use command::{Command, CommandArgv, CommandScript, MAX_ARG_BYTES, MAX_ARGS};
 /// Re-exported: the environment every request carries is the contract's

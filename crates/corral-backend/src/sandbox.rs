@@ -113,6 +113,11 @@ pub struct CreateRequest {
     /// run`'s. Declared by [`crate::Enforcement::bound_to_creator`].
     #[serde(default)]
     pub bound_to_creator: bool,
+    /// Host directories bound into the sandbox, each checked where it was
+    /// made. Declared by [`crate::Capabilities::binds`]; absent from older
+    /// requests, which decode with none.
+    #[serde(default)]
+    pub binds: crate::HostBinds,
 }
 
 impl CreateRequest {

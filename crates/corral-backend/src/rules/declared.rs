@@ -83,6 +83,7 @@ impl Backend for DeclaresAll<'_> {
             reclaim: true,
             port_connect: true,
             run_as_user: true,
+            binds: false,
             enforces: Enforcement::ALL,
         }
     }
