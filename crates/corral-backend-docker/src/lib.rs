@@ -128,6 +128,7 @@ impl Backend for DockerBackend {
             reclaim: false,
             port_connect: false,
             run_as_user: false,
+            binds: false,
             enforces: Enforcement {
                 network_none: true,
                 network_allowlist: false,

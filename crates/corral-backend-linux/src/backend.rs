@@ -63,6 +63,7 @@ impl LinuxBackend {
         reclaim: true,
         port_connect: false,
         run_as_user: true,
+        binds: true,
         enforces: Enforcement {
             network_none: true,
             network_allowlist: false,
@@ -80,8 +81,8 @@ impl LinuxBackend {
     /// process and CPU limits, pause/resume and usage when a cgroup
     /// hierarchy was detected, allowlists when the network machinery
     /// works here (probed once per process), and `connect_port` (any port,
-    /// declared or not, through `crate::port`) and `run_as_user` unless
-    /// rootless.
+    /// declared or not, through `crate::port`), `run_as_user` and binds
+    /// of host directories unless rootless.
     pub fn capabilities_here(&self) -> Capabilities {
         let mut caps = Self::CAPABILITIES;
         let cg = self.state.cgroups.is_some();
@@ -99,6 +100,8 @@ impl LinuxBackend {
             caps.previews = false;
             caps.snapshot = false;
             caps.snapshot_clone = false;
+            // A bind needs privilege over the host's mount namespace.
+            caps.binds = false;
         }
         caps
     }

@@ -22,6 +22,7 @@ use corral_backend::{
     SetupStep, check_enforceable, now_ms,
 };
 
+use crate::binds::OpenBind;
 use crate::cgroup::CgroupLimits;
 use crate::host::WritableLayer;
 use crate::images::{Image, ImageRoot, ImageStore};
@@ -60,11 +61,11 @@ pub(crate) fn attempt(
     req: CreateRequest,
 ) -> (Result<SandboxInfo>, Option<Progress>) {
     let admitted = admit(state, caps, &req);
-    let taken =
-        admitted.and_then(|(image, restore)| Ok((image, restore, take(state, pool, &req)?)));
+    let taken = admitted
+        .and_then(|(image, restore, binds)| Ok((image, restore, binds, take(state, pool, &req)?)));
     match taken {
-        Ok((image, restore, warm)) => {
-            let (made, progress) = build(state, warm, &req, &image, restore);
+        Ok((image, restore, binds, warm)) => {
+            let (made, progress) = build(state, warm, &req, &image, restore, &binds);
             (made, Some(progress))
         }
         Err(e) => (Err(e), None),
@@ -72,12 +73,13 @@ pub(crate) fn attempt(
 }
 
 /// Refuses what cannot be enforced, before anything is allocated: the
-/// image to run and the snapshot to restore, when the request can be met.
+/// image to run, the snapshot to restore and the host directories to bind
+/// (held open from here on), when the request can be met.
 fn admit(
     state: &State,
     caps: &Capabilities,
     req: &CreateRequest,
-) -> Result<(Image, Option<Restore>)> {
+) -> Result<(Image, Option<Restore>, Vec<OpenBind>)> {
     req.validate()?;
     if state.rootless {
         crate::userns::rootless::refuse_limits(req)?;
@@ -105,10 +107,11 @@ fn admit(
     if state.rootless {
         crate::userns::rootless::refuse(req, &image)?;
     }
+    let binds = crate::binds::open_sources(&req.binds)?;
     if let Some(key) = &req.key {
         crate::gc::free_expired_key(state, key)?;
     }
-    Ok((image, restore))
+    Ok((image, restore, binds))
 }
 
 /// A waiting init from `pool`, with the request's key claimed for the
@@ -133,6 +136,7 @@ fn build(
     req: &CreateRequest,
     image: &Image,
     restore: Option<Restore>,
+    binds: &[OpenBind],
 ) -> (Result<SandboxInfo>, Progress) {
     let Warm {
         id,
@@ -157,6 +161,7 @@ fn build(
         req,
         image,
         restore,
+        binds,
     );
     let committed = made.and_then(|info| {
         // From here on the sandbox outlives this process.
@@ -217,6 +222,7 @@ fn allocate(
     req: &CreateRequest,
     image: &Image,
     restore: Option<Restore>,
+    binds: &[OpenBind],
 ) -> Result<SandboxInfo> {
     let build = state.build.as_ref();
     let id = progress.id().to_string();
@@ -285,6 +291,12 @@ fn allocate(
             build.restore_snapshot(&snapshot, archive, layout, &root)?;
         }
         bind_image(state, id, started, &image.root, &host_dirs)?;
+        if !binds.is_empty() {
+            let userns = state.layers.on(crate::layers::Layer::UserNamespace);
+            build
+                .bind_volumes(&root, binds, userns.then_some(&started.link))
+                .map_err(|e| setup(id, SetupStep::Binds, e))?;
+        }
     }
     build
         .bind_control(&dir, &mut started.link)

@@ -242,6 +242,7 @@ fn step_of(call: &HostCall) -> Option<HostStep> {
         HostCall::MakeEtc(..) => HostStep::MakeEtc,
         HostCall::PrepareUserNamespace(..) => HostStep::PrepareUserNamespace,
         HostCall::BindHostDirs(..) => HostStep::BindHostDirs,
+        HostCall::BindVolumes(..) => HostStep::BindVolumes,
         HostCall::BindControl(..) => HostStep::BindControl,
         HostCall::SetCgroupLimits(..) => HostStep::SetCgroupLimits,
         HostCall::StartInit(..) => HostStep::StartInit,
@@ -507,4 +508,70 @@ fn a_create_refused_at_its_key_touches_nothing_and_gives_its_init_back() {
     assert_eq!(progress, None);
     assert_eq!(s.f.host.calls(), Vec::new());
     assert_eq!(s.pool.waiting(), 1, "the init went back to the pool");
+}
+
+/// The request of `s` with one bind: a temporary directory at `/data`.
+fn with_a_bind(s: &Setup, dir: &Path) -> CreateRequest {
+    let target = corral_backend::sandbox_path("bind", "/data").unwrap();
+    let bind = corral_backend::HostBind::new(dir, target, true).unwrap();
+    CreateRequest {
+        binds: corral_backend::HostBinds::new(vec![bind]).unwrap(),
+        ..request(s.mode)
+    }
+}
+
+/// The calls of a create of `s` with one bind at `/data`: those of one
+/// without, the bind right after the root is complete (its binds and
+/// `/etc`, or its user namespace) and before the control socket.
+fn built_with_a_bind(s: &Setup) -> Vec<HostCall> {
+    let mut calls = built(s);
+    let at = calls
+        .iter()
+        .position(|c| matches!(c, HostCall::BindControl(..)))
+        .unwrap();
+    let bind = HostCall::BindVolumes(s.f.state.root_dir(ID), vec!["/data".into()]);
+    calls.insert(at, bind);
+    calls
+}
+
+/// Rule: a create with a bind makes one more step, in its place, and
+/// nothing else differs; that step failing names it
+/// ([`SetupStep::Binds`]), stops the init and undoes what came before it
+/// (the root with what is mounted in it: nothing stays mounted).
+#[test]
+fn a_bind_is_one_step_after_the_root_and_its_failure_undoes_what_came_before() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in [Mode::Root, Mode::RootWithoutUserns] {
+        let s = setup(RecordingHost::new(InitModel::Dead), mode);
+        let (made, progress) = attempt(&s.f.state, &s.pool, &caps(), with_a_bind(&s, dir.path()));
+        made.unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        assert_eq!(s.f.host.calls(), built_with_a_bind(&s), "{mode:?}");
+        assert_eq!(progress.unwrap().pieces(), pieces(mode), "{mode:?}");
+
+        let failing = RecordingHost::new(InitModel::Dead).failing(HostStep::BindVolumes);
+        let s = setup(failing, mode);
+        let before = entries(s.f.state.dir());
+        let (made, progress) = attempt(&s.f.state, &s.pool, &caps(), with_a_bind(&s, dir.path()));
+        let err = made.expect_err("the bind fails");
+        assert_names(&err, HostStep::BindVolumes, Named::Setup(SetupStep::Binds));
+        let progress = progress.expect("the init was taken");
+        let all = pieces(mode);
+        let n = all.iter().position(|p| *p == Piece::ImageRoot).unwrap() + 1;
+        assert_eq!(progress.pieces(), &all[..n], "{mode:?}");
+        let steps = built_with_a_bind(&s);
+        let at = steps
+            .iter()
+            .position(|c| step_of(c) == Some(HostStep::BindVolumes))
+            .unwrap();
+        let mut expected = steps[..=at].to_vec();
+        expected.push(HostCall::StopInit(s.init));
+        expected.extend(s.f.rollback_of(&progress, false));
+        assert_eq!(s.f.host.calls(), expected, "{mode:?}");
+        assert_eq!(
+            left_behind(&s.f, &before),
+            Vec::<PathBuf>::new(),
+            "{mode:?}"
+        );
+        assert_eq!(s.f.host.mounts(), Vec::<PathBuf>::new(), "{mode:?}");
+    }
 }

@@ -57,6 +57,7 @@
 mod backend;
 mod batch;
 mod beneath;
+mod binds;
 mod blocking;
 pub mod cgroup;
 mod contained;

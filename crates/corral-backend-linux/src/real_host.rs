@@ -233,6 +233,18 @@ impl Build for RealHost {
             .map_err(|e| io::Error::new(e.error.kind(), format!("{}: {}", e.step, e.error)))
     }
 
+    fn bind_volumes(
+        &self,
+        root: &Path,
+        binds: &[crate::binds::OpenBind],
+        init: Option<&InitLink>,
+    ) -> io::Result<()> {
+        let userns = init
+            .map(|i| std::fs::File::open(format!("/proc/{}/ns/user", i.pid())))
+            .transpose()?;
+        crate::binds::bind_all(root, binds, userns.as_ref())
+    }
+
     fn bind_control(&self, dir: &Path, init: &mut InitLink) -> io::Result<()> {
         init.keep_control(crate::state::bind_control_in(dir)?);
         Ok(())

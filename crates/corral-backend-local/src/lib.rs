@@ -163,6 +163,7 @@ impl LocalBackend {
         port_connect: false,
         // Commands run as the caller's own host user, whoever is asked for.
         run_as_user: false,
+        binds: false,
         enforces: Enforcement {
             network_none: false,
             network_allowlist: false,

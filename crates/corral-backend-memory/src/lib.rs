@@ -260,6 +260,7 @@ pub(crate) const CAPABILITIES: Capabilities = Capabilities {
     port_connect: false,
     // The simulated shell has no users or permissions to tell them apart.
     run_as_user: false,
+    binds: false,
     enforces: Enforcement::ALL,
 };
 

@@ -1,7 +1,8 @@
 //! The host effects of building a sandbox, behind [`Build`]: one method per
 //! step of [`crate::create`], in the order it takes them — its directory
 //! and mount point, its writable layer, its root (the image's overlay or
-//! binds, its skeleton, its `/etc`, its user namespace), its control
+//! binds, its skeleton, its `/etc`, its user namespace), the host
+//! directories bound into it (`binds`, only when asked for), its control
 //! socket, its cgroup limits, the go-ahead to its init, its network, its
 //! preview ports, its record and the commit of its init — and the stop of
 //! an init whose create failed.
@@ -15,8 +16,9 @@
 //! Like [`super::Host`], it names ids, paths, pids, the cgroup hierarchy
 //! and plain values (a configuration, limits, ports), and two handles that
 //! no path can stand for: the link to a waiting init ([`InitLink`]), which
-//! speaks to it over its startup socket alone, and a verified snapshot
-//! archive, read once.
+//! speaks to it over its startup socket alone, a verified snapshot
+//! archive, read once, and the host directories of binds, held open since
+//! the create was admitted ([`OpenBind`]).
 
 use std::fs::File;
 use std::io;
@@ -27,6 +29,7 @@ use std::process::Child;
 use corral_backend::snapshot_archive::Layout;
 use corral_backend::{Network, Result};
 
+use crate::binds::OpenBind;
 use crate::cgroup::{CgroupLimits, Cgroups};
 use crate::protocol::{HostDir, InitConfig};
 use crate::record::DiskLayer;
@@ -104,6 +107,17 @@ pub trait Build: Send + Sync + std::fmt::Debug {
     /// Binds the `host` image's `dirs` read-only onto their mount points in
     /// `root` (symlinks are the skeleton's).
     fn bind_host_dirs(&self, root: &Path, dirs: &[HostDir]) -> io::Result<()>;
+
+    /// Binds the host directories of `binds` (each held open since the
+    /// create was admitted) onto their targets in `root`, made inside it
+    /// where missing; with a user namespace, read-only ones idmapped
+    /// through the namespace of `init` where the kernel can.
+    fn bind_volumes(
+        &self,
+        root: &Path,
+        binds: &[OpenBind],
+        init: Option<&InitLink>,
+    ) -> io::Result<()>;
 
     /// Binds PID 1's control socket in the sandbox directory `dir` and
     /// keeps it in `init`, to hand over with the go-ahead.

@@ -1,5 +1,6 @@
 //! The raw calls of user namespaces that rustix does not offer:
-//! `mount_setattr(2)` with an idmapping, and the rootless probe.
+//! `mount_setattr(2)` (a bind's attributes, an idmapping, its propagation),
+//! and the rootless probe.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -22,26 +23,69 @@ struct MountAttr {
     userns_fd: u64,
 }
 
+/// `MS_PRIVATE`, as `struct mount_attr` takes a propagation.
+const MS_PRIVATE: u64 = 1 << 18;
+
 /// Makes the detached mount `tree` read-only, `nosuid`, `nodev` and
 /// idmapped through the user namespace `userns`.
 pub fn set_read_only_idmapped(tree: BorrowedFd<'_>, userns: BorrowedFd<'_>) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_IDMAP,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: userns.as_raw_fd() as u64,
-    };
-    // SAFETY: `tree` and `userns` are open descriptors borrowed for the
-    // call; the path is a valid empty C string (with AT_EMPTY_PATH the call
-    // acts on `tree` itself); `attr` is a valid `struct mount_attr` of the
-    // size passed, which the kernel only reads.
+    set_bind_attributes(tree, true, Some(userns))
+}
+
+/// Makes the mount `tree` `nosuid` and `nodev`, read-only when
+/// `read_only`, and idmapped through the user namespace `userns` when one
+/// is given (only a detached mount can be).
+pub fn set_bind_attributes(
+    tree: BorrowedFd<'_>,
+    read_only: bool,
+    userns: Option<BorrowedFd<'_>>,
+) -> io::Result<()> {
+    let mut attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if read_only {
+        attr_set |= MOUNT_ATTR_RDONLY;
+    }
+    if userns.is_some() {
+        attr_set |= MOUNT_ATTR_IDMAP;
+    }
+    mount_setattr(
+        tree,
+        &MountAttr {
+            attr_set,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: userns.map_or(0, |u| u.as_raw_fd() as u64),
+        },
+    )
+}
+
+/// Makes the attached mount `tree` private: nothing mounted later on
+/// either side propagates to the other.
+pub fn make_private(tree: BorrowedFd<'_>) -> io::Result<()> {
+    mount_setattr(
+        tree,
+        &MountAttr {
+            attr_set: 0,
+            attr_clr: 0,
+            propagation: MS_PRIVATE,
+            userns_fd: 0,
+        },
+    )
+}
+
+/// `mount_setattr(2)` of `attr` on the mount `tree` itself.
+fn mount_setattr(tree: BorrowedFd<'_>, attr: &MountAttr) -> io::Result<()> {
+    // SAFETY: `tree` (and any user namespace named in `attr`) are open
+    // descriptors borrowed for the call; the path is a valid empty C
+    // string (with AT_EMPTY_PATH the call acts on `tree` itself); `attr` is
+    // a valid `struct mount_attr` of the size passed, which the kernel only
+    // reads.
     let r = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
             tree.as_raw_fd(),
             c"".as_ptr(),
             libc::AT_EMPTY_PATH,
-            &attr as *const MountAttr,
+            attr as *const MountAttr,
             std::mem::size_of::<MountAttr>(),
         )
     };

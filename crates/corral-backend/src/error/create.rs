@@ -17,6 +17,8 @@ pub enum SetupStep {
     UserNamespace,
     /// Preparing the sandbox's `/etc`.
     Etc,
+    /// Binding host directories into the sandbox (`binds`).
+    Binds,
     /// Preparing the sandbox's working directory.
     Workspace,
     /// Creating the sandbox's cgroup and its limits.
@@ -43,6 +45,7 @@ impl SetupStep {
             Self::ImageOverlay => "mounting the image's overlay",
             Self::UserNamespace => "mapping the user namespace",
             Self::Etc => "preparing /etc",
+            Self::Binds => "binding host directories",
             Self::Workspace => "preparing the working directory",
             Self::Cgroup => "creating the cgroup",
             Self::Network => "setting up the network",

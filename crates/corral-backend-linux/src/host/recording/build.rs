@@ -12,6 +12,7 @@ use corral_backend::snapshot_archive::Layout;
 use corral_backend::{Network, Result};
 
 use super::{HostCall, HostStep, INIT_PID, InitModel, RecordingHost};
+use crate::binds::OpenBind;
 use crate::cgroup::{CgroupLimits, Cgroups};
 use crate::host::{Build, InitLink, WritableLayer};
 use crate::protocol::{HostDir, InitConfig};
@@ -147,6 +148,21 @@ impl Build for RecordingHost {
         bind_points(root, dirs)
             .into_iter()
             .for_each(|m| self.mounted(m));
+        Ok(())
+    }
+
+    fn bind_volumes(
+        &self,
+        root: &Path,
+        binds: &[OpenBind],
+        _init: Option<&InitLink>,
+    ) -> io::Result<()> {
+        let targets = binds.iter().map(|b| b.bind.target().to_string());
+        self.build_step(
+            HostCall::BindVolumes(root.to_path_buf(), targets.clone().collect()),
+            HostStep::BindVolumes,
+        )?;
+        targets.for_each(|t| self.mounted(root.join(t.trim_start_matches('/'))));
         Ok(())
     }
 

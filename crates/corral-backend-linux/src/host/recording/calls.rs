@@ -79,6 +79,8 @@ pub enum HostCall {
     PrepareUserNamespace(u32, u32, PathBuf),
     /// [`Build::bind_host_dirs`] onto this root, of these host directories.
     BindHostDirs(PathBuf, Vec<String>),
+    /// [`Build::bind_volumes`] onto this root, at these sandbox paths.
+    BindVolumes(PathBuf, Vec<String>),
     /// [`Build::bind_control`] in this sandbox directory, for the init of
     /// this pid.
     BindControl(PathBuf, u32),
@@ -153,6 +155,8 @@ pub enum HostStep {
     PrepareUserNamespace,
     /// [`Build::bind_host_dirs`].
     BindHostDirs,
+    /// [`Build::bind_volumes`].
+    BindVolumes,
     /// [`Build::bind_control`].
     BindControl,
     /// [`Build::set_cgroup_limits`].
