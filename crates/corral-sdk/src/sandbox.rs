@@ -127,6 +127,9 @@ impl Sandbox {
             key: options.key,
             image: options.image,
             bound_to_creator: options.bound_to_creator,
+            // Binds are asked for through the backend's request (the CLI's
+            // `-v`); the SDK's options have none yet.
+            binds: Default::default(),
         };
         let info = backend.create(req).await.map_err(|e| {
             SandboxError::new(

@@ -44,10 +44,7 @@ pub async fn create(args: CreateArgs) -> CliResult {
     req.image = args.image.clone();
     req.timeout = shared::timeout(args.timeout)?;
     let backend = backends::open(args.backend.backend.as_deref()).await?;
-    let asked = Asked {
-        volumes: !planned.volumes.is_empty(),
-        run_as: None,
-    };
+    let asked = Asked { run_as: None };
     enforce::check(backend.name(), &backend.capabilities(), &req, asked)?;
     let info = backend
         .create(req)

@@ -53,10 +53,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let backend = backends::open(args.backend.backend.as_deref()).await?;
     mode.check(&*backend, &req)?;
     let caps = backend.capabilities();
-    let asked = Asked {
-        volumes: !planned.volumes.is_empty(),
-        run_as: req.run_as,
-    };
+    let asked = Asked { run_as: req.run_as };
     enforce::check(backend.name(), &caps, &create, asked)?;
     create.bound_to_creator = caps.enforces.bound_to_creator && !args.keep;
     let info = backend

@@ -9,8 +9,6 @@ use crate::error::CliError;
 /// What the command line asks beyond the create request.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Asked {
-    /// Host directories to bind (`--volume`).
-    pub volumes: bool,
     /// Whom the command runs as (`--user`).
     pub run_as: Option<RunAs>,
 }
@@ -82,8 +80,8 @@ pub fn check(
         ),
         (
             "--volume",
-            asked.volumes,
-            false,
+            !req.binds.is_empty(),
+            caps.binds,
             "bind host directories into a sandbox",
         ),
         (

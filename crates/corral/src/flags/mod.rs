@@ -43,8 +43,10 @@ pub struct SandboxFlags {
     #[arg(long, value_name = "POLICY", value_parser = network::parse)]
     pub network: Option<Network>,
     /// Bind the host directory HOST (absolute; symlinks resolved) at PATH
-    /// in the sandbox, read-only with `:ro` (repeatable). No backend binds
-    /// host directories yet: checked, then refused as unsupported.
+    /// in the sandbox, read-only with `:ro` (repeatable, at most 16). Never
+    /// `/`, `/proc`, `/sys` or `/dev` of the host, nor onto `/` or the
+    /// sandbox's system (`/etc`, `/usr`, `/bin`, `/lib`…). The linux
+    /// backend binds (as root); the others refuse it as unsupported.
     #[arg(long = "volume", short = 'v', value_name = "HOST:PATH[:ro]", value_parser = volume::parse)]
     pub volumes: Vec<Volume>,
     /// A port to reach from outside through a preview URL, which is
@@ -88,8 +90,6 @@ pub struct Planned {
     /// What to ask the backend for (labels, image, env and lifetime are
     /// the caller's to add).
     pub request: CreateRequest,
-    /// The binds asked for.
-    pub volumes: Vec<Volume>,
     /// The secrets' values, to redact from every line printed.
     pub redactor: Redactor,
 }
@@ -122,17 +122,14 @@ impl SandboxFlags {
             key: self.name.clone(),
             snapshot: self.snapshot.clone(),
             env,
+            binds: volume::binds(&self.volumes)?,
             ..CreateRequest::default()
         };
         // The request's own check, once, here: its refusal names the flag.
         if let Err(e) = request.validate() {
             return Err(CliError::usage(format!("{}: {}", flag_of(&e), e.message())));
         }
-        Ok(Planned {
-            request,
-            volumes: self.volumes.clone(),
-            redactor,
-        })
+        Ok(Planned { request, redactor })
     }
 }
 

@@ -1,25 +1,25 @@
 //! `-v/--volume HOST:PATH[:ro]`: a host directory bound into the sandbox.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use corral_backend::SandboxPath;
+use corral_backend::{BindError, HostBind, HostBinds};
 
-/// One bind, checked where it is made: the host directory resolved (every
-/// symlink followed, so the bind is of what the path names now, not of
-/// what a later swap of a link would name), the sandbox path normalized.
+use crate::error::CliError;
+
+/// One `-v` value: the bind it asks for (checked where it is made, by
+/// [`HostBind::new`]: the host directory resolved, so the bind is of what
+/// the path names now, not of what a later swap of a link would name),
+/// and the text given, to name in a refusal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Volume {
-    /// The host directory, absolute and resolved.
-    pub host: PathBuf,
-    /// Where it appears in the sandbox.
-    pub target: SandboxPath,
-    /// Bound read-only (`:ro`).
-    pub read_only: bool,
+    /// The value as given.
+    pub text: String,
+    /// The bind.
+    pub bind: HostBind,
 }
 
-/// Parses `HOST:PATH`, `HOST:PATH:ro` or `HOST:PATH:rw`. The host path must
-/// be absolute and name an existing directory; a relative one, a missing
-/// one, or a file is refused naming it (clap adds the flag).
+/// Parses `HOST:PATH`, `HOST:PATH:ro` or `HOST:PATH:rw` into a checked
+/// bind; a refusal names the value (clap adds the flag).
 pub fn parse(text: &str) -> Result<Volume, String> {
     let (rest, read_only) = if let Some(r) = text.strip_suffix(":ro") {
         (r, true)
@@ -37,18 +37,28 @@ pub fn parse(text: &str) -> Result<Volume, String> {
              under this directory)"
         ));
     }
-    let resolved = std::fs::canonicalize(host)
-        .map_err(|e| format!("{text:?}: the host path {host:?}: {e}"))?;
-    if !resolved.is_dir() {
-        return Err(format!(
-            "{text:?}: the host path {host:?} is not a directory"
-        ));
-    }
     let target = corral_backend::sandbox_path("--volume", target).map_err(|e| e.message())?;
+    let bind =
+        HostBind::new(Path::new(host), target, read_only).map_err(|e| format!("{text:?}: {e}"))?;
     Ok(Volume {
-        host: resolved,
-        target,
-        read_only,
+        text: text.to_string(),
+        bind,
+    })
+}
+
+/// The binds of all of `volumes`, checked as a whole (how many, no two
+/// onto one path); a refusal names the `-v` value it is about.
+pub fn binds(volumes: &[Volume]) -> Result<HostBinds, CliError> {
+    HostBinds::new(volumes.iter().map(|v| v.bind.clone()).collect()).map_err(|e| {
+        let value = match &e {
+            BindError::DuplicateTarget { target } => volumes
+                .iter()
+                .filter(|v| v.bind.target().to_string() == *target)
+                .nth(1)
+                .map(|v| v.text.as_str()),
+            _ => volumes.last().map(|v| v.text.as_str()),
+        };
+        CliError::usage(format!("-v/--volume {:?}: {e}", value.unwrap_or_default()))
     })
 }
 
@@ -63,12 +73,12 @@ mod tests {
         std::fs::create_dir(&real).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
         let v = parse(&format!("{}:/data:ro", dir.path().join("link").display())).unwrap();
-        assert_eq!(v.host, std::fs::canonicalize(&real).unwrap());
-        assert_eq!(v.target.to_string(), "/data");
-        assert!(v.read_only);
+        assert_eq!(v.bind.source(), std::fs::canonicalize(&real).unwrap());
+        assert_eq!(v.bind.target().to_string(), "/data");
+        assert!(v.bind.read_only());
         let v = parse(&format!("{}:/w/x/../y", real.display())).unwrap();
-        assert_eq!(v.target.to_string(), "/w/y");
-        assert!(!v.read_only);
+        assert_eq!(v.bind.target().to_string(), "/w/y");
+        assert!(!v.bind.read_only());
     }
 
     /// Hostile or mistaken binds: each refused, naming what is wrong.
@@ -89,6 +99,31 @@ mod tests {
         ] {
             let err = parse(&text).expect_err(&text);
             assert!(err.contains(needle), "{text}: {err}");
+            assert!(!err.contains('\n'), "{text}: one line: {err}");
         }
+    }
+
+    /// The list as a whole: a duplicate target, or a 17th bind, refused
+    /// naming the `-v` value.
+    #[test]
+    fn the_binds_are_bounded_and_their_targets_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let vols = |targets: &[String]| -> Vec<Volume> {
+            targets
+                .iter()
+                .map(|t| parse(&format!("{d}:{t}")).unwrap())
+                .collect()
+        };
+        let dup = vols(&["/data".into(), "/x".into(), "/data/.".into()]);
+        let err = binds(&dup).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{d}:/data/.")) && err.contains("bound twice"),
+            "{err}"
+        );
+        let many: Vec<String> = (0..17).map(|i| format!("/d{i}")).collect();
+        let err = binds(&vols(&many)).unwrap_err().to_string();
+        assert!(err.contains("17 binds") && err.contains("/d16"), "{err}");
+        assert_eq!(binds(&vols(&many[..16])).unwrap().as_slice().len(), 16);
     }
 }

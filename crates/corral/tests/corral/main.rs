@@ -13,6 +13,7 @@ mod serve_support;
 mod args_in_process;
 mod bench_cli;
 mod bench_e2b;
+mod binds;
 mod cli;
 mod conformance_wire;
 mod docs_cli;
