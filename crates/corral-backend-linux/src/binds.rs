@@ -94,7 +94,9 @@ pub fn bind_all(root: &Path, binds: &[OpenBind], userns: Option<&File>) -> io::R
         fs.mkdir(&path, true)
             .map_err(|e| failed("making the mount point", io::Error::other(e.to_string())))?;
         let point = fs
-            .open_at(path.comps(), OFlags::PATH | OFlags::DIRECTORY, true)
+            // A final symlink (an image's `/data -> /etc`) is refused: the
+            // bind covers the directory its path names, nothing else.
+            .open_at(path.comps(), OFlags::PATH | OFlags::DIRECTORY, false)
             .map_err(|e| failed("opening the mount point", e.into()))?;
         let userns = userns.filter(|_| open.bind.read_only());
         let tree = clone_with_attributes(&open.dir, open.bind.read_only(), userns)

@@ -61,25 +61,29 @@ pub(crate) fn attempt(
     req: CreateRequest,
 ) -> (Result<SandboxInfo>, Option<Progress>) {
     let admitted = admit(state, caps, &req);
-    let taken = admitted
-        .and_then(|(image, restore, binds)| Ok((image, restore, binds, take(state, pool, &req)?)));
+    let taken = admitted.and_then(|admitted| Ok((admitted, take(state, pool, &req)?)));
     match taken {
-        Ok((image, restore, binds, warm)) => {
-            let (made, progress) = build(state, warm, &req, &image, restore, &binds);
+        Ok((admitted, warm)) => {
+            let (made, progress) = build(state, warm, &req, admitted);
             (made, Some(progress))
         }
         Err(e) => (Err(e), None),
     }
 }
 
-/// Refuses what cannot be enforced, before anything is allocated: the
-/// image to run, the snapshot to restore and the host directories to bind
-/// (held open from here on), when the request can be met.
-fn admit(
-    state: &State,
-    caps: &Capabilities,
-    req: &CreateRequest,
-) -> Result<(Image, Option<Restore>, Vec<OpenBind>)> {
+/// What a request admitted is built from.
+struct Admitted {
+    /// The image to run.
+    image: Image,
+    /// The snapshot to restore, verified.
+    restore: Option<Restore>,
+    /// The host directories to bind, held open from admission on.
+    binds: Vec<OpenBind>,
+}
+
+/// Refuses what cannot be enforced, before anything is allocated: what
+/// the sandbox is built from, when the request can be met.
+fn admit(state: &State, caps: &Capabilities, req: &CreateRequest) -> Result<Admitted> {
     req.validate()?;
     if state.rootless {
         crate::userns::rootless::refuse_limits(req)?;
@@ -111,7 +115,11 @@ fn admit(
     if let Some(key) = &req.key {
         crate::gc::free_expired_key(state, key)?;
     }
-    Ok((image, restore, binds))
+    Ok(Admitted {
+        image,
+        restore,
+        binds,
+    })
 }
 
 /// A waiting init from `pool`, with the request's key claimed for the
@@ -134,9 +142,7 @@ fn build(
     state: &State,
     warm: Warm,
     req: &CreateRequest,
-    image: &Image,
-    restore: Option<Restore>,
-    binds: &[OpenBind],
+    admitted: Admitted,
 ) -> (Result<SandboxInfo>, Progress) {
     let Warm {
         id,
@@ -159,9 +165,7 @@ fn build(
         cgroup.is_some(),
         &mut started,
         req,
-        image,
-        restore,
-        binds,
+        admitted,
     );
     let committed = made.and_then(|info| {
         // From here on the sandbox outlives this process.
@@ -220,10 +224,14 @@ fn allocate(
     cgroup: bool,
     started: &mut Started,
     req: &CreateRequest,
-    image: &Image,
-    restore: Option<Restore>,
-    binds: &[OpenBind],
+    admitted: Admitted,
 ) -> Result<SandboxInfo> {
+    let Admitted {
+        image,
+        restore,
+        binds,
+    } = admitted;
+    let image = &image;
     let build = state.build.as_ref();
     let id = progress.id().to_string();
     let id = id.as_str();
@@ -294,7 +302,7 @@ fn allocate(
         if !binds.is_empty() {
             let userns = state.layers.on(crate::layers::Layer::UserNamespace);
             build
-                .bind_volumes(&root, binds, userns.then_some(&started.link))
+                .bind_volumes(&root, &binds, userns.then_some(&started.link))
                 .map_err(|e| setup(id, SetupStep::Binds, e))?;
         }
     }
