@@ -134,16 +134,35 @@ pub struct Description {
 /// The members the backend routes do not carry: live process stdio and
 /// terminals (the contract's `openProcess` socket carries processes), and
 /// contained reads (the contract's reads carry them), reclaim (it is
-/// the serving host's own housekeeping) and port connections (a byte
-/// stream into the sandbox has no route). `describe` clears
-/// them, so a remote backend never declares them.
+/// the serving host's own housekeeping), port connections (a byte
+/// stream into the sandbox has no route) and binds (a bind names the
+/// serving host's own directories: see [`asks_for_binds`]). `describe`
+/// clears them, so a remote backend never declares them.
 pub fn carried(mut caps: Capabilities) -> Capabilities {
+    caps.binds = false;
     caps.start_process = false;
     caps.terminal = false;
     caps.contained_read = false;
     caps.reclaim = false;
     caps.port_connect = false;
     caps
+}
+
+/// Whether a `create` body asks for binds (a `binds` field that is
+/// neither absent, `null` nor empty). A server refuses such a body before
+/// decoding it: a remote caller may not bind the serving host's
+/// directories, nor learn which of them exist from a decoding error.
+#[must_use]
+pub fn asks_for_binds(body: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(body) else {
+        // Not an object: the create's own decoding refuses it.
+        return false;
+    };
+    match fields.get("binds") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Array(binds)) => !binds.is_empty(),
+        Some(_) => true,
+    }
 }
 
 /// One sandbox.
@@ -481,5 +500,30 @@ mod tests {
                 "list_tree",
             ]
         );
+    }
+
+    /// A remote caller's binds are refused before their paths are looked
+    /// at, one row per body; a description never declares binds.
+    #[test]
+    fn binds_are_never_carried() {
+        let rows: [(&str, bool); 6] = [
+            ("{}", false),
+            (r#"{"binds": null}"#, false),
+            (r#"{"binds": []}"#, false),
+            (
+                r#"{"binds": [{"source": "/root", "target": "/data", "read_only": false}]}"#,
+                true,
+            ),
+            (r#"{"binds": "anything"}"#, true),
+            ("[1]", false),
+        ];
+        for (body, asks) in rows {
+            assert_eq!(asks_for_binds(body.as_bytes()), asks, "{body}");
+        }
+        let all = Capabilities {
+            binds: true,
+            ..Capabilities::default()
+        };
+        assert!(!carried(all).binds);
     }
 }

@@ -20,7 +20,7 @@ use crate::kit::decode::{BodyRefusal, decode_body};
 use crate::protocol::backend::{
     BackendRoute, BatchBody, BytesBody, Description, KeyBody, LabelsBody, MkdirBody, PathBody,
     PortBody, RangeBody, RemoveBody, RunRef, SandboxRef, SnapshotOf, SnapshotRef, TreeBody,
-    WriteBody, carried,
+    WriteBody, asks_for_binds, carried,
 };
 use crate::protocol::{ErrorBody, Refusal};
 
@@ -115,6 +115,12 @@ async fn dispatch(
             key_mode: b.key_mode(),
             capabilities: carried(b.capabilities()),
         })),
+        BackendRoute::Create if asks_for_binds(body) => {
+            reply::<()>(Err(BackendError::unsupported(
+                b.name(),
+                "bind host directories for a remote caller (binds, -v/--volume)",
+            )))
+        }
         BackendRoute::Create => reply(b.create(decode(body)?).await),
         BackendRoute::Find => reply(b.find(&decode::<KeyBody>(body)?.key).await),
         BackendRoute::Connect => reply(b.connect(&decode::<SandboxRef>(body)?.id).await),
