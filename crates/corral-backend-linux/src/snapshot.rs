@@ -4,7 +4,9 @@
 //!
 //! - **What is captured**: for the `host` image, the sandbox's tmpfs root
 //!   minus the mount points (and symlinks) of the host directories bound
-//!   read-only into it; for a layered image, the overlay's upper dir, with
+//!   read-only into it, and minus every top-level directory holding a
+//!   bind of `CreateRequest::binds` (a snapshot never holds host files);
+//!   for a layered image, the overlay's upper dir, with
 //!   its whiteouts and opaque directories. The image is recorded, and a
 //!   restore runs on the same image.
 //! - **Storage**: `<state>/linux/snapshots/<id>/sha256-<hex>.tar.zst` (the
@@ -170,6 +172,18 @@ fn host_names() -> Vec<String> {
     }
 }
 
+/// The names at the top of the host-image root `root` under which a host
+/// directory is bound (`CreateRequest::binds`): never captured, so that
+/// a snapshot holds the sandbox's own files and never the host's.
+fn bound_names(root: &Path) -> std::io::Result<Vec<String>> {
+    let root = std::fs::canonicalize(root)?;
+    Ok(crate::rootfs::mounts_below(&root)?
+        .iter()
+        .filter_map(|m| m.strip_prefix(&root).ok()?.components().next())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect())
+}
+
 /// Captures sandbox `id`'s writable content.
 fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
     let meta = require_meta(state, id)?;
@@ -178,7 +192,10 @@ fn capture(state: &State, id: &str, labels: &Labels) -> Result<SnapshotInfo> {
         (upper, RootKind::Layered, Vec::new(), meta.image.clone())
     } else {
         let host = crate::record::HOST_IMAGE.to_string();
-        (state.root_dir(id), RootKind::Host, host_names(), host)
+        let root = state.root_dir(id);
+        let mut skip = host_names();
+        skip.extend(bound_names(&root).map_err(|e| state_error("listing the binds", &e))?);
+        (root, RootKind::Host, skip, host)
     };
     let dir = rustix::fs::open(
         &source,

@@ -191,3 +191,44 @@ fn hostile_binds_are_refused_naming_the_value_and_leave_nothing() {
     assert!(cli.ids().is_empty(), "a refused bind creates nothing");
     assert!(Path::new(&d).is_dir());
 }
+
+/// A snapshot holds the sandbox's own files, never the host's: what a
+/// bind shows is left out, and a sandbox restored from it has none of it.
+#[test]
+fn a_snapshot_leaves_the_binds_out() {
+    if !linux_available("a_snapshot_leaves_the_binds_out") {
+        return;
+    }
+    let cli = Cli::new();
+    let dir = shared_dir();
+    std::fs::write(dir.path().join("f"), "host file\n").unwrap();
+    let ro = format!("{}:/data:ro", dir.path().display());
+    let out = cli.run(&["create", "--backend", "linux", "-v", &ro]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_string();
+    let out = cli.run(&["exec", &id, "--", "sh", "-c", "echo own > /workspace/own"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = cli.run(&["snapshot", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let snap = text(&out.stdout).trim().to_string();
+    let out = cli.run(&[
+        "run",
+        "--backend",
+        "linux",
+        "--snapshot",
+        &snap,
+        "--",
+        "sh",
+        "-c",
+        "cat /workspace/own; ls /data/f 2>&1 || true",
+    ]);
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("own\n"), "{shown}{}", text(&out.stderr));
+    assert!(
+        !shown.contains("/data/f\n"),
+        "the host file came back: {shown}"
+    );
+    let out = cli.run(&["rm", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(dir.path().join("f").exists());
+}
