@@ -36,7 +36,8 @@
 //!    (`blocking`), [`cgroup`], [`layers`].
 //! 2. **The host seam** (`host`: the `Host` and `Build` traits, over ids,
 //!    paths, the cgroup hierarchy and the link to a waiting init), the
-//!    image store ([`images`]), the mounts ([`rootfs`]), the record cache.
+//!    image store ([`images`]), the mounts ([`rootfs`]), the binds of host
+//!    directories a request asks for (`binds`), the record cache.
 //! 3. **The state directory** (`state`, which holds its `Host`), and the
 //!    curated `/etc` ([`etc`]).
 //! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],

@@ -208,8 +208,11 @@ mod tests {
         assert!(!decoded.run_as_user, "older descriptions decode without it");
     }
 
-    /// SDK fail-closed rule: a request for binds fails with `unsupported`,
-    /// naming `-v`, on a backend that does not declare
+    /// SDK spec: "**Fail closed.** If `create` can't enforce a requested
+    /// `size`, `network`, `idleTimeoutMs`, or `timeoutMs`, throw
+    /// `SandboxError` with code `unsupported`. Never create a sandbox that's
+    /// more open than requested." A request for binds fails with
+    /// `unsupported`, naming `-v`, on a backend that does not declare
     /// [`Capabilities::binds`]; older requests and descriptions decode
     /// without binds.
     #[test]
