@@ -144,3 +144,62 @@ fn clone_with_attributes(
     set_bind_attributes(tree.as_fd(), read_only, None)?;
     Ok(tree)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bind of `source` at `/data`, read-only when `read_only`.
+    fn binds(source: &Path, read_only: bool) -> HostBinds {
+        let target = corral_backend::sandbox_path("bind", "/data").unwrap();
+        HostBinds::new(vec![HostBind::new(source, target, read_only).unwrap()]).unwrap()
+    }
+
+    /// A symlink swapped in after the bind was made (its path resolved) is
+    /// refused when create opens it, not followed.
+    #[test]
+    fn a_link_swapped_in_before_create_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let asked = binds(&real, true);
+        std::fs::rename(&real, dir.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink("/etc", &real).unwrap();
+        let err = open_sources(&asked).unwrap_err();
+        assert!(err.to_string().contains("real"), "{err}");
+    }
+
+    /// As root: the bind is of the directory opened at create, whatever its
+    /// path names by the time it is mounted; `:ro` refuses writes.
+    #[test]
+    fn the_directory_opened_is_the_one_bound() {
+        if !rustix::process::geteuid().is_root() {
+            println!("SKIP the_directory_opened_is_the_one_bound: mounting needs root");
+            return;
+        }
+        let host = tempfile::tempdir().unwrap();
+        let real = host.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(real.join("f"), "opened\n").unwrap();
+        let opened = open_sources(&binds(&real, true)).unwrap();
+        // Swapped after the open: a link to another directory.
+        std::fs::rename(&real, host.path().join("moved")).unwrap();
+        let decoy = host.path().join("decoy");
+        std::fs::create_dir(&decoy).unwrap();
+        std::fs::write(decoy.join("f"), "decoy\n").unwrap();
+        std::os::unix::fs::symlink(&decoy, &real).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let bound = bind_all(root.path(), &opened, None);
+        let data = root.path().join("data");
+        let seen = std::fs::read_to_string(data.join("f"));
+        let write = std::fs::write(data.join("x"), "x");
+        let _ = rustix::mount::unmount(&data, rustix::mount::UnmountFlags::DETACH);
+        bound.unwrap();
+        assert_eq!(seen.unwrap(), "opened\n");
+        assert_eq!(
+            write.unwrap_err().raw_os_error(),
+            Some(libc::EROFS),
+            "a :ro bind refuses writes"
+        );
+    }
+}
