@@ -197,6 +197,26 @@ pub enum E2bError {
         /// The pid or the tag.
         selector: String,
     },
+    /// A terminal call (`Update`, `SendInput`'s `pty`) to a process that
+    /// runs on no terminal.
+    #[error("process {pid} runs on no terminal: {call} is for a process started with a pty")]
+    NoTerminal {
+        /// The process.
+        pid: u32,
+        /// The call, or the field, refused.
+        call: &'static str,
+    },
+    /// A pipe call (`SendInput`'s `stdin`, `CloseStdin`) to a process that
+    /// runs on a terminal.
+    #[error(
+        "process {pid} runs on a terminal: {call} is for a process started without a pty (send its keystrokes as input.pty; Ctrl-D ends its input)"
+    )]
+    OnTerminal {
+        /// The process.
+        pid: u32,
+        /// The call, or the field, refused.
+        call: &'static str,
+    },
     /// A `Connect` stream that fell behind its process's output by more
     /// than it may hold.
     #[error(
@@ -334,6 +354,8 @@ impl E2bError {
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
             | E2bError::Invalid { .. }
+            | E2bError::NoTerminal { .. }
+            | E2bError::OnTerminal { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
             | E2bError::BadGzip { .. }
@@ -366,6 +388,8 @@ impl E2bError {
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
             | E2bError::Invalid { .. }
+            | E2bError::NoTerminal { .. }
+            | E2bError::OnTerminal { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
             | E2bError::BadGzip { .. }

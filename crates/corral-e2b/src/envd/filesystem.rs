@@ -88,6 +88,7 @@ pub async fn call(
         | Rpc::SendSignal
         | Rpc::SendInput
         | Rpc::CloseStdin
+        | Rpc::Update
         | Rpc::WatchDir
         | Rpc::CreateWatcher
         | Rpc::GetWatcherEvents

@@ -11,6 +11,7 @@ pub mod gzip;
 pub mod live;
 pub mod multipart;
 pub mod process;
+pub mod pty;
 pub mod rpc;
 pub mod tree_walk;
 pub mod unserved;

@@ -8,5 +8,6 @@ mod gzip;
 mod harness;
 mod pooled;
 mod ports;
+mod pty;
 mod tables;
 mod watch;
