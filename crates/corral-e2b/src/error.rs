@@ -327,6 +327,9 @@ pub enum E2bError {
         /// What went wrong.
         detail: String,
     },
+    /// The state file could not be written.
+    #[error("{0}")]
+    State(#[from] crate::saved::StateFileError),
     /// The backend failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
@@ -372,6 +375,7 @@ impl E2bError {
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
             E2bError::Deadline { .. } => StatusCode::GATEWAY_TIMEOUT,
+            E2bError::State(_) => StatusCode::INTERNAL_SERVER_ERROR,
             E2bError::Backend(e) => http_status_of(e.code()),
         }
     }
@@ -405,6 +409,7 @@ impl E2bError {
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,
             E2bError::Deadline { .. } => ConnectCode::DeadlineExceeded,
+            E2bError::State(_) => ConnectCode::Internal,
             E2bError::Backend(e) => connect_code_of(e.code()),
         }
     }

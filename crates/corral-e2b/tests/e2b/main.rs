@@ -9,5 +9,6 @@ mod harness;
 mod pooled;
 mod ports;
 mod pty;
+mod restart;
 mod tables;
 mod watch;
