@@ -10,7 +10,7 @@ use crate::key::SandboxKey;
 use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
 use crate::reclaim::Reclaim;
-use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo};
+use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo, Size};
 use crate::snapshot::{PauseOps, SnapshotCloneOps, SnapshotOps, UsageOps};
 use crate::tree::{BatchWriteOps, ContainedReadOps, TreeListOps};
 
@@ -72,6 +72,13 @@ pub trait Backend: Send + Sync {
 
     /// The platform's own description of sandbox `id`, as JSON (never credentials).
     async fn native(&self, id: &str) -> Result<serde_json::Value>;
+
+    /// The size a sandbox is made with when its create asks for none: per
+    /// field, the limit the backend then enforces, `None` where it
+    /// enforces none. The default: none.
+    fn default_size(&self) -> Size {
+        Size::default()
+    }
 
     /// Releases the backend's connections. Optional hook; the default does nothing.
     async fn close(&self) -> Result<()> {
