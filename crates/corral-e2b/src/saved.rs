@@ -140,12 +140,20 @@ fn check(saved: &Saved) -> Result<(), String> {
 }
 
 /// Writes `sandboxes` to `path` atomically (a reader, or a restart, sees
-/// the old file or the new one), making its directory where missing.
+/// the old file or the new one), making its directory where missing; with
+/// no sandboxes, removes it (a server started with a fresh key each time
+/// leaves no file behind once its sandboxes are gone).
 pub fn store(path: &Path, sandboxes: Vec<Saved>) -> Result<(), StateFileError> {
     let write = |source| StateFileError::Write {
         path: path.to_path_buf(),
         source,
     };
+    if sandboxes.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(write(e)),
+            _ => Ok(()),
+        };
+    }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(write)?;
     }
@@ -179,6 +187,9 @@ mod tests {
         assert!(load(&path).unwrap().is_empty());
         store(&path, vec![saved("sb-1"), saved("sb-2")]).unwrap();
         assert_eq!(load(&path).unwrap(), vec![saved("sb-1"), saved("sb-2")]);
+        store(&path, Vec::new()).unwrap();
+        assert!(!path.exists(), "an empty state is no file");
+        store(&path, Vec::new()).unwrap();
     }
 
     /// A tampered file: what it holds, and what the refusal names.
