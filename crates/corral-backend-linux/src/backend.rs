@@ -386,6 +386,13 @@ impl Backend for LinuxBackend {
         &*self.files
     }
 
+    /// Where the sandbox's user exists (not rootless).
+    fn owned_write_ops(&self) -> Option<&dyn corral_backend::OwnedWriteOps> {
+        self.state
+            .runs_as_user()
+            .then_some(self.files.as_ref() as &dyn corral_backend::OwnedWriteOps)
+    }
+
     fn process_ops(&self) -> Option<&dyn ProcessOps> {
         Some(&*self.processes)
     }

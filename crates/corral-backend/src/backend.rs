@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use crate::capabilities::Capabilities;
 use crate::error::Result;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
-use crate::files::FileOps;
+use crate::files::{FileOps, OwnedWriteOps};
 use crate::key::SandboxKey;
 use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
@@ -132,6 +132,12 @@ pub trait Backend: Send + Sync {
 
     /// Reclaiming what crashed processes left, when declared.
     fn reclaim_ops(&self) -> Option<&dyn Reclaim> {
+        None
+    }
+
+    /// Writes owned by whom a command runs as, where the backend can give
+    /// files to the sandbox's user.
+    fn owned_write_ops(&self) -> Option<&dyn OwnedWriteOps> {
         None
     }
 

@@ -10,6 +10,7 @@ pub mod fs_move;
 pub mod gzip;
 pub mod live;
 pub mod multipart;
+pub mod owned;
 pub mod process;
 pub mod pty;
 pub mod rpc;
