@@ -16,6 +16,9 @@
 //!
 //! [`E2bService`] is a [`corral_wire::server::Fallback`]: `corral serve`
 //! hands it every request that is not a wire route, on the same listener.
+//! With a state file ([`E2bConfig::state_file`]) the records of its
+//! sandboxes outlive a restart ([`saved`], [`E2bService::restore`]); their
+//! access tokens are derived from the API key ([`access_token`]).
 //! What is served and what answers 501 is listed in `docs/e2b.md`.
 
 pub mod access_token;
