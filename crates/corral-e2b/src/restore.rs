@@ -2,7 +2,8 @@
 //! (its state file, [`crate::saved`]): each still in the backend is served
 //! again with its template, metadata, end time and access token (derived
 //! again, never stored); one whose end time passed while the service was
-//! down is destroyed now; one the backend no longer holds is forgotten.
+//! down is destroyed now; one the backend no longer holds, or that E2B's
+//! protocol did not make (no `e2b` label), is forgotten, never touched.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use corral_backend::{SandboxStatus, now_ms};
 
 use crate::Inner;
+use crate::control::create::E2B_LABEL;
 use crate::saved::{self, StateFileError};
 use crate::state::Record;
 
@@ -20,7 +22,8 @@ pub struct Restored {
     pub served: usize,
     /// Sandboxes past their end time, destroyed.
     pub expired: usize,
-    /// Records of sandboxes the backend no longer holds, forgotten.
+    /// Records of sandboxes the backend no longer holds (or that are not
+    /// E2B's), forgotten.
     pub gone: usize,
 }
 
@@ -31,11 +34,13 @@ pub(crate) async fn restore(inner: &Arc<Inner>) -> Result<Restored, StateFileErr
     };
     let mut done = Restored::default();
     for saved in saved::load(path)? {
-        let alive = matches!(
+        // Only a sandbox made through E2B's protocol (its label) is taken
+        // back, or destroyed: a file naming any other names nothing here.
+        let ours = matches!(
             inner.backend.connect(&saved.id).await,
-            Ok(info) if info.status != SandboxStatus::Dead
+            Ok(info) if info.status != SandboxStatus::Dead && info.labels.contains_key(E2B_LABEL)
         );
-        if !alive {
+        if !ours {
             done.gone += 1;
             continue;
         }

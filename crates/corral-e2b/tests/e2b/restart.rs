@@ -191,7 +191,14 @@ async fn a_sandbox_past_its_end_time_is_destroyed_at_start() {
         end_at_ms: now_ms() - 1_000,
         metadata: Default::default(),
     };
-    let records = vec![record(&made.id, 0), record("mem-0000000000000000", 1)];
+    // A sandbox E2B's protocol did not make, named by a tampered file:
+    // never destroyed, never adopted.
+    let foreign = backend.create(CreateRequest::default()).await.unwrap();
+    let records = vec![
+        record(&made.id, 0),
+        record("mem-0000000000000000", 1),
+        record(&foreign.id, 2),
+    ];
     saved::store(&file, records).unwrap();
 
     let service = E2bService::new(Arc::clone(&backend), key(), config(&file));
@@ -201,7 +208,7 @@ async fn a_sandbox_past_its_end_time_is_destroyed_at_start() {
         Restored {
             served: 0,
             expired: 1,
-            gone: 1
+            gone: 2
         }
     );
     assert!(
