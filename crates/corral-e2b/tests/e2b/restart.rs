@@ -215,6 +215,10 @@ async fn a_sandbox_past_its_end_time_is_destroyed_at_start() {
         backend.connect(&made.id).await.is_err(),
         "it was not destroyed"
     );
+    assert!(
+        backend.connect(&foreign.id).await.is_ok(),
+        "another's sandbox was touched"
+    );
     assert!(saved::load(&file).unwrap().is_empty());
 }
 
