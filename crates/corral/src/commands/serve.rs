@@ -136,11 +136,26 @@ impl BackendVisitor for Host {
             )
         })?;
         let backend = backend.into_inner();
+        // The records of E2B's sandboxes outlive a restart where the
+        // sandboxes do.
+        let state_file = B::KIND.outlives_its_process().then(|| {
+            corral_e2b::saved::file_in(
+                &corral_backend_local::LocalBackend::default_state_dir(),
+                B::KIND.name(),
+                &token,
+            )
+        });
         let e2b = corral_e2b::E2bService::new(
             Arc::clone(&backend) as Arc<dyn Backend>,
             token.clone(),
-            corral_e2b::E2bConfig::default(),
+            corral_e2b::E2bConfig {
+                state_file,
+                ..corral_e2b::E2bConfig::default()
+            },
         );
+        if let Err(e) = e2b.restore().await {
+            eprintln!("corral: warning: {e}");
+        }
         let server = WireServer::bind(addr, provider, token)
             .await
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
