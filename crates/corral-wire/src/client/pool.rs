@@ -105,7 +105,7 @@ impl Pool {
 
     /// Keeps `conn`, idle from now, unless hyper closed it; past
     /// [`MAX_IDLE`] the longest idle is closed.
-    pub(crate) fn give_back(&self, mut conn: Conn) {
+    fn give_back(&self, mut conn: Conn) {
         if conn.sender.is_closed() {
             return;
         }

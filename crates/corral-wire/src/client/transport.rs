@@ -109,21 +109,19 @@ impl Transport {
         }
     }
 
-    /// Opens one connection now, for `https://`, and keeps it for the
-    /// first call: a TLS failure (an untrusted certificate, say) is
-    /// reported by name here, where a call would only see the server
-    /// unavailable. A TCP failure is left for the first call to report.
+    /// Opens one connection now, for `https://`, and closes it: a TLS
+    /// failure (an untrusted certificate, say) is reported by name here,
+    /// where a call would only see the server unavailable. A TCP failure
+    /// is left for the first call to report. (The connection is not kept:
+    /// the server's session tickets, unread until a response is read,
+    /// would make the pool take it for one the server closed.)
     pub(crate) async fn check_tls(&self) -> Result<(), String> {
         if self.dial.tls.is_none() {
             return Ok(());
         }
-        match Conn::open(&self.dial).await {
-            Ok(conn) => {
-                self.pool.give_back(conn);
-                Ok(())
-            }
+        match self.dial.open().await {
+            Ok(_) | Err(ConnectError::Tcp(_)) => Ok(()),
             Err(ConnectError::Tls(why)) => Err(format!("TLS: {why}")),
-            Err(ConnectError::Tcp(_)) => Ok(()),
         }
     }
 

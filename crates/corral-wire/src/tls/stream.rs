@@ -72,16 +72,23 @@ impl Dial {
 }
 
 /// What a failed handshake says: rustls' error when there is one (an
-/// untrusted certificate, a wrong name), else the I/O error.
+/// untrusted certificate, a wrong name), else the I/O error. An unknown
+/// issuer says how to trust it.
 fn tls_reason(error: &io::Error) -> String {
     match error
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
-        Some(rustls::Error::InvalidCertificate(why)) => format!(
-            "the server's certificate is refused: {why} (trust its CA with {})",
-            super::CA_FILE_ENV
-        ),
+        Some(rustls::Error::InvalidCertificate(why @ rustls::CertificateError::UnknownIssuer)) => {
+            format!(
+                "the server's certificate is refused: {why:?}: no trusted CA issued it (trust \
+                 its CA with {})",
+                super::CA_FILE_ENV
+            )
+        }
+        Some(rustls::Error::InvalidCertificate(why)) => {
+            format!("the server's certificate is refused: {why}")
+        }
         Some(other) => other.to_string(),
         None => format!("handshake failed: {error}"),
     }

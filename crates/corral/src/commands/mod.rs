@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod rm;
 pub mod run;
 pub mod serve;
+pub mod serve_security;
 mod shared;
 pub mod shell;
 pub mod stdin_exec;

@@ -24,5 +24,6 @@ mod mcp;
 mod refusals;
 mod remote;
 mod serve;
+mod serve_tls;
 mod stdin_forwarding;
 mod terminal;
