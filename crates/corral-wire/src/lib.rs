@@ -38,4 +38,4 @@ pub use auth::{Token, TokenError};
 pub use client::{Endpoint, EndpointError, WireError, WireProvider};
 pub use remote::RemoteBackend;
 pub use server::{ConnectionLimits, RunningServer, ShutdownReport, WireServer};
-pub use tls::{CA_FILE_ENV, ServerTls, ServerTlsError, Trust, TrustError};
+pub use tls::{CA_FILE_ENV, HandshakeError, ServerTls, ServerTlsError, Trust, TrustError};

@@ -47,12 +47,12 @@ pub enum WireError {
     },
     /// The TLS connection to the server failed: its certificate is not
     /// trusted or not for its name, or it does not speak TLS.
-    #[error("{endpoint}: {detail}")]
+    #[error("{endpoint}: TLS: {error}")]
     Tls {
         /// The server.
         endpoint: String,
-        /// What failed, from the handshake.
-        detail: String,
+        /// What failed.
+        error: crate::tls::HandshakeError,
     },
     /// The server refused or failed `capabilities`.
     #[error("{endpoint}: capabilities: {error}")]
@@ -111,9 +111,9 @@ impl WireProvider {
         transport
             .check_tls()
             .await
-            .map_err(|detail| WireError::Tls {
+            .map_err(|error| WireError::Tls {
                 endpoint: transport.endpoint.to_string(),
-                detail,
+                error,
             })?;
         let capabilities = transport
             .post(Route::Capabilities, &serde_json::json!({}))

@@ -18,6 +18,7 @@ use super::pool::{Conn, Pool, ReplyBody};
 use super::retry::{Failure, retry};
 use crate::auth::Token;
 use crate::protocol::{CONTRACT_REVISION, REVISION_HEADER, Route};
+use crate::tls::HandshakeError;
 use crate::tls::Trust;
 use crate::tls::stream::{ConnectError, Dial};
 
@@ -115,13 +116,13 @@ impl Transport {
     /// is left for the first call to report. (The connection is not kept:
     /// the server's session tickets, unread until a response is read,
     /// would make the pool take it for one the server closed.)
-    pub(crate) async fn check_tls(&self) -> Result<(), String> {
+    pub(crate) async fn check_tls(&self) -> Result<(), HandshakeError> {
         if self.dial.tls.is_none() {
             return Ok(());
         }
         match self.dial.open().await {
             Ok(_) | Err(ConnectError::Tcp(_)) => Ok(()),
-            Err(ConnectError::Tls(why)) => Err(format!("TLS: {why}")),
+            Err(ConnectError::Tls(error)) => Err(error),
         }
     }
 

@@ -93,8 +93,8 @@ impl RemoteBackend {
         let remote = Arc::new(Remote {
             transport: Transport::new(endpoint, token, trust),
         });
-        if let Err(detail) = remote.transport.check_tls().await {
-            return Err(remote.unavailable(BackendRoute::Describe, &detail));
+        if let Err(error) = remote.transport.check_tls().await {
+            return Err(remote.unavailable(BackendRoute::Describe, &format!("TLS: {error}")));
         }
         let description: Description = remote
             .call(BackendRoute::Describe, &serde_json::json!({}))

@@ -30,12 +30,11 @@ pub(super) async fn serve<P: SandboxProvider + 'static>(
         return serve_http(shared, stream).await;
     };
     let deadline = shared.limits.head_deadline;
-    match tokio::time::timeout(deadline, tls.acceptor().accept(stream)).await {
-        Ok(Ok(stream)) => serve_http(shared, stream).await,
-        // A failed handshake (a plain-HTTP request among them) has had
-        // rustls' alert, if any; a stalled one is dropped. Either way the
-        // socket closes here and its places are given back.
-        Ok(Err(_)) | Err(_) => {}
+    // A failed handshake (a plain-HTTP request among them) has had
+    // rustls' alert, if any; a stalled one is dropped. Either way the
+    // socket closes here and its places are given back.
+    if let Ok(Ok(stream)) = tokio::time::timeout(deadline, tls.acceptor().accept(stream)).await {
+        serve_http(shared, stream).await;
     }
 }
 

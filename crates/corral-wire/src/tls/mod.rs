@@ -16,6 +16,7 @@ mod trust;
 
 pub use pem::{PemFile, PemKind, PemProblem};
 pub use server::{ServerTls, ServerTlsError};
+pub use stream::HandshakeError;
 pub use trust::{CA_FILE_ENV, Trust, TrustError};
 
 use std::sync::Arc;

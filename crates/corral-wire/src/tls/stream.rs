@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use super::Trust;
+use super::{CA_FILE_ENV, Trust};
 
 /// An open connection to the server.
 #[derive(Debug)]
@@ -33,7 +33,48 @@ pub(crate) enum ConnectError {
     /// The TLS handshake failed: a certificate not trusted, or not the
     /// server's name, or a peer that does not speak TLS.
     #[error("TLS: {0}")]
-    Tls(String),
+    Tls(HandshakeError),
+}
+
+/// Why a TLS handshake with the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// No CA the client trusts issued the server's certificate.
+    #[error(
+        "the server's certificate is refused: UnknownIssuer: no trusted CA issued it (trust its \
+         CA with {CA_FILE_ENV})"
+    )]
+    UnknownIssuer,
+    /// The server's certificate is refused for another reason: expired,
+    /// not for the endpoint's host, a CA certificate served as the
+    /// server's own, …
+    #[error("the server's certificate is refused: {0}")]
+    Certificate(rustls::CertificateError),
+    /// The handshake failed otherwise (a peer that speaks no TLS, no
+    /// version or cipher in common, …).
+    #[error("{0}")]
+    Protocol(rustls::Error),
+    /// The connection failed during the handshake.
+    #[error("the handshake broke: {0}")]
+    Io(io::Error),
+}
+
+impl HandshakeError {
+    /// What a failed `connect` says, told apart.
+    fn of(error: io::Error) -> Self {
+        let rustls_error = error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .cloned();
+        match rustls_error {
+            Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)) => {
+                HandshakeError::UnknownIssuer
+            }
+            Some(rustls::Error::InvalidCertificate(why)) => HandshakeError::Certificate(why),
+            Some(other) => HandshakeError::Protocol(other),
+            None => HandshakeError::Io(error),
+        }
+    }
 }
 
 /// Where and how to reach the server.
@@ -66,31 +107,8 @@ impl Dial {
             .connector()
             .connect(name.clone(), tcp)
             .await
-            .map_err(|e| ConnectError::Tls(tls_reason(&e)))?;
+            .map_err(|e| ConnectError::Tls(HandshakeError::of(e)))?;
         Ok((ClientStream::Tls(Box::new(tls)), probe))
-    }
-}
-
-/// What a failed handshake says: rustls' error when there is one (an
-/// untrusted certificate, a wrong name), else the I/O error. An unknown
-/// issuer says how to trust it.
-fn tls_reason(error: &io::Error) -> String {
-    match error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    {
-        Some(rustls::Error::InvalidCertificate(why @ rustls::CertificateError::UnknownIssuer)) => {
-            format!(
-                "the server's certificate is refused: {why:?}: no trusted CA issued it (trust \
-                 its CA with {})",
-                super::CA_FILE_ENV
-            )
-        }
-        Some(rustls::Error::InvalidCertificate(why)) => {
-            format!("the server's certificate is refused: {why}")
-        }
-        Some(other) => other.to_string(),
-        None => format!("handshake failed: {error}"),
     }
 }
 
