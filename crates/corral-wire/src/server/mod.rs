@@ -1,7 +1,7 @@
 //! The server: one provider behind `POST /v1/<member>` routes and the
 //! `openProcess` WebSocket, with bearer-token authentication, per-route
-//! body bounds, bounded connections ([`ConnectionLimits`]) and a graceful
-//! shutdown.
+//! body bounds, bounded connections ([`ConnectionLimits`]), TLS when given
+//! a certificate ([`WireServer::with_tls`]) and a graceful shutdown.
 
 mod backend;
 mod body;

@@ -3,10 +3,10 @@
 //! that trusts the CA (`CORRAL_CA_FILE`, or a `Trust` in process) is
 //! served the wire, the backend routes and `conformance --provider
 //! https://…`; one that does not is refused in one line naming the
-//! certificate problem; plain HTTP to
-//! the TLS port and a client that never says hello are cut without
-//! holding a place; and the flags' refusals, one row each, with plain
-//! HTTP off loopback served only when asked, with a warning.
+//! certificate problem; hostile clients of the TLS port (plain HTTP, no
+//! hello, half a hello, bytes that are not TLS) are cut without holding a
+//! place; and the flags' refusals, one row each, with plain HTTP off
+//! loopback served only when asked, with a warning.
 
 use std::io::{BufRead, Read, Write};
 use std::net::TcpStream;
@@ -255,34 +255,53 @@ fn conformance_runs_against_a_provider_over_tls() {
     );
 }
 
-/// A plain-HTTP request to the TLS port is not answered in HTTP: the
-/// handshake fails, the connection is closed, and the server goes on.
-/// A client that opens TCP and never sends its `ClientHello` is cut at
-/// the head deadline and gives its place back: with one connection
-/// allowed, a trusted client is served after it.
+/// Hostile clients of the TLS port, one row each → what they get: never
+/// an HTTP answer; a failed handshake is closed at once, a stalled one
+/// when the head deadline passes; and none keeps its place. With one
+/// connection allowed, a trusted client that queues behind each of them
+/// is served, and so is one after them.
 #[test]
-fn plain_http_and_a_silent_client_on_the_tls_port_are_cut_and_hold_no_place() {
+fn hostile_clients_of_the_tls_port_are_cut_and_hold_no_place() {
     let s = setup();
     let served = s.serve_tls(&["--max-connections", "1", "--head-deadline", "1"]);
     let at = addr(&served.endpoint).to_string();
-
-    let mut plain = TcpStream::connect(&at).unwrap();
-    plain
-        .write_all(b"GET /v1/capabilities HTTP/1.1\r\nHost: corral\r\n\r\n")
-        .unwrap();
-    let answer = until_closed(plain);
-    assert!(
-        !answer.windows(5).any(|w| w == b"HTTP/"),
-        "no HTTP answer: {:?}",
-        String::from_utf8_lossy(&answer)
-    );
-
-    let silent = TcpStream::connect(&at).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    // Queued behind the silent client (the only place is its), served
-    // once the deadline cuts it.
-    rt.block_on(provision_through(&served.endpoint, &s.pki.ca));
-    assert!(until_closed(silent).is_empty(), "cut without a word");
+    // (attack, what it sends and then holds open, whether the server says
+    // nothing at all before it closes)
+    let table: &[(&str, &[u8], bool)] = &[
+        (
+            "plain HTTP to the TLS port",
+            b"GET /v1/capabilities HTTP/1.1\r\nHost: corral\r\n\r\n",
+            false,
+        ),
+        ("opens TCP and never sends a ClientHello", b"", true),
+        (
+            "half a ClientHello, then silence",
+            &[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc],
+            true,
+        ),
+        (
+            "bytes that are not TLS",
+            &[0x00, 0xff, 0x13, 0x37, 0x00, 0x00, 0xde, 0xad],
+            false,
+        ),
+    ];
+    for (attack, bytes, silent) in table {
+        let mut hostile = TcpStream::connect(&at).unwrap();
+        hostile.write_all(bytes).unwrap();
+        // Queued behind the hostile client (the only place is its):
+        // served once the server lets it go.
+        rt.block_on(provision_through(&served.endpoint, &s.pki.ca));
+        let answer = until_closed(hostile);
+        assert!(
+            !answer.windows(5).any(|w| w == b"HTTP/"),
+            "{attack}: no HTTP answer: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        if *silent {
+            assert!(answer.is_empty(), "{attack}: cut without a word");
+        }
+    }
     rt.block_on(provision_through(&served.endpoint, &s.pki.ca));
 }
 
