@@ -337,7 +337,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_per_peer: usize,
     /// Seconds a connection may take to send a request's head (an idle
-    /// connection is closed after them).
+    /// connection is closed after them) and, over TLS, its handshake.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub head_deadline: u64,
     /// Serve over TLS with this certificate chain (PEM, the server's
