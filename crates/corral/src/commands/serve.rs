@@ -10,14 +10,14 @@
 //! and checked before anything listens.
 //!
 //! Prints `corral: serving BACKEND on http://ADDR` (`https://` with TLS) on
-//! stdout once it listens (with the port chosen when ADDR names port 0); without
-//! `--token-file` it generates a token shaped as an E2B API key (`e2b_` and 40 hex
-//! digits, a shape some E2B SDK versions check) and prints `corral: token
-//! TOKEN (generated: no --token-file)` next. On SIGINT, SIGTERM or any of
-//! the other ending signals it shuts down gracefully: live processes are
-//! destroyed, and so is every sandbox it created that is not durable; it
-//! then prints what it destroyed and kept. The exit status is 0 unless a
-//! destroy failed.
+//! stdout once it listens (with the port chosen when ADDR names port 0);
+//! without `--token-file` it generates a token shaped as an E2B API key
+//! (`e2b_` and 40 hex digits, a shape some E2B SDK versions check) and
+//! prints `corral: token TOKEN (generated: no --token-file)` next. On
+//! SIGINT, SIGTERM or any of the other ending signals it shuts down
+//! gracefully: live processes are destroyed, and so is every sandbox it
+//! created that is not durable; it then prints what it destroyed and kept.
+//! The exit status is 0 unless a destroy failed.
 //!
 //! Beside the contract provider it serves the backend's own primitives
 //! (the same backend the adapter holds), under the same token, and E2B's
