@@ -13,7 +13,8 @@ use corral_wire::{Token, WireProvider};
 
 const TOKEN: &str = "serve-test-token-0123456789abcdef";
 
-fn request(envelope: &SandboxProviderCapabilities) -> SandboxProvisionRequest {
+/// A provisioning request the memory backend admits, for `envelope`.
+pub(crate) fn request(envelope: &SandboxProviderCapabilities) -> SandboxProvisionRequest {
     let now = Timestamp::from_system_time(std::time::SystemTime::now()).unwrap();
     SandboxProvisionRequest {
         provider: ProviderId::new("memory").unwrap(),
