@@ -3,7 +3,10 @@
 //! and still waits for its settlement, which the server sends only after
 //! the process group is dead. A timeout is enforced by the server's
 //! backend; the client waits a grace period beyond it, then gives up on
-//! the connection (whose loss aborts the run on the server).
+//! the connection (whose loss aborts the run on the server). Once the run
+//! has settled, the stream is read on to its end (the server ends it right
+//! after the settlement), so that its connection goes back to the pool
+//! for the next call instead of being closed.
 
 use std::time::Duration;
 
@@ -25,6 +28,26 @@ const SETTLE_GRACE: Duration = Duration::from_secs(60);
 /// The longest line of an `exec` stream the client accepts: one output
 /// chunk in base64 is far smaller.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long after the settlement the stream may take to end before its
+/// connection is dropped rather than given back: the server ends it with
+/// the settlement's frame, so only a misbehaving server takes this long.
+const END_WAIT: Duration = Duration::from_secs(1);
+
+/// Reads `stream` past the settlement to its end, so that its connection
+/// goes back to the pool ([`crate::client::pool::ReplyBody`]). Anything
+/// but the end — more bytes, a broken connection, no end within
+/// [`END_WAIT`] — drops the stream, and with it the connection.
+async fn release<B: hyper::body::Body<Data = bytes::Bytes> + Unpin>(mut stream: B) {
+    let _ = tokio::time::timeout(END_WAIT, async {
+        while let Some(Ok(frame)) = stream.frame().await {
+            if frame.data_ref().is_some_and(|data| !data.is_empty()) {
+                return;
+            }
+        }
+    })
+    .await;
+}
 
 async fn cancelled(token: Option<&CancellationToken>) {
     match token {
@@ -129,8 +152,18 @@ pub(super) async fn exec(
                     }
                 }
                 ExecFrame::Output { stream, bytes } => sink.chunk(stream, &bytes),
-                ExecFrame::Outcome(outcome) => return Ok(outcome),
-                ExecFrame::Error(error) => return Err(error),
+                ExecFrame::Outcome(outcome) => {
+                    if pending.is_empty() {
+                        release(stream).await;
+                    }
+                    return Ok(outcome);
+                }
+                ExecFrame::Error(error) => {
+                    if pending.is_empty() {
+                        release(stream).await;
+                    }
+                    return Err(error);
+                }
             }
         }
         if pending.len() > MAX_LINE_BYTES {
