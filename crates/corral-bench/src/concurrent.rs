@@ -84,12 +84,14 @@ pub struct ConcurrentExecs {
 
 impl ConcurrentExecs {
     /// A row starting `execs` (at least 1) execs of `command` at once in a
-    /// sandbox of `kind`, served on loopback.
+    /// sandbox of `kind`, served on loopback. Its name starts with the
+    /// group, not the backend, so `--only memory` keeps only the memory
+    /// backend's own rows.
     pub fn new(kind: BackendKind, command: Command, execs: u32) -> Self {
         let execs = execs.max(1);
         ConcurrentExecs {
             name: format!(
-                "{} {execs} concurrent execs through corral serve, 127.0.0.1",
+                "density: {execs} concurrent execs through corral serve, {}, 127.0.0.1",
                 kind.name()
             ),
             kind,

@@ -64,11 +64,13 @@ pub struct IdleDensity {
 
 impl IdleDensity {
     /// A row keeping `count` (at least 1) idle sandboxes of the backend
-    /// `opener` opens, named after `label`.
+    /// `opener` opens, named after `label`. Its name starts with the group
+    /// (`density: …`), not the backend, so `--only linux` does not pull
+    /// in a hundred sandboxes.
     pub fn new(label: &str, opener: Opener, count: u32) -> Self {
         let count = count.max(1);
         IdleDensity {
-            name: format!("{label} density: {count} idle sandboxes"),
+            name: format!("density: {count} idle {label} sandboxes"),
             opener,
             count,
             opened: None,

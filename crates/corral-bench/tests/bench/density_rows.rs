@@ -24,7 +24,7 @@ async fn idle_density_reports_memory_and_the_growth_of_a_create() {
     let report = run_with(rows, &config()).await.unwrap();
     let json: serde_json::Value = serde_json::from_str(&report.to_json().unwrap()).unwrap();
     let row = &json["rows"][0];
-    assert_eq!(row["name"], "memory density: 10 idle sandboxes");
+    assert_eq!(row["name"], "density: 10 idle memory sandboxes");
     assert_eq!(row["group"], "density");
     assert_eq!(row["outcome"], "measured", "{}", row["note"]);
     // The count is the row's meaning: `iterations` does not change it.
@@ -58,7 +58,7 @@ async fn concurrent_execs_report_latency_percentiles_and_throughput() {
     let row = &json["rows"][0];
     assert_eq!(
         row["name"],
-        "memory 4 concurrent execs through corral serve, 127.0.0.1"
+        "density: 4 concurrent execs through corral serve, memory, 127.0.0.1"
     );
     assert_eq!(row["group"], "density");
     assert_eq!(row["outcome"], "measured", "{}", row["note"]);
@@ -92,5 +92,18 @@ async fn zero_counts_are_refused() {
     ] {
         let e = run_with(Vec::new(), &config).await.unwrap_err();
         assert_eq!(e.to_string(), format!("{what}: must be at least 1"));
+    }
+}
+
+/// The group's rows are named after it, not after a backend, so a filter
+/// by backend (`--only linux`, `--only memory`) never pulls in a hundred
+/// sandboxes or a burst of a hundred execs.
+#[test]
+fn density_rows_are_named_after_their_group() {
+    let rows = corral_bench::density_measures(&BenchConfig::default());
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert!(row.name().starts_with("density: "), "{}", row.name());
+        assert_eq!(row.group().as_str(), "density", "{}", row.name());
     }
 }
