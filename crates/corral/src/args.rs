@@ -339,6 +339,13 @@ pub struct BenchArgs {
     /// group's floor always runs too.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// Idle linux sandboxes the density row keeps (default 100).
+    #[arg(long, value_name = "N")]
+    pub density: Option<u32>,
+    /// Execs started at once through a server on loopback in the
+    /// concurrent-exec row (default 100).
+    #[arg(long, value_name = "M")]
+    pub concurrent_execs: Option<u32>,
 }
 
 /// `corral gc`.
