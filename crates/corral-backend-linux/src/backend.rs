@@ -299,6 +299,21 @@ impl Backend for LinuxBackend {
         self.capabilities_here()
     }
 
+    /// The safe defaults create applies (the cgroup's CPU and memory where
+    /// cgroups are usable, the writable layer's size always).
+    fn default_size(&self) -> corral_backend::Size {
+        let enforces = self.capabilities_here().enforces;
+        let cgroup = crate::cgroup::CgroupLimits::safe_defaults();
+        corral_backend::Size {
+            cpus: cgroup
+                .cpu_millicores
+                .filter(|_| enforces.cpu)
+                .map(|m| m as f64 / 1000.0),
+            memory_bytes: cgroup.memory_bytes.filter(|_| enforces.memory),
+            disk_bytes: Some(crate::DEFAULT_DISK_BYTES).filter(|_| enforces.disk),
+        }
+    }
+
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {
         if let corral_backend::Network::Allowlist { destinations } = &req.network {
             crate::network::check(destinations)
@@ -372,6 +387,13 @@ impl Backend for LinuxBackend {
 
     fn files(&self) -> &dyn FileOps {
         &*self.files
+    }
+
+    /// Where the sandbox's user exists (not rootless).
+    fn owned_write_ops(&self) -> Option<&dyn corral_backend::OwnedWriteOps> {
+        self.state
+            .runs_as_user()
+            .then_some(self.files.as_ref() as &dyn corral_backend::OwnedWriteOps)
     }
 
     fn process_ops(&self) -> Option<&dyn ProcessOps> {

@@ -19,9 +19,10 @@
 
 use std::sync::Arc;
 
-use corral_backend::Result;
+use async_trait::async_trait;
 use corral_backend::contained::Resolution;
-use corral_backend::contained_fs::{ContainedFs, ContainedFsSource, Ownership};
+use corral_backend::contained_fs::{ContainedFs, ContainedFsSource, Ownership, SplitPath};
+use corral_backend::{OwnedWriteOps, Result, RunAs, SandboxPath};
 
 use crate::state::{State, require_meta};
 
@@ -47,4 +48,62 @@ pub(crate) fn sandbox_fs(state: &State, id: &str) -> Result<ContainedFs> {
         Resolution::InRoot,
         Ownership::RootOwner,
     )
+}
+
+/// Who owns what a write for `owner` makes: root's files are the sandbox
+/// root's (the range's first id), the user's are its uid and gid inside.
+fn ownership_of(owner: RunAs) -> Ownership {
+    match owner {
+        RunAs::Root => Ownership::RootOwner,
+        RunAs::User => Ownership::RootOwnerPlus {
+            uid: crate::sandbox_user::USER_UID,
+            gid: crate::sandbox_user::USER_GID,
+        },
+    }
+}
+
+impl LinuxFiles {
+    /// Runs `f` on sandbox `id`'s file system, creating for `owner`.
+    async fn as_owner<T: Send + 'static>(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        owner: RunAs,
+        f: impl FnOnce(&ContainedFs, &SplitPath) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.state.check_run_as(Some(owner))?;
+        let (state, id, path) = (self.state.clone(), id.to_owned(), SplitPath::from(path));
+        crate::blocking::blocking(move || {
+            let fs = sandbox_fs(&state, &id)?.with_ownership(ownership_of(owner));
+            f(&fs, &path)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl OwnedWriteOps for LinuxFiles {
+    async fn write_as(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+        owner: RunAs,
+    ) -> Result<()> {
+        let bytes = bytes.to_vec();
+        self.as_owner(id, path, owner, move |fs, p| Ok(fs.write(p, &bytes, mode)?))
+            .await
+    }
+
+    async fn mkdir_as(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        parents: bool,
+        owner: RunAs,
+    ) -> Result<()> {
+        self.as_owner(id, path, owner, move |fs, p| Ok(fs.mkdir(p, parents)?))
+            .await
+    }
 }

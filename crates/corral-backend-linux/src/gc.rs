@@ -20,7 +20,8 @@
 //! | an `lnx-` cgroup with no directory here   | empty, older than [`CGROUP_GRACE`]             |
 //! | a key claim                               | names no sandbox with a directory, older than  |
 //! |                                           | `crate::keys::GRACE`                           |
-//! | a disk template                           | the host process that made it is gone          |
+//! | a half-made disk template                 | the host process that made it is gone (the     |
+//! |                                           | shared template of each size is kept)          |
 //! | an id range                               | its lock is free (its sandbox ended)           |
 //! | a half-built snapshot (`snapshots/.tmp-*`)| older than [`SNAPSHOT_GRACE`], past any        |
 //! |                                           | capture's deadline                             |

@@ -99,7 +99,11 @@ fn open(state: &State, id: &str, spec: TerminalSpec) -> Result<Terminal> {
     let req = Request::Spawn {
         argv,
         env: env_lines(env),
-        cwd: user.default_cwd().to_string(),
+        cwd: spec
+            .cwd
+            .as_ref()
+            .map_or(user.default_cwd(), |c| c.as_str())
+            .to_string(),
         stdin: false,
         tty: true,
         user,

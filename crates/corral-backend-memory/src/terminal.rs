@@ -88,7 +88,7 @@ impl TerminalOps for Inner {
         corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;
-        let cwd = sb.resolve_cwd(None)?;
+        let cwd = sb.resolve_cwd(spec.cwd.as_ref())?;
         let mut env = sb.command_env(&spec.env, &cwd);
         env.entry("TERM".into())
             .or_insert_with(|| "xterm-256color".into());

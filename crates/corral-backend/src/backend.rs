@@ -5,12 +5,12 @@ use async_trait::async_trait;
 use crate::capabilities::Capabilities;
 use crate::error::Result;
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
-use crate::files::FileOps;
+use crate::files::{FileOps, OwnedWriteOps};
 use crate::key::SandboxKey;
 use crate::port::PortConnectOps;
 use crate::process::{ProcessOps, TerminalOps};
 use crate::reclaim::Reclaim;
-use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo};
+use crate::sandbox::{CreateRequest, KeyMode, Labels, PreviewUrl, SandboxInfo, Size};
 use crate::snapshot::{PauseOps, SnapshotCloneOps, SnapshotOps, UsageOps};
 use crate::tree::{BatchWriteOps, ContainedReadOps, TreeListOps};
 
@@ -73,6 +73,13 @@ pub trait Backend: Send + Sync {
     /// The platform's own description of sandbox `id`, as JSON (never credentials).
     async fn native(&self, id: &str) -> Result<serde_json::Value>;
 
+    /// The size a sandbox is made with when its create asks for none: per
+    /// field, the limit the backend then enforces, `None` where it
+    /// enforces none. The default: none.
+    fn default_size(&self) -> Size {
+        Size::default()
+    }
+
     /// Releases the backend's connections. Optional hook; the default does nothing.
     async fn close(&self) -> Result<()> {
         Ok(())
@@ -125,6 +132,12 @@ pub trait Backend: Send + Sync {
 
     /// Reclaiming what crashed processes left, when declared.
     fn reclaim_ops(&self) -> Option<&dyn Reclaim> {
+        None
+    }
+
+    /// Writes owned by whom a command runs as, where the backend can give
+    /// files to the sandbox's user.
+    fn owned_write_ops(&self) -> Option<&dyn OwnedWriteOps> {
         None
     }
 

@@ -1,5 +1,5 @@
-//! The `files` primitives: read, write, list, stat, remove, mkdir, and the
-//! optional ranged read.
+//! The `files` primitives: read, write, list, stat, remove, mkdir, the
+//! optional ranged read, and the optional owned writes.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::path::SandboxPath;
 
 use crate::error::Result;
+use crate::exec::RunAs;
 
 /// The type of a file system entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -131,4 +132,32 @@ pub trait RangedRead: Send + Sync {
         offset: u64,
         len: u64,
     ) -> Result<Vec<u8>>;
+}
+
+/// The optional owned writes: `write` and `mkdir` whose new files and
+/// directories belong to whom a command would run as ([`RunAs`]), so that
+/// a command run as the sandbox's user may rewrite what was written for
+/// it. A backend has them where it declares
+/// [`crate::Capabilities::run_as_user`] and can give files to that user
+/// ([`crate::Backend::owned_write_ops`]).
+#[async_trait]
+pub trait OwnedWriteOps: Send + Sync {
+    /// [`FileOps::write`], the file owned by `owner`.
+    async fn write_as(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+        owner: RunAs,
+    ) -> Result<()>;
+
+    /// [`FileOps::mkdir`], each directory it makes owned by `owner`.
+    async fn mkdir_as(
+        &self,
+        id: &str,
+        path: &SandboxPath,
+        parents: bool,
+        owner: RunAs,
+    ) -> Result<()>;
 }

@@ -59,7 +59,7 @@ pub use error::{
 pub use exec::{
     CollectedOutput, ExecOutcome, ExecRequest, ExitStatus, OutputSink, RunAs, StreamKind,
 };
-pub use files::{DirEntry, FileOps, FileStat, FileType, RangedRead};
+pub use files::{DirEntry, FileOps, FileStat, FileType, OwnedWriteOps, RangedRead};
 pub use key::{MAX_SANDBOX_KEY_BYTES, SandboxKey};
 pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
 pub use path::{SandboxPath, sandbox_path};

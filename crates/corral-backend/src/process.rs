@@ -125,6 +125,9 @@ pub trait ProcessOps: Send + Sync {
 pub struct TerminalSpec {
     /// The program; `None` = the sandbox's login shell.
     pub command: Option<Command>,
+    /// Working directory (absolute); `None` = the default of whom it runs
+    /// as (as [`ProcessSpec::cwd`]).
+    pub cwd: Option<SandboxPath>,
     /// Columns.
     pub cols: u16,
     /// Rows.

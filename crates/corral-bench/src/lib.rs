@@ -12,6 +12,7 @@
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
 //! | `stream` | `openProcess` stdout of 128 MiB in process | the same over the wire, with MiB/s and the 500 MB/s target met or missed (linux backend where available, else local) |
+//! | `density` | none | N idle linux sandboxes (`--density N`, default 100): host memory each, each one's own memory by the backend's usage hook (its cgroup's charge), and the median create over the first tenth beside the last; M execs at once (`--concurrent-execs M`, default 100) in one sandbox through corral-wire's backend routes on `127.0.0.1` (linux where available, else memory): one exec's median and p95 latency and the throughput (see [`IdleDensity`], [`ConcurrentExecs`]) |
 //! | `e2b` | the backend's create→exec→destroy in process (linux where available, else memory) | E2B's Python SDK, unmodified: `Sandbox.create()` → `commands.run("true")` → `kill()` through a real `corral serve` on `127.0.0.1` over the same backend (skipped without the `corral` binary or a Python with `e2b`; see [`E2bSdkMeasure`]) |
 //!
 //! Each row is a [`Measure`]: set up once, warm-up iterations (not
@@ -26,6 +27,8 @@
 //! whose count is part of its meaning.
 
 mod backend;
+mod concurrent;
+mod density;
 mod docker;
 mod docker_backend;
 mod e2b;
@@ -45,6 +48,8 @@ pub use backend::{
     BENCH_LABEL, BackendMeasure, BackendOp, Opened, Opener, backend_measures, linux_opener_without,
     scratch_opener,
 };
+pub use concurrent::{Concurrency, ConcurrentExecs, DEFAULT_CONCURRENT_EXECS};
+pub use density::{DEFAULT_DENSITY, Density, IdleDensity, first_and_last_tenth};
 pub use docker::{DockerMeasure, DockerOp, pick_image};
 pub use docker_backend::{DockerBackendMeasure, docker_backend_measures};
 pub use e2b::{E2B_PYTHON_VAR, E2bSdkMeasure};
@@ -83,6 +88,11 @@ pub struct BenchConfig {
     pub corral_bin: Option<std::path::PathBuf>,
     /// The Python that has E2B's `e2b` package (`None`: `python3`).
     pub e2b_python: Option<std::path::PathBuf>,
+    /// Idle sandboxes of the density row (`None`: [`DEFAULT_DENSITY`]).
+    pub density: Option<u32>,
+    /// Execs at once in the concurrent-exec row (`None`:
+    /// [`DEFAULT_CONCURRENT_EXECS`]).
+    pub concurrent_execs: Option<u32>,
 }
 
 /// Every row of the standard bench, in table order. A backend joins with
@@ -113,7 +123,33 @@ pub fn standard_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
     // The network hop: corral-wire over loopback beside the same calls in process.
     v.extend(wire_measures());
     v.extend(e2b_measures(config));
+    v.extend(density_measures(config));
     v
+}
+
+/// The `density` group: N idle linux sandboxes (skipped, with the reason,
+/// where this host cannot run linux sandboxes), and M concurrent execs
+/// through a server on loopback over the linux backend where available,
+/// else the memory backend.
+pub fn density_measures(config: &BenchConfig) -> Vec<Box<dyn Measure>> {
+    let n = config.density.unwrap_or(DEFAULT_DENSITY);
+    let m = config.concurrent_execs.unwrap_or(DEFAULT_CONCURRENT_EXECS);
+    let linux = BackendKind::Linux;
+    let idle = IdleDensity::new(linux.name(), scratch_opener(linux), n);
+    let idle = match linux.available() {
+        Ok(()) => idle,
+        Err(reason) => idle.skipped_because(format!("the linux backend cannot run here: {reason}")),
+    };
+    let (kind, command) = if linux.available().is_ok() {
+        (linux, Command::argv(["/bin/true"]))
+    } else {
+        (BackendKind::Memory, Command::argv(["true"]))
+    };
+    let command = command.expect("a fixed, valid command");
+    vec![
+        Box::new(idle),
+        Box::new(ConcurrentExecs::new(kind, command, m)),
+    ]
 }
 
 /// The `e2b` group: the SDK's cycle through `corral serve` beside the
@@ -209,6 +245,12 @@ pub async fn run_with(
 ) -> Result<Report, BenchError> {
     if config.iterations == Some(0) {
         return Err(BenchError::io("iterations", "must be at least 1"));
+    }
+    if config.density == Some(0) {
+        return Err(BenchError::io("density", "must be at least 1"));
+    }
+    if config.concurrent_execs == Some(0) {
+        return Err(BenchError::io("concurrent execs", "must be at least 1"));
     }
     let measures = select(measures, &config.only)?;
     let options = RunOptions {

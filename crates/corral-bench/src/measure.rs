@@ -30,17 +30,21 @@ pub enum Group {
     /// E2B's SDK creating a sandbox, running `true` and killing it through
     /// `corral serve` (floor: the backend's cycle in process).
     E2b,
+    /// Many sandboxes or calls at once: idle sandboxes held, concurrent
+    /// execs through a server (no floor: each row reports its figures).
+    Density,
 }
 
 impl Group {
     /// Every group, in table order.
-    pub const ALL: [Group; 6] = [
+    pub const ALL: [Group; 7] = [
         Group::Start,
         Group::Read,
         Group::Footprint,
         Group::Unary,
         Group::Stream,
         Group::E2b,
+        Group::Density,
     ];
 
     /// The stable snake_case name.
@@ -52,6 +56,7 @@ impl Group {
             Group::Unary => "unary",
             Group::Stream => "stream",
             Group::E2b => "e2b",
+            Group::Density => "density",
         }
     }
 }
@@ -88,6 +93,10 @@ pub enum Metric {
     /// process's resident set plus that of the proportional sets of every
     /// process it started (a backend's helpers and sandbox inits).
     HostBytesPerSandbox(f64),
+    /// N idle sandboxes: memory each and how a create's cost grew.
+    Density(crate::density::Density),
+    /// M execs at once through a server: latency and throughput.
+    Concurrency(crate::concurrent::Concurrency),
 }
 
 /// One thing the bench measures. The runner calls [`Measure::setup`] once,

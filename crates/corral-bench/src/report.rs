@@ -87,6 +87,17 @@ fn metric_text(m: Metric) -> String {
         Metric::ThroughputMibPerS(v) => format!("{v:.0} MiB/s"),
         Metric::RssBytesPerSandbox(v) => format!("{v:+.0} B RSS/sandbox"),
         Metric::HostBytesPerSandbox(v) => format!("{v:+.0} B host/sandbox"),
+        Metric::Density(d) => format!(
+            "{:+.0} B host/sandbox, create ×{:.2} last/first tenth",
+            d.host_bytes_per_sandbox,
+            d.last_tenth_create_us / d.first_tenth_create_us.max(f64::MIN_POSITIVE)
+        ),
+        Metric::Concurrency(c) => format!(
+            "exec p50 {} p95 {}, {:.0}/s",
+            time_text(Some(c.median_us)),
+            time_text(Some(c.p95_us)),
+            c.execs_per_s
+        ),
     }
 }
 

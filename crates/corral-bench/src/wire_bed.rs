@@ -186,7 +186,7 @@ impl BackendVisitor for Place {
 
 /// The token of the bench's servers (they listen on loopback only and live
 /// as long as one row).
-fn token() -> Result<Token, BenchError> {
+pub(crate) fn token() -> Result<Token, BenchError> {
     Token::new("corral-bench-loopback-token-0123456789").map_err(|e| BenchError::io("token", e))
 }
 

@@ -197,6 +197,26 @@ pub enum E2bError {
         /// The pid or the tag.
         selector: String,
     },
+    /// A terminal call (`Update`, `SendInput`'s `pty`) to a process that
+    /// runs on no terminal.
+    #[error("process {pid} runs on no terminal: {call} is for a process started with a pty")]
+    NoTerminal {
+        /// The process.
+        pid: u32,
+        /// The call, or the field, refused.
+        call: &'static str,
+    },
+    /// A pipe call (`SendInput`'s `stdin`, `CloseStdin`) to a process that
+    /// runs on a terminal.
+    #[error(
+        "process {pid} runs on a terminal: {call} is for a process started without a pty (send its keystrokes as input.pty; Ctrl-D ends its input)"
+    )]
+    OnTerminal {
+        /// The process.
+        pid: u32,
+        /// The call, or the field, refused.
+        call: &'static str,
+    },
     /// A `Connect` stream that fell behind its process's output by more
     /// than it may hold.
     #[error(
@@ -307,6 +327,9 @@ pub enum E2bError {
         /// What went wrong.
         detail: String,
     },
+    /// The state file could not be written.
+    #[error("{0}")]
+    State(#[from] crate::saved::StateFileError),
     /// The backend failed.
     #[error("{0}")]
     Backend(#[from] BackendError),
@@ -334,6 +357,8 @@ impl E2bError {
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
             | E2bError::Invalid { .. }
+            | E2bError::NoTerminal { .. }
+            | E2bError::OnTerminal { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
             | E2bError::BadGzip { .. }
@@ -350,6 +375,7 @@ impl E2bError {
             E2bError::NotServed { .. } => StatusCode::NOT_IMPLEMENTED,
             E2bError::Exists { .. } => StatusCode::CONFLICT,
             E2bError::Deadline { .. } => StatusCode::GATEWAY_TIMEOUT,
+            E2bError::State(_) => StatusCode::INTERNAL_SERVER_ERROR,
             E2bError::Backend(e) => http_status_of(e.code()),
         }
     }
@@ -366,6 +392,8 @@ impl E2bError {
             | E2bError::BadJson { .. }
             | E2bError::BodyUnread
             | E2bError::Invalid { .. }
+            | E2bError::NoTerminal { .. }
+            | E2bError::OnTerminal { .. }
             | E2bError::MoveIntoItself { .. }
             | E2bError::NotADirectory { .. }
             | E2bError::BadGzip { .. }
@@ -381,6 +409,7 @@ impl E2bError {
             E2bError::NotServed { .. } | E2bError::NoRoute { .. } => ConnectCode::Unimplemented,
             E2bError::Exists { .. } => ConnectCode::AlreadyExists,
             E2bError::Deadline { .. } => ConnectCode::DeadlineExceeded,
+            E2bError::State(_) => ConnectCode::Internal,
             E2bError::Backend(e) => connect_code_of(e.code()),
         }
     }

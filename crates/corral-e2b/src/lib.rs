@@ -16,14 +16,20 @@
 //!
 //! [`E2bService`] is a [`corral_wire::server::Fallback`]: `corral serve`
 //! hands it every request that is not a wire route, on the same listener.
+//! With a state file ([`E2bConfig::state_file`]) the records of its
+//! sandboxes outlive a restart ([`saved`], [`E2bService::restore`]); their
+//! access tokens are derived from the API key ([`access_token`]).
 //! What is served and what answers 501 is listed in `docs/e2b.md`.
 
+pub mod access_token;
 mod body;
 mod control;
 mod envd;
 pub mod error;
 mod proxy;
+pub mod restore;
 mod router;
+pub mod saved;
 mod state;
 pub mod time;
 
@@ -59,6 +65,10 @@ pub struct E2bConfig {
     /// Upgraded connections (WebSockets) to sandbox ports relayed at once;
     /// past that an upgrade is refused with 429.
     pub max_tunnels: usize,
+    /// Where the records of the sandboxes made through E2B's protocol are
+    /// kept across restarts ([`saved`], read by [`E2bService::restore`]);
+    /// `None` keeps them in memory only.
+    pub state_file: Option<std::path::PathBuf>,
 }
 
 impl Default for E2bConfig {
@@ -67,6 +77,7 @@ impl Default for E2bConfig {
             domain: None,
             max_file_bytes: 64 * 1024 * 1024,
             max_tunnels: proxy::relay::MAX_TUNNELS,
+            state_file: None,
         }
     }
 }
@@ -102,17 +113,26 @@ impl E2bService {
     /// is `api_key`.
     pub fn new(backend: Arc<dyn Backend>, api_key: Token, config: E2bConfig) -> Self {
         let tunnels = Arc::new(tokio::sync::Semaphore::new(config.max_tunnels));
+        let sandboxes = Arc::new(state::Sandboxes::new(config.state_file.clone()));
         E2bService {
             inner: Arc::new(Inner {
                 backend,
                 api_key,
                 config,
-                sandboxes: Arc::default(),
+                sandboxes,
                 seq: AtomicU64::new(0),
                 watchers: Arc::default(),
                 tunnels,
             }),
         }
+    }
+
+    /// Takes back the sandboxes the state file names (see
+    /// [`restore`]): call once, before serving. A state file that cannot
+    /// be read, or is not valid, is refused in one line, and the service
+    /// goes on with none of its records (the next change rewrites it).
+    pub async fn restore(&self) -> Result<restore::Restored, saved::StateFileError> {
+        restore::restore(&self.inner).await
     }
 
     /// Answers one request.

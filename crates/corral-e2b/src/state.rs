@@ -2,8 +2,12 @@
 //! metadata, its envd access token, its end time (kept here, so that
 //! `/timeout` can move it either way), and its live processes; and which
 //! sandbox an access token belongs to, for clients that name no sandbox.
+//! With a state file ([`crate::saved`]), every change to what must
+//! outlive a restart (a record made, forgotten, or its end time moved) is
+//! written to it.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -15,6 +19,7 @@ use tokio::sync::watch;
 use crate::control::presents;
 
 use crate::envd::live::LiveEntry;
+use crate::saved::{self, Saved, StateFileError};
 
 /// One sandbox made through E2B's protocol.
 #[derive(Debug)]
@@ -61,6 +66,18 @@ impl Record {
     pub fn fresh_pid(&self) -> u32 {
         self.next_pid.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// What the state file keeps of it.
+    pub fn saved(&self) -> Saved {
+        Saved {
+            id: self.id.clone(),
+            template: self.template.clone(),
+            seq: self.seq,
+            started_at_ms: self.started_at_ms,
+            end_at_ms: self.end_at_ms(),
+            metadata: self.metadata.clone(),
+        }
+    }
 }
 
 /// The SHA-256 of an access token: what the token map is keyed by, so
@@ -75,6 +92,9 @@ fn digest(token: &[u8]) -> TokenDigest {
 #[derive(Debug, Default)]
 pub struct Sandboxes {
     index: Mutex<Index>,
+    /// The state file, if the service keeps one; its lock orders writes,
+    /// so that the file always ends holding the latest records.
+    state_file: Option<Mutex<PathBuf>>,
 }
 
 /// The records, and which record each access token's digest belongs to:
@@ -86,8 +106,35 @@ struct Index {
 }
 
 impl Sandboxes {
+    /// No sandboxes yet; their records are written to `state_file` if
+    /// given.
+    pub fn new(state_file: Option<PathBuf>) -> Self {
+        Sandboxes {
+            index: Mutex::default(),
+            state_file: state_file.map(Mutex::new),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Index> {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes every record to the state file (if there is one).
+    pub fn persist(&self) -> Result<(), StateFileError> {
+        let Some(file) = &self.state_file else {
+            return Ok(());
+        };
+        let path = file.lock().unwrap_or_else(|p| p.into_inner());
+        let records = self.all().iter().map(|r| r.saved()).collect();
+        saved::store(&path, records)
+    }
+
+    /// [`Self::persist`] where no caller can be told: a failure is one
+    /// line on stderr.
+    fn persist_or_say(&self) {
+        if let Err(e) = self.persist() {
+            eprintln!("corral: error: {e}");
+        }
     }
 
     /// The record whose access token is `token`: found by the token's
@@ -146,6 +193,9 @@ impl Sandboxes {
                             // The record is gone: the sandbox was killed.
                             return;
                         }
+                        if let Some(sandboxes) = sandboxes.upgrade() {
+                            sandboxes.persist_or_say();
+                        }
                     }
                 }
             }
@@ -172,6 +222,7 @@ impl Sandboxes {
                 .remove(&digest(record.access_token.as_bytes()));
             record
         };
+        self.persist_or_say();
         let live: Vec<_> = record.processes().values().cloned().collect();
         for entry in live {
             let _ = entry.control.kill().await;

@@ -13,7 +13,7 @@
 //! | [`BackendKind::open_scratch`] | its bench opener: the backend holding nothing of the user's |
 //!
 //! Beside them, [`BackendName`] parses what `--backend NAME` names — an
-//! in-tree backend or `remote+http://HOST:PORT`, a `corral serve`
+//! in-tree backend or `remote+http(s)://HOST:PORT`, a `corral serve`
 //! reached over corral-wire ([`open_remote`]) — and [`open_default`]
 //! holds the default rule: `linux` wherever this host allows it, else
 //! `local`, with the reason.

@@ -8,7 +8,7 @@ use corral_backend::Backend;
 use crate::kind::BackendKind;
 use crate::open::{OpenError, REMOTE_PREFIX, open_remote};
 
-/// A backend by name: an in-tree one, or `remote+http://HOST:PORT`, the
+/// A backend by name: an in-tree one, or `remote+http(s)://HOST:PORT`, the
 /// backend a `corral serve` on another machine (or this one) serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BackendName {
@@ -25,7 +25,7 @@ pub enum BackendName {
 /// A name that is neither an in-tree backend nor the remote form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown backend {name:?}; known backends: {known}, {REMOTE_PREFIX}http://HOST:PORT",
+    "unknown backend {name:?}; known backends: {known}, {REMOTE_PREFIX}http(s)://HOST:PORT",
     known = BackendKind::names()
 )]
 pub struct UnknownBackend {

@@ -11,5 +11,9 @@
 //!   serving a fixed HTTP answer on the ports asked for, which egress tests
 //!   and the conformance tests' allowlist fixture reach (or fail to reach)
 //!   through a sandbox's network policy.
+//! - [`tls`]: a test PKI on disk (a CA, a server certificate it signed for
+//!   loopback, its key and a key that does not match), for the TLS of
+//!   `corral serve` and its clients.
 
 pub mod testhost;
+pub mod tls;

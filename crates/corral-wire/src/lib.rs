@@ -16,6 +16,10 @@
 //!   corral host (served next to the contract by
 //!   [`WireServer::serving_backend`]), for the SDK on another machine.
 //!
+//! - [`tls`]: TLS for both sides — [`ServerTls`], the certificate and key
+//!   a server presents, and [`Trust`], what a client verifies an
+//!   `https://` server against.
+//!
 //! - [`kit`]: the author kit — JSON Schemas and golden vectors generated
 //!   from the types, checked in under `kit/`.
 //!
@@ -28,8 +32,10 @@ pub mod kit;
 pub mod protocol;
 pub mod remote;
 pub mod server;
+pub mod tls;
 
 pub use auth::{Token, TokenError};
 pub use client::{Endpoint, EndpointError, WireError, WireProvider};
 pub use remote::RemoteBackend;
 pub use server::{ConnectionLimits, RunningServer, ShutdownReport, WireServer};
+pub use tls::{CA_FILE_ENV, HandshakeError, ServerTls, ServerTlsError, Trust, TrustError};

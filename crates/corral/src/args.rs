@@ -89,7 +89,8 @@ pub enum Commands {
     /// destroyed when the session ends.
     Mcp(McpArgs),
     /// Serve a backend's sandboxes to other machines over corral-wire
-    /// (HTTP + WebSocket), until SIGINT or SIGTERM.
+    /// (HTTP + WebSocket, over TLS with --tls-cert and --tls-key), until
+    /// SIGINT or SIGTERM.
     Serve(ServeArgs),
     /// Manage the linux backend's image store: import OCI layouts and
     /// `docker save` archives, list, remove.
@@ -125,7 +126,7 @@ pub enum Commands {
 #[derive(Debug, Args)]
 pub struct BackendArg {
     /// The backend: `linux` (the default where this host can run it, else
-    /// `local`), `local`, `memory`, `docker`, or `remote+http://HOST:PORT`
+    /// `local`), `local`, `memory`, `docker`, or `remote+http(s)://HOST:PORT`
     /// (a `corral serve`; the token file in `CORRAL_TOKEN_FILE`).
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
@@ -292,7 +293,7 @@ pub struct RmArgs {
 pub struct ConformanceArgs {
     /// The backend to hold to the suite: `memory`, `minimal` (contract
     /// suite only), `local`, `linux`, `docker`, or (SDK suite only)
-    /// `remote+http://HOST:PORT` with the token file in `CORRAL_TOKEN_FILE`.
+    /// `remote+http(s)://HOST:PORT` with the token file in `CORRAL_TOKEN_FILE`.
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
     /// The suite: `contract` (default) or `sdk`.
@@ -302,7 +303,8 @@ pub struct ConformanceArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
     /// Run the contract suite against this corral-wire provider,
-    /// `http://HOST:PORT`, instead of a backend.
+    /// `http://HOST:PORT` or `https://HOST:PORT` (verified against the
+    /// system's roots and `CORRAL_CA_FILE`), instead of a backend.
     #[arg(long, value_name = "URL", conflicts_with = "backend")]
     pub provider: Option<String>,
     /// The file holding the provider's bearer token (with `--provider`).
@@ -337,6 +339,13 @@ pub struct BenchArgs {
     /// group's floor always runs too.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// Idle linux sandboxes the density row keeps (default 100).
+    #[arg(long, value_name = "N")]
+    pub density: Option<u32>,
+    /// Execs started at once through a server on loopback in the
+    /// concurrent-exec row (default 100).
+    #[arg(long, value_name = "M")]
+    pub concurrent_execs: Option<u32>,
 }
 
 /// `corral gc`.
@@ -383,9 +392,21 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_per_peer: usize,
     /// Seconds a connection may take to send a request's head (an idle
-    /// connection is closed after them).
+    /// connection is closed after them) and, over TLS, its handshake.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub head_deadline: u64,
+    /// Serve over TLS with this certificate chain (PEM, the server's
+    /// certificate first); needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Serve plain HTTP on an address that is not loopback, with a warning
+    /// (the token and every request cross the network in clear). Without
+    /// TLS such an address is refused.
+    #[arg(long)]
+    pub insecure_plain_http: bool,
 }
 
 /// `corral ps`.

@@ -8,7 +8,7 @@
 //! (the local socket by default), started from `corral-test:busybox-curl`
 //! unless `CORRAL_DOCKER_IMAGE` names another image already in the engine.
 //!
-//! `remote+http://HOST:PORT` is the backend a `corral serve` on another
+//! `remote+http(s)://HOST:PORT` is the backend a `corral serve` on another
 //! machine (or this one) serves, reached over corral-wire with the bearer
 //! token in the file `CORRAL_TOKEN_FILE` names.
 

@@ -102,7 +102,7 @@ async fn dispatch(command: Commands) -> error::CliResult {
         Commands::Mcp(a) => commands::mcp::mcp(a).await,
         Commands::Gc(a) => commands::gc::gc(a).await,
         Commands::Serve(a) => commands::serve::serve(a).await,
-        Commands::Bench(a) => commands::bench::bench(a.json, a.iterations, a.only).await,
+        Commands::Bench(a) => commands::bench::bench(a).await,
         Commands::Conformance(a) => commands::conformance_wire::dispatch(a).await,
         Commands::Evidence { cmd } => commands::evidence::evidence(cmd).await,
     }

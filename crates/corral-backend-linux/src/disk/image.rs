@@ -1,12 +1,24 @@
 //! The disk image of a sandbox: a sparse file holding an empty ext4 file
 //! system of the sandbox's disk limit.
 //!
-//! `mkfs.ext4` runs once per (size, host process), into a template under
-//! `<state>/linux/disk-templates/`; each sandbox's image is a sparse copy
-//! of it (a reflink where the host file system has them, else only its
-//! data extents with `copy_file_range`) — about 2 ms instead of the 10 to
-//! 40 ms of a `mkfs.ext4` run. Templates of processes that are gone are
-//! removed whenever a template is made, and by `gc`.
+//! `mkfs.ext4` runs once per size and state directory, into a template
+//! `<state>/linux/disk-templates/ext4-<size>.img` that every host process
+//! shares; each sandbox's image is a sparse copy of it (a reflink where
+//! the host file system has them, else only its data extents with
+//! `copy_file_range`) — about 2 ms instead of the 10 to 40 ms of a
+//! `mkfs.ext4` run. Shared, the template serves a short-lived process too:
+//! a `corral run` makes one sandbox, and with a template per process each
+//! one ran `mkfs.ext4` on its path.
+//!
+//! A template is made aside (`ext4-<size>-<pid>.img.<hex>.tmp`, by the
+//! process `<pid>`) and renamed into place, so a reader sees no template
+//! or a whole one; two processes that make it at once each rename a whole
+//! one. It is never mounted or written after the rename: every copy starts
+//! from the same empty file system. One whose length is not its size (cut
+//! short by hand, say) is made again. Half-made templates of processes
+//! that are gone, and the per-process templates of earlier versions, are
+//! removed whenever a template is made, and by `gc`; the shared one of
+//! each size stays, as small as an empty file system's metadata.
 
 use std::fs::File;
 use std::io;
@@ -44,7 +56,7 @@ pub fn mkfs_path() -> Option<&'static Path> {
 }
 
 /// Makes `image` (a new file): an empty ext4 file system of `size` bytes,
-/// copied from this process's template of that size in `templates`.
+/// copied from the template of that size in `templates`.
 pub fn make(templates: &Path, image: &Path, size: u64) -> io::Result<File> {
     let template = template(templates, size)?;
     let src = File::open(&template)?;
@@ -57,11 +69,12 @@ pub fn make(templates: &Path, image: &Path, size: u64) -> io::Result<File> {
     Ok(dst)
 }
 
-/// The template of `size` bytes of this process, made when missing.
+/// The shared template of `size` bytes, made when missing (or not of
+/// that length).
 fn template(templates: &Path, size: u64) -> io::Result<PathBuf> {
     let pid = std::process::id();
-    let path = templates.join(format!("ext4-{size}-{pid}.img"));
-    if path.is_file() {
+    let path = templates.join(format!("ext4-{size}.img"));
+    if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == size) {
         return Ok(path);
     }
     std::fs::create_dir_all(templates)?;
@@ -134,8 +147,10 @@ fn copy_sparse(src: &File, dst: &File, size: u64) -> io::Result<()> {
     dst.set_len(size)
 }
 
-/// Removes the templates (and half-made ones) of host processes that are
-/// gone. A reused pid only keeps a stale template a while longer.
+/// Removes the half-made templates (and the per-process templates of
+/// earlier versions) of host processes that are gone; the shared template
+/// of each size (no pid in its name) stays. A reused pid only keeps a
+/// stale file a while longer.
 pub fn sweep(templates: &Path) {
     let Ok(entries) = std::fs::read_dir(templates) else {
         return;
@@ -151,7 +166,9 @@ pub fn sweep(templates: &Path) {
     }
 }
 
-/// The pid in a template's name (`ext4-<size>-<pid>.img[.<hex>.tmp]`).
+/// The pid in a half-made or per-process template's name
+/// (`ext4-<size>-<pid>.img[.<hex>.tmp]`); `None` for the shared template
+/// (`ext4-<size>.img`) and any other name.
 fn template_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("ext4-")?;
     let (_size, rest) = rest.split_once('-')?;
@@ -169,6 +186,33 @@ mod tests {
         assert_eq!(template_pid("ext4-16-7.img.00ff.tmp"), Some(7));
         assert_eq!(template_pid("ext4-16.img"), None);
         assert_eq!(template_pid("other-1-2.img"), None);
+    }
+
+    /// The template is one file per size, with no pid in its name, so a
+    /// later process finds it; one of the wrong length is made again, and
+    /// a sweep keeps it while it removes a gone process's half-made one.
+    #[test]
+    fn the_template_is_shared_remade_when_cut_short_and_kept_by_sweep() {
+        if mkfs_path().is_none() {
+            eprintln!("skipped: mkfs.ext4 is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let size = 8 << 20;
+        let path = template(dir.path(), size).unwrap();
+        assert_eq!(path, dir.path().join(format!("ext4-{size}.img")));
+        assert_eq!(template(dir.path(), size).unwrap(), path);
+        std::fs::write(&path, b"cut short").unwrap();
+        assert_eq!(template(dir.path(), size).unwrap(), path);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+        // No pid is this large (pid_max is at most 2^22).
+        let half_made = dir
+            .path()
+            .join(format!("ext4-{size}-999999999.img.00ff.tmp"));
+        std::fs::write(&half_made, b"").unwrap();
+        sweep(dir.path());
+        assert!(!half_made.exists(), "a gone process's half-made template");
+        assert!(path.is_file(), "the shared template");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::digest::{HashingReader, decompress};
 use super::error::ImageError;
 use super::layout::{LayerRecord, Layout, Lock, Record, Staging};
+use super::progress::{Counted, ImportProgress, Unwatched};
 use super::reference::{Reference, validate_name};
 use super::source::{self, ImportPlan, LayerSource};
 use super::unpack::{Mode, open_in_root, unpack};
@@ -67,6 +68,18 @@ impl ImageStore {
     /// it `name`, else the name the archive gives, else the first 12 hex
     /// digits of its digest.
     pub fn import(&self, archive: &Path, name: Option<&str>) -> Result<ImageInfo, ImageError> {
+        self.import_watched(archive, name, &Unwatched)
+    }
+
+    /// [`Self::import`], telling `progress` how it goes: the archive's
+    /// bytes as they are read, then each layer as it is verified and
+    /// stored.
+    pub fn import_watched(
+        &self,
+        archive: &Path,
+        name: Option<&str>,
+        progress: &dyn ImportProgress,
+    ) -> Result<ImageInfo, ImageError> {
         if let Some(n) = name {
             validate_name(n)?;
         }
@@ -76,7 +89,7 @@ impl ImageStore {
                 io::Error::other("lock unavailable"),
             )
         })?;
-        let result = self.import_locked(archive, name);
+        let result = self.import_locked(archive, name, progress);
         if result.is_err() {
             // Layers committed before the failure belong to no record.
             let _ = self.layout.sweep(&lock);
@@ -84,7 +97,12 @@ impl ImageStore {
         result
     }
 
-    fn import_locked(&self, archive: &Path, name: Option<&str>) -> Result<ImageInfo, ImageError> {
+    fn import_locked(
+        &self,
+        archive: &Path,
+        name: Option<&str>,
+        progress: &dyn ImportProgress,
+    ) -> Result<ImageInfo, ImageError> {
         let staging = self.layout.staging()?;
         let meta = fs::metadata(archive)
             .map_err(|e| ImageError::io(format!("reading {}", archive.display()), e))?;
@@ -95,7 +113,12 @@ impl ImageStore {
             fs::create_dir(&root).map_err(|e| ImageError::io("creating a staging directory", e))?;
             let file = File::open(archive)
                 .map_err(|e| ImageError::io(format!("opening {}", archive.display()), e))?;
-            unpack(decompress(BufReader::new(file))?, &root, Mode::Plain)
+            progress.reading(meta.len());
+            let counted = Counted {
+                inner: file,
+                progress,
+            };
+            unpack(decompress(BufReader::new(counted))?, &root, Mode::Plain)
                 .map_err(|e| e.within(archive.display()))?;
             root
         };
@@ -104,6 +127,7 @@ impl ImageStore {
         self.store_config(&staging, &plan)?;
         let mut layers = Vec::with_capacity(plan.layers.len());
         for (i, layer) in plan.layers.iter().enumerate() {
+            progress.layer(i + 1, plan.layers.len(), &layer.diff_id);
             layers.push(self.store_layer(&staging, &root, i, layer)?);
         }
         let also = match self.layout.read(&plan.config_digest)? {

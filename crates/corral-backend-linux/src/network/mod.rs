@@ -200,6 +200,21 @@ fn probe() -> Result<(), String> {
             return Err(format!("`{tool}` is not on PATH"));
         }
     }
+    // The two checks are independent (each in a throwaway namespace of its
+    // own), and every backend open waits for them: run them side by side.
+    let (veth, rules) = std::thread::scope(|scope| {
+        let veth = scope.spawn(probe_veth);
+        let rules = probe_rulesets();
+        let veth = veth
+            .join()
+            .unwrap_or_else(|_| Err("the veth probe panicked".into()));
+        (veth, rules)
+    });
+    veth.and(rules)
+}
+
+/// A veth pair can be made.
+fn probe_veth() -> Result<(), String> {
     run(
         "ip",
         &[
@@ -215,7 +230,12 @@ fn probe() -> Result<(), String> {
         None,
         Namespace::Throwaway,
     )
-    .map_err(|e| format!("veth pairs are unavailable: {e}"))?;
+    .map(drop)
+    .map_err(|e| format!("veth pairs are unavailable: {e}"))
+}
+
+/// Both rulesets load into nf_tables.
+fn probe_rulesets() -> Result<(), String> {
     let endpoint = [Endpoint::host(Ipv4Addr::LOCALHOST, 1)];
     let mut rules = ruleset::sandbox_ruleset(&endpoint);
     rules.push_str(&ruleset::host_ruleset(
@@ -227,8 +247,8 @@ fn probe() -> Result<(), String> {
         &endpoint,
     ));
     run("nft", &["-f", "-"], Some(&rules), Namespace::Throwaway)
-        .map_err(|e| format!("nf_tables is unavailable: {e}"))?;
-    Ok(())
+        .map(drop)
+        .map_err(|e| format!("nf_tables is unavailable: {e}"))
 }
 
 /// Gives sandbox `id` (directory `dir`, PID 1 `init_pid`) the network its

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use corral_backend_linux::images::{ImageError, ImageRoot, ImageStore, UNNAMED, host_image};
+use corral_backend_linux::images::{
+    ImageError, ImageRoot, ImageStore, ImportProgress, UNNAMED, host_image,
+};
 use sha2::{Digest, Sha256};
 
 /// One entry of a test layer.
@@ -575,4 +577,62 @@ fn zstd_layers_and_a_multi_image_index() {
     let a_root = &layers_of(&store, "a:1")[0];
     assert_eq!(fs::read_to_string(a_root.join("a")).unwrap(), "a");
     assert_eq!(store.list().unwrap().len(), 3);
+}
+
+/// What an import told its watcher.
+#[derive(Default)]
+struct Watched {
+    total: std::cell::Cell<Option<u64>>,
+    read: std::cell::Cell<u64>,
+    layers: std::cell::RefCell<Vec<(usize, usize, String)>>,
+}
+
+impl ImportProgress for Watched {
+    fn reading(&self, total: u64) {
+        assert!(self.total.replace(Some(total)).is_none(), "told twice");
+    }
+
+    fn read(&self, bytes: u64) {
+        self.read.set(self.read.get() + bytes);
+    }
+
+    fn layer(&self, index: usize, count: usize, diff_id: &str) {
+        self.layers
+            .borrow_mut()
+            .push((index, count, diff_id.to_string()));
+    }
+}
+
+/// A watched import tells the archive's size, every byte read of it, and
+/// each layer in order with its uncompressed digest (what the command line
+/// shows as a progress bar on a terminal); a layout directory has no
+/// archive to read, only its layers.
+#[test]
+fn an_import_tells_its_watcher_each_byte_and_layer() {
+    if !whiteouts_possible("an_import_tells_its_watcher_each_byte_and_layer") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (archive, _) = docker_save(&[base(), top()], "watched:1");
+    let path = t.path().join("watched.tar");
+    fs::write(&path, &archive).unwrap();
+    let store = ImageStore::open(t.path().join("store")).unwrap();
+    let watched = Watched::default();
+    store.import_watched(&path, None, &watched).unwrap();
+    assert_eq!(watched.total.get(), Some(archive.len() as u64));
+    assert_eq!(watched.read.get(), archive.len() as u64);
+    let layers = watched.layers.borrow().clone();
+    let diff_ids = [digest(&base()), digest(&top())];
+    assert_eq!(
+        layers,
+        vec![(1, 2, diff_ids[0].clone()), (2, 2, diff_ids[1].clone())]
+    );
+
+    let layout = t.path().join("layout");
+    oci_layout(&layout, &[base()], None, "watched:dir");
+    let from_dir = Watched::default();
+    store.import_watched(&layout, None, &from_dir).unwrap();
+    assert_eq!(from_dir.total.get(), None);
+    assert_eq!(from_dir.read.get(), 0);
+    assert_eq!(from_dir.layers.borrow().len(), 1);
 }

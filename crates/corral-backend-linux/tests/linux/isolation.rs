@@ -224,6 +224,7 @@ async fn a_terminal_is_the_sandboxs_own_and_resizes() {
     let ops = b.terminal_ops().expect("terminal is declared");
     let spec = |command| corral_backend::TerminalSpec {
         command,
+        cwd: None,
         cols: 80,
         rows: 24,
         env: Default::default(),

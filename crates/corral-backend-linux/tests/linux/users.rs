@@ -194,3 +194,57 @@ async fn a_background_process_runs_as_the_user() {
     }
     b.destroy(&id).await.unwrap();
 }
+
+/// The owned writes: a file and the directories written for the user are
+/// the user's inside (uid and gid 1000), so a command run as the user
+/// rewrites them; written for root they are root's, and the user cannot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_written_for_the_user_are_the_users() {
+    let test = "files_written_for_the_user_are_the_users";
+    let Some((b, _dir)) = common::backend(test) else {
+        return;
+    };
+    let id = b.create(Default::default()).await.unwrap().id;
+    let Some(owned) = b.owned_write_ops() else {
+        assert!(
+            !b.capabilities().run_as_user,
+            "declared without owned writes"
+        );
+        println!("SKIP: this backend does not declare run_as_user (rootless)");
+        return;
+    };
+    let path = |p: &str| corral_backend::sandbox_path("path", p).unwrap();
+    owned
+        .mkdir_as(&id, &path("/tmp/mine/deep"), true, RunAs::User)
+        .await
+        .unwrap();
+    owned
+        .write_as(&id, &path("/tmp/mine/deep/f"), b"hi", None, RunAs::User)
+        .await
+        .unwrap();
+    owned
+        .write_as(&id, &path("/tmp/roots"), b"hi", None, RunAs::Root)
+        .await
+        .unwrap();
+    let (code, out, err) = run_as(
+        &b,
+        &id,
+        None,
+        "stat -c %u:%g /tmp/mine /tmp/mine/deep /tmp/mine/deep/f /tmp/roots",
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let owners: Vec<&str> = out.lines().collect();
+    assert_eq!(owners, ["1000:1000", "1000:1000", "1000:1000", "0:0"]);
+    let (code, _, err) = run_as(
+        &b,
+        &id,
+        Some(RunAs::User),
+        "echo again > /tmp/mine/deep/f && cat /tmp/mine/deep/f",
+    )
+    .await;
+    assert_eq!(code, 0, "the user could not rewrite its file: {err}");
+    let (code, _, _) = run_as(&b, &id, Some(RunAs::User), "echo x > /tmp/roots").await;
+    assert_ne!(code, 0, "the user rewrote root's file");
+    b.destroy(&id).await.unwrap();
+}

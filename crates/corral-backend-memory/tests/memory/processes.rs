@@ -174,6 +174,7 @@ async fn destroying_the_sandbox_kills_its_processes() {
 fn terminal(command: Option<Command>) -> TerminalSpec {
     TerminalSpec {
         command,
+        cwd: None,
         cols: 80,
         rows: 24,
         env: Default::default(),

@@ -61,6 +61,16 @@ pub enum Ownership {
     /// is owned by the root of the sandbox's user namespace, so that root
     /// inside may change what the host wrote).
     RootOwner,
+    /// An id of the sandbox's user namespace other than its root: the
+    /// root directory owner's host ids plus `uid` and `gid` (the linux
+    /// backend maps sandbox id `n` to host id `start + n`), e.g. the
+    /// sandbox's unprivileged user.
+    RootOwnerPlus {
+        /// The uid inside the sandbox.
+        uid: u32,
+        /// The gid inside the sandbox.
+        gid: u32,
+    },
 }
 
 /// A sandbox's `/`, held open as a directory descriptor.
@@ -105,6 +115,13 @@ impl ContainedFs {
             root: ContainedRoot::from_dir_fd(fd).with_resolution(resolution),
             ownership,
         }
+    }
+
+    /// The same file system, creating what it creates for `ownership`.
+    #[must_use]
+    pub fn with_ownership(mut self, ownership: Ownership) -> Self {
+        self.ownership = ownership;
+        self
     }
 
     /// Forces a resolution strategy (tests cover both; production uses the
@@ -242,15 +259,19 @@ impl ContainedFs {
     /// Gives what the host just created in `dir` to the root's owner, when
     /// the ownership asks for it.
     fn give(&self, dir: &OwnedFd, name: &str) -> std::result::Result<(), Errno> {
-        if self.ownership == Ownership::Process {
-            return Ok(());
-        }
+        let (plus_uid, plus_gid) = match self.ownership {
+            Ownership::Process => return Ok(()),
+            Ownership::RootOwner => (0, 0),
+            Ownership::RootOwnerPlus { uid, gid } => (uid, gid),
+        };
         let st = rustix::fs::fstat(self.root.dir_fd())?;
+        let uid = st.st_uid.checked_add(plus_uid).ok_or(Errno::OVERFLOW)?;
+        let gid = st.st_gid.checked_add(plus_gid).ok_or(Errno::OVERFLOW)?;
         rustix::fs::chownat(
             dir,
             name,
-            Some(rustix::fs::Uid::from_raw(st.st_uid)),
-            Some(rustix::fs::Gid::from_raw(st.st_gid)),
+            Some(rustix::fs::Uid::from_raw(uid)),
+            Some(rustix::fs::Gid::from_raw(gid)),
             rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
         )
     }

@@ -93,3 +93,47 @@ fn created_files_belong_to_the_root_owner_when_asked() {
         .unwrap();
     assert_eq!(std::fs::metadata(root.join("g")).unwrap().uid(), 0);
 }
+
+/// With [`Ownership::RootOwnerPlus`] what the host writes or makes belongs
+/// to an id of the sandbox's namespace: the root owner's host ids plus the
+/// id inside (the sandbox's user, 1000, is `start + 1000` on the host);
+/// what was there before keeps its owner.
+#[test]
+fn created_files_belong_to_an_id_inside_when_asked() {
+    if !is_root() {
+        println!("skip ownership row: needs root to chown");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(root.join("kept")).unwrap();
+    std::os::unix::fs::chown(&root, Some(200_000), Some(300_000)).unwrap();
+    std::os::unix::fs::chown(root.join("kept"), Some(200_000), Some(300_000)).unwrap();
+    let user = Ownership::RootOwnerPlus {
+        uid: 1000,
+        gid: 1000,
+    };
+    let fs = ContainedFs::open(&root, "t", Resolution::InRoot, Ownership::RootOwner)
+        .unwrap()
+        .with_ownership(user);
+    fs.write(&SplitPath::parse("p", "/kept/f").unwrap(), b"x", None)
+        .unwrap();
+    fs.mkdir(&SplitPath::parse("p", "/kept/a/b").unwrap(), true)
+        .unwrap();
+    for name in ["kept/f", "kept/a", "kept/a/b"] {
+        let st = std::fs::metadata(root.join(name)).unwrap();
+        assert_eq!((st.uid(), st.gid()), (201_000, 301_000), "{name}");
+    }
+    let st = std::fs::metadata(root.join("kept")).unwrap();
+    assert_eq!(
+        (st.uid(), st.gid()),
+        (200_000, 300_000),
+        "an existing parent"
+    );
+    // An id past the host's: refused, nothing left half-owned.
+    std::os::unix::fs::chown(&root, Some(u32::MAX - 10), Some(u32::MAX - 10)).unwrap();
+    let e = fs
+        .write(&SplitPath::parse("p", "/kept/g").unwrap(), b"x", None)
+        .unwrap_err();
+    assert!(!root.join("kept/g").exists(), "{e}");
+}

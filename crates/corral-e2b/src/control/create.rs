@@ -150,10 +150,6 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         image,
         ..CreateRequest::default()
     };
-    let access_token = corral_backend::statefile::random_hex_of(16)
-        .map_err(|e| E2bError::Backend(BackendError::from_io("reading random bytes", &e)))?;
-    let access_check = corral_wire::Token::new(access_token.clone())
-        .map_err(|e| E2bError::invalid("envdAccessToken", e.to_string()))?;
     let info = inner
         .backend
         .create(request)
@@ -163,6 +159,15 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
         let _ = inner.backend.destroy(&info.id).await;
         return Err(e);
     }
+    // Derived, never stored: a restarted server gives the same one.
+    let access_token = crate::access_token::derive(&inner.api_key, &info.id);
+    let access_check = match corral_wire::Token::new(access_token.clone()) {
+        Ok(check) => check,
+        Err(e) => {
+            let _ = inner.backend.destroy(&info.id).await;
+            return Err(E2bError::invalid("envdAccessToken", e.to_string()));
+        }
+    };
     let started = now_ms();
     let record = Arc::new(Record {
         id: info.id.clone(),
@@ -178,6 +183,14 @@ pub async fn create(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Rep
     });
     let answer = sandbox_json(inner, &record);
     inner.sandboxes.insert(record, Arc::clone(&inner.backend));
+    if let Err(e) = inner.sandboxes.persist() {
+        // A sandbox a restart would lose is not made.
+        let _ = inner
+            .sandboxes
+            .remove(&info.id, inner.backend.as_ref())
+            .await;
+        return Err(e.into());
+    }
     Ok(json_reply(StatusCode::CREATED, &answer))
 }
 

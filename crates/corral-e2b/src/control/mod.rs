@@ -98,10 +98,25 @@ pub fn state_name(status: SandboxStatus) -> &'static str {
     }
 }
 
+/// E2B's size fields of `size`: whole CPUs (a fraction rounded up),
+/// memory and disk in MiB (rounded down), and 0 for a field the backend
+/// enforces no limit on (the SDKs' models require integers; 0 reads as
+/// "no limit", never as a real size of nothing).
+pub fn size_json(size: &corral_backend::Size) -> Value {
+    const MIB: u64 = 1 << 20;
+    let cpus = size.cpus.map_or(0, |c| c.ceil().max(0.0) as u64);
+    json!({
+        "cpuCount": cpus,
+        "memoryMB": size.memory_bytes.map_or(0, |b| b / MIB),
+        "diskSizeMB": size.disk_bytes.map_or(0, |b| b / MIB),
+    })
+}
+
 /// The `SandboxDetail` of get (and, without the token, the listed form).
-/// The size is not known to the service: the backend's default applies,
-/// and it reports 0.
+/// A sandbox made through E2B's protocol asks for no size, so it has the
+/// backend's default size ([`corral_backend::Backend::default_size`]).
 pub fn detail_json(inner: &Inner, record: &Record, status: SandboxStatus, listed: bool) -> Value {
+    let size = size_json(&inner.backend.default_size());
     let mut value = json!({
         "templateID": record.template,
         "sandboxID": record.id,
@@ -109,9 +124,9 @@ pub fn detail_json(inner: &Inner, record: &Record, status: SandboxStatus, listed
         "startedAt": rfc3339(record.started_at_ms),
         "endAt": rfc3339(record.end_at_ms()),
         "envdVersion": ENVD_VERSION,
-        "cpuCount": 0,
-        "memoryMB": 0,
-        "diskSizeMB": 0,
+        "cpuCount": size["cpuCount"],
+        "memoryMB": size["memoryMB"],
+        "diskSizeMB": size["diskSizeMB"],
         "state": state_name(status),
         "metadata": record.metadata,
     });
@@ -120,4 +135,39 @@ pub fn detail_json(inner: &Inner, record: &Record, status: SandboxStatus, listed
         value["domain"] = json!(inner.config.domain);
     }
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_json;
+    use corral_backend::Size;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_are_whole_cpus_and_mib_and_0_without_a_limit() {
+        let rows = [
+            (Size::default(), json!([0, 0, 0])),
+            (
+                Size {
+                    cpus: Some(1.0),
+                    memory_bytes: Some(1 << 30),
+                    disk_bytes: Some(1 << 30),
+                },
+                json!([1, 1024, 1024]),
+            ),
+            (
+                Size {
+                    cpus: Some(0.5),
+                    memory_bytes: Some((1 << 20) + 1),
+                    disk_bytes: None,
+                },
+                json!([1, 1, 0]),
+            ),
+        ];
+        for (size, want) in rows {
+            let got = size_json(&size);
+            let got = json!([got["cpuCount"], got["memoryMB"], got["diskSizeMB"]]);
+            assert_eq!(got, want, "{size:?}");
+        }
+    }
 }

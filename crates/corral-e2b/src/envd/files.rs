@@ -78,7 +78,7 @@ pub async fn upload(inner: &Arc<Inner>, req: Request<Incoming>) -> Reply {
 
 async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serde_json::Value>> {
     let record = authorized(inner, &req)?;
-    user_of(&req)?;
+    let user = user_of(&req)?;
     let path = query_param(&req, "path")?;
     let content_type = req
         .headers()
@@ -105,16 +105,16 @@ async fn write(inner: &Arc<Inner>, req: Request<Incoming>) -> E2bResult<Vec<serd
             body.to_vec(),
         )],
     };
-    let backend = inner.backend.files();
+    let writes = super::owned::WritesFor::of(inner, user);
     let mut written = Vec::new();
     for (target, data) in files {
         let target = resolve("path", &target)?;
         if let Some(parent) = target.parent()
             && !parent.is_root()
         {
-            backend.mkdir(&record.id, &parent, true).await?;
+            writes.mkdir(&record.id, &parent).await?;
         }
-        backend.write(&record.id, &target, &data, None).await?;
+        writes.write(&record.id, &target, &data).await?;
         written.push(
             json!({ "name": super::entry::base_name(target.as_str()), "type": "file", "path": target.as_str() }),
         );

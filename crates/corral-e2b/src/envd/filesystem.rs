@@ -38,7 +38,7 @@ pub struct FsRequest {
 pub async fn call(
     inner: &Arc<Inner>,
     record: &Record,
-    _user: EnvdUser,
+    user: EnvdUser,
     rpc: Rpc,
     req: &FsRequest,
 ) -> E2bResult<Value> {
@@ -69,7 +69,9 @@ pub async fn call(
                     path: path.to_string(),
                 });
             }
-            files.mkdir(id, &path, true).await?;
+            super::owned::WritesFor::of(inner, user)
+                .mkdir(id, &path)
+                .await?;
             Ok(json!({ "entry": stat_json(&files.stat(id, &path).await?) }))
         }
         Rpc::Remove => {
@@ -88,6 +90,7 @@ pub async fn call(
         | Rpc::SendSignal
         | Rpc::SendInput
         | Rpc::CloseStdin
+        | Rpc::Update
         | Rpc::WatchDir
         | Rpc::CreateWatcher
         | Rpc::GetWatcherEvents

@@ -1,4 +1,5 @@
-//! A live process of a sandbox: its control, its stdin, what it was
+//! A live process of a sandbox: its control, its input (stdin, or the
+//! keystrokes of its terminal), its terminal if it runs on one, what it was
 //! started with, and the task that drains its output into the stream of
 //! the call that started it (and on, after that caller went away), and to
 //! every `Connect` attached to it.
@@ -14,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use corral_backend::{ExitStatus, LiveProcess, ProcessControl};
+use corral_backend::{ExitStatus, LiveProcess, ProcessControl, Terminal, TerminalControl};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Mutex, broadcast, mpsc};
@@ -36,10 +37,56 @@ pub struct LiveEntry {
     pub config: Value,
     /// Wait, signal, kill.
     pub control: Arc<dyn ProcessControl>,
-    /// Its stdin; `None` once closed.
+    /// Its terminal's size control, when it runs on one (a `pty` process).
+    pub terminal: Option<Arc<dyn TerminalControl>>,
+    /// Its input: stdin, or the terminal's keystrokes; `None` once closed.
     pub stdin: Mutex<Option<Pin<Box<dyn AsyncWrite + Send>>>>,
     /// Its events, to every attached `Connect`.
     attached: broadcast::Sender<Event>,
+}
+
+/// The output streams of a started process, each with the event its bytes
+/// become.
+type Outputs = Vec<(Pin<Box<dyn AsyncRead + Send>>, fn(Bytes) -> Event)>;
+
+/// What a started process hands the drain: a process with pipes (stdout
+/// and stderr apart) or one on a terminal (one merged output, `pty`
+/// events, and a size).
+pub struct Streams {
+    input: Pin<Box<dyn AsyncWrite + Send>>,
+    outputs: Outputs,
+    control: Arc<dyn ProcessControl>,
+    terminal: Option<Arc<dyn TerminalControl>>,
+}
+
+impl Streams {
+    /// Its control.
+    pub fn control(&self) -> Arc<dyn ProcessControl> {
+        Arc::clone(&self.control)
+    }
+}
+
+impl From<LiveProcess> for Streams {
+    fn from(p: LiveProcess) -> Self {
+        Streams {
+            input: p.stdin,
+            outputs: vec![(p.stdout, Event::Stdout), (p.stderr, Event::Stderr)],
+            control: p.control,
+            terminal: None,
+        }
+    }
+}
+
+impl From<Terminal> for Streams {
+    fn from(t: Terminal) -> Self {
+        let control: Arc<dyn ProcessControl> = t.control.clone();
+        Streams {
+            input: t.input,
+            outputs: vec![(t.output, Event::Pty)],
+            control,
+            terminal: Some(t.control),
+        }
+    }
 }
 
 impl LiveEntry {
@@ -100,6 +147,8 @@ pub enum Event {
     Stdout(Bytes),
     /// Bytes on stderr.
     Stderr(Bytes),
+    /// Bytes the terminal shows (a `pty` process's one output).
+    Pty(Bytes),
     /// It ended.
     End(ExitStatus),
 }
@@ -111,6 +160,7 @@ impl Event {
         match self {
             Event::Stdout(b) => json!({ "data": { "stdout": base64_encode(b) } }),
             Event::Stderr(b) => json!({ "data": { "stderr": base64_encode(b) } }),
+            Event::Pty(b) => json!({ "data": { "pty": base64_encode(b) } }),
             Event::End(status) => json!({ "end": end_json(status) }),
         }
     }
@@ -160,27 +210,31 @@ async fn read_into(
 /// Registers `process` under `pid` in `record` and drains it: events go
 /// to the returned receiver while it is held, and are dropped after (the
 /// process goes on: that is how background commands work). The entry is
-/// removed once the process has ended, and then its end is sent.
+/// removed once the process has ended, and then its end is sent. Its
+/// input is closed at once unless `keep_stdin` (a terminal's always stays
+/// open, as envd's: its EOF is a Ctrl-D typed into it).
 pub fn spawn(
     record: &Arc<Record>,
     pid: u32,
     tag: Option<String>,
     config: Value,
-    process: LiveProcess,
+    process: Streams,
     keep_stdin: bool,
 ) -> Events {
-    let LiveProcess {
-        stdin,
-        stdout,
-        stderr,
+    let Streams {
+        input,
+        outputs,
         control,
+        terminal,
     } = process;
+    let keep_stdin = keep_stdin || terminal.is_some();
     let entry = Arc::new(LiveEntry {
         pid,
         tag,
         config,
         control: Arc::clone(&control),
-        stdin: Mutex::new(Some(stdin)),
+        terminal,
+        stdin: Mutex::new(Some(input)),
         attached: broadcast::channel(ATTACHED_DEPTH).0,
     });
     record.processes().insert(pid, Arc::clone(&entry));
@@ -191,8 +245,10 @@ pub fn spawn(
             close_stdin(&entry).await;
         }
         let (out_tx, mut out_rx) = mpsc::channel(64);
-        tokio::spawn(read_into(stdout, out_tx.clone(), Event::Stdout));
-        tokio::spawn(read_into(stderr, out_tx, Event::Stderr));
+        for (output, make) in outputs {
+            tokio::spawn(read_into(output, out_tx.clone(), make));
+        }
+        drop(out_tx);
         let mut primary = Some(tx);
         while let Some(event) = out_rx.recv().await {
             // No attached stream: nothing is kept.

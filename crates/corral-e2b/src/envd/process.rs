@@ -1,7 +1,7 @@
 //! `process.Process`: `Start` (a stream of start, data, keepalive and end
-//! events), `Connect` (the same stream of a running process, from the
-//! moment it attaches), `List`, `SendSignal`, `SendInput` and
-//! `CloseStdin`.
+//! events; with a `pty`, on a terminal: see [`super::pty`]), `Connect`
+//! (the same stream of a running process, from the moment it attaches),
+//! `List`, `SendSignal`, `SendInput` and `CloseStdin`.
 //!
 //! Commands run as the user asked for (`Authorization: Basic`): `root` as
 //! root, `user` as the sandbox's unprivileged user where the backend
@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use corral_backend::{Command, ControlSignal, Environment, ProcessSpec};
+use corral_backend::{Command, ControlSignal, Environment, ProcessSpec, TerminalSpec};
 use hyper::Request;
 use hyper::body::Incoming;
 use serde::Deserialize;
@@ -21,7 +21,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::connect::{deadline, end_of_stream, keepalive, message, single_message};
-use super::live::{self, Event, Events, LiveEntry};
+use super::live::{self, Event, Events, LiveEntry, Streams};
+use super::pty::{PtyBody, PtySize, terminals};
 use super::rpc::{MAX_RPC_BYTES, Rpc, decode};
 use super::{EnvdUser, authorized, resolve};
 use crate::body::read_body;
@@ -44,7 +45,7 @@ struct ProcessConfig {
 #[derive(Debug, Deserialize)]
 struct StartRequest {
     process: ProcessConfig,
-    pty: Option<Value>,
+    pty: Option<PtyBody>,
     tag: Option<String>,
     #[serde(default)]
     stdin: bool,
@@ -90,15 +91,9 @@ pub async fn start(
     let keepalive = keepalive(&req)?;
     let body = read_body(req, MAX_RPC_BYTES).await?;
     let start: StartRequest = decode(Rpc::Start, single_message(&body)?)?;
-    if start.pty.as_ref().is_some_and(|p| !p.is_null()) {
-        return Err(E2bError::NotServed {
-            what: "a pty for Start".to_string(),
-        });
-    }
-    let Some(ops) = inner.backend.process_ops() else {
-        return Err(E2bError::NotServed {
-            what: format!("live processes on the {} backend", inner.backend.name()),
-        });
+    let pty = match &start.pty {
+        Some(pty) => Some((terminals(inner)?, PtySize::of("pty", Some(pty))?)),
+        None => None,
     };
     let cwd = match &start.process.cwd {
         Some(dir) if !dir.is_empty() => resolve("process.cwd", dir)?,
@@ -114,15 +109,36 @@ pub async fn start(
     let mut argv = vec![start.process.cmd];
     argv.extend(start.process.args);
     let command = Command::argv(argv).map_err(|e| E2bError::invalid("process", e.to_string()))?;
-    let spec = ProcessSpec {
-        command,
-        cwd: Some(cwd),
-        env,
-        run_as: user.run_as(&inner.backend.capabilities()),
+    let run_as = user.run_as(&inner.backend.capabilities());
+    let process: Streams = match pty {
+        Some((terminals, size)) => {
+            let spec = TerminalSpec {
+                command: Some(command),
+                cwd: Some(cwd),
+                cols: size.cols,
+                rows: size.rows,
+                env,
+                run_as,
+            };
+            terminals.open_terminal(&record.id, spec).await?.into()
+        }
+        None => {
+            let Some(ops) = inner.backend.process_ops() else {
+                return Err(E2bError::NotServed {
+                    what: format!("live processes on the {} backend", inner.backend.name()),
+                });
+            };
+            let spec = ProcessSpec {
+                command,
+                cwd: Some(cwd),
+                env,
+                run_as,
+            };
+            ops.start_process(&record.id, spec).await?.into()
+        }
     };
-    let process = ops.start_process(&record.id, spec).await?;
-    let pid = process.control.pid().unwrap_or_else(|| record.fresh_pid());
-    let control = std::sync::Arc::clone(&process.control);
+    let control = process.control();
+    let pid = control.pid().unwrap_or_else(|| record.fresh_pid());
     let events = live::spawn(&record, pid, start.tag, config, process, start.stdin);
     tokio::spawn(stream(tx, pid, events, keepalive, deadline, Some(control)));
     Ok(())
@@ -236,7 +252,8 @@ pub fn list(record: &Record) -> Value {
     json!({ "processes": processes })
 }
 
-fn select(record: &Record, selector: &Selector) -> E2bResult<Arc<LiveEntry>> {
+/// The live process `selector` names in `record`.
+pub(super) fn select(record: &Record, selector: &Selector) -> E2bResult<Arc<LiveEntry>> {
     find(&record.processes(), selector)
 }
 
@@ -278,36 +295,54 @@ pub async fn send_signal(record: &Record, req: &Selected) -> E2bResult<Value> {
     Ok(json!({}))
 }
 
-/// `SendInput`: bytes to the process's stdin.
+/// `SendInput`: bytes to the process's stdin (`input.stdin`), or
+/// keystrokes to its terminal (`input.pty`); each only to a process of
+/// its kind.
 pub async fn send_input(record: &Record, req: &Selected) -> E2bResult<Value> {
     let entry = select(record, &req.process)?;
     let Some(input) = &req.input else {
         return Err(E2bError::invalid("input", "is missing"));
     };
-    if input.pty.is_some() {
-        return Err(E2bError::NotServed {
-            what: "pty input".to_string(),
-        });
-    }
-    let bytes = corral_contract::base64_decode(input.stdin.as_deref().unwrap_or(""))
-        .map_err(|_| E2bError::invalid("input.stdin", "is not base64"))?;
+    let on_terminal = entry.terminal.is_some();
+    let (field, encoded) = match (&input.pty, &input.stdin) {
+        (Some(_), _) if !on_terminal => {
+            return Err(E2bError::NoTerminal {
+                pid: entry.pid,
+                call: "SendInput's input.pty",
+            });
+        }
+        (Some(keys), _) => ("input.pty", keys.as_str()),
+        (None, _) if on_terminal => {
+            return Err(E2bError::OnTerminal {
+                pid: entry.pid,
+                call: "SendInput's input.stdin",
+            });
+        }
+        (None, stdin) => ("input.stdin", stdin.as_deref().unwrap_or("")),
+    };
+    let bytes = corral_contract::base64_decode(encoded)
+        .map_err(|_| E2bError::invalid(field, "is not base64"))?;
     let mut stdin = entry.stdin.lock().await;
     let Some(w) = stdin.as_mut() else {
-        return Err(E2bError::invalid(
-            "input.stdin",
-            "the process's stdin is closed",
-        ));
+        return Err(E2bError::invalid(field, "the process's input is closed"));
     };
     w.write_all(&bytes)
         .await
-        .map_err(|e| E2bError::invalid("input.stdin", e.to_string()))?;
+        .map_err(|e| E2bError::invalid(field, e.to_string()))?;
     let _ = w.flush().await;
     Ok(json!({}))
 }
 
-/// `CloseStdin`: the process sees EOF.
+/// `CloseStdin`: the process sees EOF. Not for a process on a terminal
+/// (envd's rule: its EOF is a Ctrl-D sent as input).
 pub async fn close_stdin(record: &Record, req: &Selected) -> E2bResult<Value> {
     let entry = select(record, &req.process)?;
+    if entry.terminal.is_some() {
+        return Err(E2bError::OnTerminal {
+            pid: entry.pid,
+            call: "CloseStdin",
+        });
+    }
     live::close_stdin(&entry).await;
     Ok(json!({}))
 }

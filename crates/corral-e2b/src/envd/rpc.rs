@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{authorized, connect, filesystem, process, watch};
+use super::{authorized, connect, filesystem, process, pty, watch};
 use crate::Inner;
 use crate::body::{ChannelBody, Reply, connect_error, json_reply, read_body};
 use crate::error::{E2bError, E2bResult};
@@ -32,6 +32,8 @@ pub enum Rpc {
     SendInput,
     /// `process.Process/CloseStdin`.
     CloseStdin,
+    /// `process.Process/Update` (resizes a pty).
+    Update,
     /// `filesystem.Filesystem/Stat`.
     Stat,
     /// `filesystem.Filesystem/ListDir`.
@@ -62,6 +64,7 @@ impl Rpc {
             "process.Process/SendSignal" => Rpc::SendSignal,
             "process.Process/SendInput" => Rpc::SendInput,
             "process.Process/CloseStdin" => Rpc::CloseStdin,
+            "process.Process/Update" => Rpc::Update,
             "filesystem.Filesystem/Stat" => Rpc::Stat,
             "filesystem.Filesystem/ListDir" => Rpc::ListDir,
             "filesystem.Filesystem/MakeDir" => Rpc::MakeDir,
@@ -123,6 +126,7 @@ async fn unary(inner: &Arc<Inner>, rpc: Rpc, req: Request<Incoming>) -> E2bResul
         Rpc::SendSignal => process::send_signal(&record, &decode(rpc, &body)?).await,
         Rpc::SendInput => process::send_input(&record, &decode(rpc, &body)?).await,
         Rpc::CloseStdin => process::close_stdin(&record, &decode(rpc, &body)?).await,
+        Rpc::Update => pty::update(inner, &record, &decode(rpc, &body)?).await,
         Rpc::Stat | Rpc::ListDir | Rpc::MakeDir | Rpc::Move | Rpc::Remove => {
             filesystem::call(inner, &record, user, rpc, &decode(rpc, &body)?).await
         }

@@ -16,8 +16,6 @@ use crate::error::E2bError;
 /// A procedure envd has that this server does not serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unserved {
-    /// `process.Process/Update` (unary: resizes a PTY).
-    Update,
     /// `process.Process/StreamInput` (client-streaming).
     StreamInput,
 }
@@ -35,7 +33,6 @@ impl Unserved {
     /// The unserved procedure at `path` (without its leading `/`).
     pub fn from_path(path: &str) -> Option<Self> {
         Some(match path {
-            "process.Process/Update" => Unserved::Update,
             "process.Process/StreamInput" => Unserved::StreamInput,
             _ => return None,
         })
@@ -44,7 +41,6 @@ impl Unserved {
     /// The shape its client reads.
     pub fn shape(self) -> Shape {
         match self {
-            Unserved::Update => Shape::Unary,
             Unserved::StreamInput => Shape::Stream,
         }
     }

@@ -13,7 +13,7 @@ use crate::harness::{Answer, Served, enveloped, frames, sandbox_headers, serve};
 const STREAM: &str = "application/connect+json";
 
 /// A `Start` of `start` on sandbox `id`, answered in the background.
-fn spawn_start(
+pub fn spawn_start(
     s: &Arc<Served>,
     id: &str,
     token: &str,
@@ -24,7 +24,7 @@ fn spawn_start(
 }
 
 /// Waits until `List` shows a process; its pid.
-async fn listed_pid(s: &Served, id: &str, token: &str) -> u64 {
+pub async fn listed_pid(s: &Served, id: &str, token: &str) -> u64 {
     for _ in 0..200 {
         let a = s.rpc(id, token, "process.Process/List", json!({})).await;
         if let Some(pid) = a.json()["processes"][0]["pid"].as_u64() {

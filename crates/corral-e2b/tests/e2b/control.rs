@@ -184,3 +184,20 @@ async fn a_template_names_an_image_of_the_backend() {
         );
     }
 }
+
+/// The memory backend enforces no default size: each field is 0, "no
+/// limit" (the SDKs' models require integers).
+#[tokio::test]
+async fn a_backend_without_a_default_size_reports_0() {
+    let s = serve().await;
+    let (id, _) = s.create(json!({"templateID": "base"})).await;
+    let got = s
+        .api("GET", &format!("/sandboxes/{id}"), json!(null))
+        .await
+        .json();
+    let listed = s.api("GET", "/v2/sandboxes", json!(null)).await.json();
+    for v in [&got, &listed[0]] {
+        let size = json!([v["cpuCount"], v["memoryMB"], v["diskSizeMB"]]);
+        assert_eq!(size, json!([0, 0, 0]), "{v}");
+    }
+}

@@ -33,18 +33,25 @@ pub async fn serve_backend(backend: Arc<dyn corral_backend::Backend>) -> Served 
 /// The service over `backend` with `config`, on loopback.
 pub async fn serve_with(backend: Arc<dyn corral_backend::Backend>, config: E2bConfig) -> Served {
     let service = E2bService::new(backend, Token::new(KEY).unwrap(), config);
+    serve_service(service).await.0
+}
+
+/// `service` on loopback, and the task accepting its connections (abort
+/// it to stop serving).
+pub async fn serve_service(service: E2bService) -> (Served, tokio::task::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let service = service_fn(move |req| {
         let service = service.clone();
         async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
     });
-    serve_connections(listener, service);
-    Served { addr }
+    let accepting = serve_connections(listener, service);
+    (Served { addr }, accepting)
 }
 
-/// Serves HTTP/1, upgrades allowed, on each connection `listener` accepts.
-pub fn serve_connections<S, B>(listener: TcpListener, service: S)
+/// Serves HTTP/1, upgrades allowed, on each connection `listener` accepts;
+/// the task accepting them.
+pub fn serve_connections<S, B>(listener: TcpListener, service: S) -> tokio::task::JoinHandle<()>
 where
     S: hyper::service::Service<
             hyper::Request<hyper::body::Incoming>,
@@ -68,7 +75,7 @@ where
                     .await;
             });
         }
-    });
+    })
 }
 
 /// A whole answer: status, headers and body.

@@ -8,5 +8,7 @@ mod gzip;
 mod harness;
 mod pooled;
 mod ports;
+mod pty;
+mod restart;
 mod tables;
 mod watch;

@@ -204,7 +204,7 @@ async fn started_watch(
 }
 
 /// Reads frames until `until` says stop (or the stream ends), within 10 s.
-async fn read_frames(
+pub async fn read_frames(
     body: &mut hyper::body::Incoming,
     until: impl Fn(&[(u8, Value)]) -> bool,
 ) -> Vec<(u8, Value)> {

@@ -317,3 +317,49 @@ test('two sandboxes stay apart', async () => {
     await second.kill()
   }
 })
+
+// A terminal: bash on a pty, on a backend with terminals that runs a real
+// bash (linux; the memory backend's simulated shell is not interactive
+// bash, and the others have no terminals).
+test('a pty takes keystrokes, resizes and exits with its code', async (t) => {
+  const backend = process.env.CORRAL_BACKEND ?? 'memory'
+  if (backend !== 'linux') {
+    t.skip(`the ${backend} backend has no terminal running a real bash (linux has)`)
+    return
+  }
+  await withSandbox(async (sbx) => {
+    let shown = ''
+    const seen = []
+    const decoder = new TextDecoder()
+    const handle = await sbx.pty.create({
+      cols: 80,
+      rows: 24,
+      timeoutMs: 60_000,
+      onData: (data) => {
+        shown += decoder.decode(data, { stream: true })
+        for (const w of seen.splice(0)) w()
+      },
+    })
+    const until = async (needle) => {
+      for (let i = 0; i < 300 && !shown.includes(needle); i++) {
+        await new Promise((resolve) => {
+          seen.push(resolve)
+          setTimeout(resolve, 100)
+        })
+      }
+      assert.ok(shown.includes(needle), `${JSON.stringify(needle)} never shown: ${JSON.stringify(shown)}`)
+    }
+    const type = (text) => sbx.pty.sendInput(handle.pid, new TextEncoder().encode(text))
+    await type('echo hi-$((1+2))\n')
+    await until('hi-3')
+    await sbx.pty.resize(handle.pid, { cols: 132, rows: 43 })
+    await type('stty size\n')
+    await until('43 132')
+    await type('exit 3\n')
+    await assert.rejects(handle.wait(), (e) => {
+      assert.ok(e instanceof CommandExitError, String(e))
+      assert.equal(e.exitCode, 3)
+      return true
+    })
+  })
+})

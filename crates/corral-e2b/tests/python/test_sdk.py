@@ -13,7 +13,7 @@ import urllib.request
 from importlib.metadata import version
 
 import pytest
-from conftest import serving
+from conftest import BACKEND, serving
 
 from e2b import Sandbox, SandboxQuery
 from e2b.exceptions import AuthenticationException, NotFoundException, TimeoutException
@@ -53,6 +53,21 @@ def test_serve_without_a_token_file_generates_an_e2b_key():
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url + "/v2/sandboxes")
         assert refused.value.code == 401
+
+
+def test_get_info_reports_the_backends_default_size(sbx):
+    info = sbx.get_info()
+    if not hasattr(info, "cpu_count"):
+        pytest.skip("this SDK version's SandboxInfo has no cpu_count")
+    # The SDK's SandboxInfo carries no disk size; the Rust tests read it.
+    size = (info.cpu_count, info.memory_mb)
+    if BACKEND == "linux":
+        # One CPU and 1 GiB of memory where cgroups are usable (0: no
+        # limit enforced).
+        assert size in [(1, 1024), (0, 0)], size
+    else:
+        # The other backends enforce no default size.
+        assert size == (0, 0), size
 
 
 def test_create_info_list_timeout_kill(server):

@@ -45,9 +45,6 @@ def test_the_user_cannot_reach_what_is_roots(sbx):
     assert denied != "0"
     denied = sbx.commands.run("touch /etc/owned 2>/dev/null; echo $?").stdout.strip()
     assert denied != "0"
-    # What /files writes is root's, whoever the call names.
-    sbx.files.write("uploaded.txt", "hi")
-    assert sbx.commands.run("stat -c %u /home/user/uploaded.txt").stdout.strip() == "0"
 
 
 @pytest.mark.skipif(RUNS_AS_USER, reason="the backend declares run_as_user")
@@ -56,3 +53,22 @@ def test_without_run_as_user_both_users_run_as_the_default(sbx):
     assert sbx.commands.run("echo ran").stdout == "ran\n"
     assert sbx.commands.run("echo ran", user="user").stdout == "ran\n"
     assert sbx.commands.run("echo ran", user="root").stdout == "ran\n"
+
+
+@pytest.mark.skipif(not RUNS_AS_USER, reason="the backend does not declare run_as_user")
+def test_files_written_for_the_user_are_the_users(sbx):
+    takes_user()
+    # Written for `user` (the default): the user's, so a command run as the
+    # user rewrites it; its new parent directories are the user's too.
+    sbx.files.write("made/for/user.txt", "hi")
+    owners = sbx.commands.run("stat -c %u:%g made made/for made/for/user.txt").stdout.split()
+    assert owners == ["1000:1000"] * 3, owners
+    sbx.commands.run("echo rewritten > made/for/user.txt")
+    assert sbx.files.read("made/for/user.txt") == "rewritten\n"
+    sbx.files.make_dir("made/dir")
+    assert sbx.commands.run("stat -c %u made/dir").stdout.strip() == "1000"
+    # Written for root: root's, and the user cannot rewrite it.
+    sbx.files.write("/tmp/roots.txt", "hi", user="root")
+    assert sbx.commands.run("stat -c %u /tmp/roots.txt").stdout.strip() == "0"
+    denied = sbx.commands.run("echo x > /tmp/roots.txt 2>/dev/null; echo $?").stdout.strip()
+    assert denied != "0"

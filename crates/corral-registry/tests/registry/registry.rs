@@ -128,7 +128,7 @@ fn the_remote_form_and_unknown_names_parse_as_the_cli_says() {
     );
     assert_eq!(
         unknown.to_string(),
-        "unknown backend \"vmware\"; known backends: linux, local, memory, docker, remote+http://HOST:PORT"
+        "unknown backend \"vmware\"; known backends: linux, local, memory, docker, remote+http(s)://HOST:PORT"
     );
 }
 

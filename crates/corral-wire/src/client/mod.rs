@@ -4,13 +4,13 @@
 //! corral runtime, which validates every result exactly as it validates an
 //! in-process provider.
 
+mod endpoint;
 mod live;
 pub(crate) mod pool;
 mod process;
 mod retry;
 pub(crate) mod transport;
 
-use std::fmt;
 use std::sync::Arc;
 
 use corral_contract::{
@@ -26,59 +26,10 @@ use serde::de::DeserializeOwned;
 
 use crate::auth::Token;
 use crate::protocol::{HandoffReply, InstanceBody, Route, SnapshotBody, TransactionReply};
+use crate::tls::Trust;
+pub use endpoint::{Endpoint, EndpointError, Scheme};
 use live::{WireRollback, WireTransaction};
 use transport::Transport;
-
-/// A server address: `http://HOST:PORT`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    authority: String,
-}
-
-/// Why an endpoint was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EndpointError {
-    /// Not `http://`.
-    #[error("endpoint {0:?}: only http://HOST:PORT is supported")]
-    Scheme(String),
-    /// No `HOST:PORT`, a bad port, or a path.
-    #[error("endpoint {0:?}: expected http://HOST:PORT with a port from 1 to 65535 and no path")]
-    Authority(String),
-}
-
-impl Endpoint {
-    /// Parses `http://HOST:PORT` (a trailing `/` is allowed).
-    pub fn parse(text: &str) -> Result<Self, EndpointError> {
-        let rest = text
-            .strip_prefix("http://")
-            .ok_or_else(|| EndpointError::Scheme(text.into()))?;
-        let authority = rest.strip_suffix('/').unwrap_or(rest);
-        let bad = || EndpointError::Authority(text.into());
-        let (host, port) = authority.rsplit_once(':').ok_or_else(bad)?;
-        let port: u16 = port.parse().map_err(|_| bad())?;
-        let host_ok = !host.is_empty()
-            && host
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b));
-        if port == 0 || !host_ok {
-            return Err(bad());
-        }
-        Ok(Self {
-            authority: authority.into(),
-        })
-    }
-
-    /// `HOST:PORT`.
-    pub fn authority(&self) -> &str {
-        &self.authority
-    }
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "http://{}", self.authority)
-    }
-}
 
 /// Why a [`WireProvider`] could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +37,23 @@ pub enum WireError {
     /// The endpoint is malformed.
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
+    /// What the client trusts could not be gathered (`https://` only).
+    #[error("{endpoint}: {error}")]
+    Trust {
+        /// The server.
+        endpoint: String,
+        /// Why.
+        error: crate::tls::TrustError,
+    },
+    /// The TLS connection to the server failed: its certificate is not
+    /// trusted or not for its name, or it does not speak TLS.
+    #[error("{endpoint}: TLS: {error}")]
+    Tls {
+        /// The server.
+        endpoint: String,
+        /// What failed.
+        error: crate::tls::HandshakeError,
+    },
     /// The server refused or failed `capabilities`.
     #[error("{endpoint}: capabilities: {error}")]
     Capabilities {
@@ -106,11 +74,47 @@ pub struct WireProvider {
 }
 
 impl WireProvider {
-    /// Connects to `endpoint` (`http://HOST:PORT`) with `token`, reading the
-    /// server's envelope once: it is "unchanging for this revision".
+    /// Connects to `endpoint` (`http://HOST:PORT` or `https://HOST:PORT`)
+    /// with `token`, reading the server's envelope once: it is "unchanging
+    /// for this revision". An `https://` server is verified against the
+    /// system's roots and the CA file `CORRAL_CA_FILE` names
+    /// ([`Trust::from_env`]).
     pub async fn connect(endpoint: &str, token: Token) -> Result<Self, WireError> {
         let endpoint = Endpoint::parse(endpoint)?;
-        let transport = Arc::new(Transport::new(endpoint, token));
+        let trust = match endpoint.scheme() {
+            Scheme::Http => None,
+            Scheme::Https => Some(Trust::from_env().map_err(|error| WireError::Trust {
+                endpoint: endpoint.to_string(),
+                error,
+            })?),
+        };
+        Self::open(endpoint, token, trust).await
+    }
+
+    /// Connects as [`WireProvider::connect`] does, an `https://` server
+    /// verified against `trust` (ignored for `http://`).
+    pub async fn connect_trusting(
+        endpoint: &str,
+        token: Token,
+        trust: Trust,
+    ) -> Result<Self, WireError> {
+        let endpoint = Endpoint::parse(endpoint)?;
+        Self::open(endpoint, token, Some(trust)).await
+    }
+
+    async fn open(
+        endpoint: Endpoint,
+        token: Token,
+        trust: Option<Trust>,
+    ) -> Result<Self, WireError> {
+        let transport = Arc::new(Transport::new(endpoint, token, trust));
+        transport
+            .check_tls()
+            .await
+            .map_err(|error| WireError::Tls {
+                endpoint: transport.endpoint.to_string(),
+                error,
+            })?;
         let capabilities = transport
             .post(Route::Capabilities, &serde_json::json!({}))
             .await
@@ -257,34 +261,5 @@ impl SandboxProvider for WireProvider {
     ) -> Result<Box<dyn LiveProcess>, SandboxError> {
         let process = process::WireProcess::open(&self.transport, request).await?;
         Ok(Box::new(process))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoints_are_http_host_port() {
-        let e = Endpoint::parse("http://127.0.0.1:8080/").unwrap();
-        assert_eq!(e.authority(), "127.0.0.1:8080");
-        assert_eq!(e.to_string(), "http://127.0.0.1:8080");
-        assert!(Endpoint::parse("http://[::1]:9").is_ok());
-        assert!(matches!(
-            Endpoint::parse("https://h:1"),
-            Err(EndpointError::Scheme(_))
-        ));
-        for bad in [
-            "http://h",
-            "http://h:0",
-            "http://h:99999",
-            "http://:80",
-            "http://h:80/x",
-        ] {
-            assert!(
-                matches!(Endpoint::parse(bad), Err(EndpointError::Authority(_))),
-                "{bad}"
-            );
-        }
     }
 }

@@ -15,7 +15,7 @@
 //! caller gone).
 
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -27,7 +27,8 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use rustix::net::RecvFlags;
-use tokio::net::TcpStream;
+
+use crate::tls::stream::{ConnectError, Dial};
 
 /// The most idle connections a client keeps; more, given back at once
 /// after a burst of concurrent calls, are closed.
@@ -57,16 +58,15 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// A new connection to `authority`, with `TCP_NODELAY`: a request's
-    /// head and body are two writes, and with Nagle's algorithm the body
-    /// waits for the server's delayed ACK (about 40 ms).
-    pub(crate) async fn open(authority: &str) -> std::io::Result<Self> {
-        let stream = TcpStream::connect(authority).await?;
-        let _ = stream.set_nodelay(true);
-        let probe = stream.as_fd().try_clone_to_owned()?;
+    /// A new connection as `dial` says (TCP, or TLS over it), with
+    /// `TCP_NODELAY`: a request's head and body are two writes, and with
+    /// Nagle's algorithm the body waits for the server's delayed ACK
+    /// (about 40 ms).
+    pub(crate) async fn open(dial: &Dial) -> Result<Self, ConnectError> {
+        let (stream, probe) = dial.open().await?;
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
-            .map_err(std::io::Error::other)?;
+            .map_err(|e| ConnectError::Tcp(std::io::Error::other(e)))?;
         tokio::spawn(connection);
         Ok(Self {
             sender,
@@ -189,13 +189,20 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
+    fn plain(addr: &str) -> Dial {
+        Dial {
+            authority: addr.to_string(),
+            tls: None,
+        }
+    }
+
     /// A connection the server closed while it sat idle is never handed
     /// out, even before hyper noticed: the peek sees the end-of-stream.
     #[tokio::test]
     async fn a_connection_the_server_closed_is_not_reused() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let conn = Conn::open(&addr).await.unwrap();
+        let conn = Conn::open(&plain(&addr)).await.unwrap();
         let (server, _) = listener.accept().await.unwrap();
         assert!(!conn.ended_by_peer(), "an open, quiet connection");
         drop(server);
@@ -211,7 +218,7 @@ mod tests {
     async fn a_connection_with_unasked_bytes_is_not_reused() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let conn = Conn::open(&addr).await.unwrap();
+        let conn = Conn::open(&plain(&addr)).await.unwrap();
         let (mut server, _) = listener.accept().await.unwrap();
         server
             .write_all(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
@@ -233,7 +240,7 @@ mod tests {
         let pool = Pool::default();
         let mut servers = Vec::new();
         for _ in 0..MAX_IDLE + 2 {
-            pool.give_back(Conn::open(&addr).await.unwrap());
+            pool.give_back(Conn::open(&plain(&addr)).await.unwrap());
             servers.push(listener.accept().await.unwrap().0);
         }
         assert_eq!(pool.idle().len(), MAX_IDLE);

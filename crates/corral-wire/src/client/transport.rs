@@ -18,6 +18,9 @@ use super::pool::{Conn, Pool, ReplyBody};
 use super::retry::{Failure, retry};
 use crate::auth::Token;
 use crate::protocol::{CONTRACT_REVISION, REVISION_HEADER, Route};
+use crate::tls::HandshakeError;
+use crate::tls::Trust;
+use crate::tls::stream::{ConnectError, Dial};
 
 /// The largest response body the client reads: a full `readFiles` result
 /// (128 MiB of content in base64) and its envelope.
@@ -50,12 +53,14 @@ pub(crate) async fn read_bounded(body: ReplyBody) -> Result<Bytes, ReadFailure> 
     }
 }
 
-/// The server, as the client reaches it: its address, the token, and the
+/// The server, as the client reaches it: its address, the token, how a
+/// connection is opened (TLS and what it trusts, for `https://`), and the
 /// connections kept open to it ([`Pool`]).
 #[derive(Debug)]
 pub(crate) struct Transport {
     pub(crate) endpoint: Endpoint,
     pub(crate) token: Token,
+    pub(crate) dial: Dial,
     pool: Arc<Pool>,
 }
 
@@ -88,12 +93,36 @@ fn invalid(operation: Operation, expected: &str, actual: impl ToString) -> Sandb
 }
 
 impl Transport {
-    /// The server at `endpoint`, reached with `token`; no connection yet.
-    pub(crate) fn new(endpoint: Endpoint, token: Token) -> Self {
+    /// The server at `endpoint`, reached with `token`, its certificate
+    /// verified against `trust` when the endpoint is `https://` (and
+    /// `trust` is `None` only when it is not); no connection yet.
+    pub(crate) fn new(endpoint: Endpoint, token: Token, trust: Option<Trust>) -> Self {
+        let tls = endpoint.server_name().cloned().zip(trust);
+        let dial = Dial {
+            authority: endpoint.authority().to_string(),
+            tls,
+        };
         Self {
             endpoint,
             token,
+            dial,
             pool: Arc::default(),
+        }
+    }
+
+    /// Opens one connection now, for `https://`, and closes it: a TLS
+    /// failure (an untrusted certificate, say) is reported by name here,
+    /// where a call would only see the server unavailable. A TCP failure
+    /// is left for the first call to report. (The connection is not kept:
+    /// the server's session tickets, unread until a response is read,
+    /// would make the pool take it for one the server closed.)
+    pub(crate) async fn check_tls(&self) -> Result<(), HandshakeError> {
+        if self.dial.tls.is_none() {
+            return Ok(());
+        }
+        match self.dial.open().await {
+            Ok(_) | Err(ConnectError::Tcp(_)) => Ok(()),
+            Err(ConnectError::Tls(error)) => Err(error),
         }
     }
 
@@ -231,7 +260,7 @@ impl Transport {
         let idle = if fresh { None } else { self.pool.take().await };
         let mut conn = match idle {
             Some(conn) => conn,
-            None => Conn::open(self.endpoint.authority())
+            None => Conn::open(&self.dial)
                 .await
                 .map_err(|_| Attempted::Failed(Failure::Connect))?,
         };

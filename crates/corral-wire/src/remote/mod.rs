@@ -23,13 +23,26 @@ use corral_backend::{
 };
 
 use crate::auth::Token;
-use crate::client::Endpoint;
 use crate::client::transport::Transport;
+use crate::client::{Endpoint, Scheme};
 use crate::protocol::backend::{
     BackendRoute, Description, KeyBody, LabelsBody, PortBody, SandboxRef,
 };
+use crate::tls::Trust;
 use call::Remote;
 use files::RemoteFiles;
+
+/// `endpoint` parsed, or the setting refused.
+fn parse(endpoint: &str) -> Result<Endpoint, BackendError> {
+    Endpoint::parse(endpoint).map_err(|e| {
+        RequestError::Setting {
+            name: "remote endpoint".into(),
+            value: endpoint.to_string(),
+            why: e.to_string(),
+        }
+        .into()
+    })
+}
 
 /// The name every remote backend reports.
 pub const REMOTE_NAME: &str = "remote";
@@ -45,17 +58,44 @@ pub struct RemoteBackend {
 }
 
 impl RemoteBackend {
-    /// Connects to `endpoint` (`http://HOST:PORT`, a `corral serve`) with
-    /// `token` and reads what it serves once.
+    /// Connects to `endpoint` (`http://HOST:PORT` or `https://HOST:PORT`,
+    /// a `corral serve`) with `token` and reads what it serves once. An
+    /// `https://` server is verified against the system's roots and the CA
+    /// file `CORRAL_CA_FILE` names ([`Trust::from_env`]).
     pub async fn connect(endpoint: &str, token: Token) -> Result<Self, BackendError> {
-        let endpoint = Endpoint::parse(endpoint).map_err(|e| RequestError::Setting {
-            name: "remote endpoint".into(),
-            value: endpoint.to_string(),
-            why: e.to_string(),
-        })?;
+        let parsed = parse(endpoint)?;
+        let trust = match parsed.scheme() {
+            Scheme::Http => None,
+            Scheme::Https => Some(Trust::from_env().map_err(|e| RequestError::Setting {
+                name: crate::tls::CA_FILE_ENV.into(),
+                value: std::env::var(crate::tls::CA_FILE_ENV).unwrap_or_default(),
+                why: e.to_string(),
+            })?),
+        };
+        Self::open(parsed, token, trust).await
+    }
+
+    /// Connects as [`RemoteBackend::connect`] does, an `https://` server
+    /// verified against `trust` (ignored for `http://`).
+    pub async fn connect_trusting(
+        endpoint: &str,
+        token: Token,
+        trust: Trust,
+    ) -> Result<Self, BackendError> {
+        Self::open(parse(endpoint)?, token, Some(trust)).await
+    }
+
+    async fn open(
+        endpoint: Endpoint,
+        token: Token,
+        trust: Option<Trust>,
+    ) -> Result<Self, BackendError> {
         let remote = Arc::new(Remote {
-            transport: Transport::new(endpoint, token),
+            transport: Transport::new(endpoint, token, trust),
         });
+        if let Err(error) = remote.transport.check_tls().await {
+            return Err(remote.unavailable(BackendRoute::Describe, &format!("TLS: {error}")));
+        }
         let description: Description = remote
             .call(BackendRoute::Describe, &serde_json::json!({}))
             .await?;
@@ -76,7 +116,7 @@ impl RemoteBackend {
         &self.served
     }
 
-    /// The server, `http://HOST:PORT`.
+    /// The server, `http(s)://HOST:PORT`.
     pub fn endpoint(&self) -> String {
         self.remote.transport.endpoint.to_string()
     }

@@ -21,7 +21,8 @@ pub struct ConnectionLimits {
     pub max_per_peer: usize,
     /// How long a connection may take to send a request's head, counted
     /// from when it is accepted or its previous response ended: an idle
-    /// connection is closed after it.
+    /// connection is closed after it. Over TLS the handshake is bounded by
+    /// it too, before the first head's own.
     pub head_deadline: Duration,
     /// How long a client may take to send a request's body.
     pub body_deadline: Duration,

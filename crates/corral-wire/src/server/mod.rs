@@ -1,10 +1,11 @@
 //! The server: one provider behind `POST /v1/<member>` routes and the
 //! `openProcess` WebSocket, with bearer-token authentication, per-route
-//! body bounds, bounded connections ([`ConnectionLimits`]) and a graceful
-//! shutdown.
+//! body bounds, bounded connections ([`ConnectionLimits`]), TLS when given
+//! a certificate ([`WireServer::with_tls`]) and a graceful shutdown.
 
 mod backend;
 mod body;
+mod connection;
 mod fallback;
 mod http;
 mod limits;
@@ -24,14 +25,13 @@ use std::sync::Arc;
 
 use corral_backend::Backend;
 use corral_contract::SandboxProvider;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::auth::Token;
+use crate::client::Scheme;
+use crate::tls::ServerTls;
 use limits::Peers;
 use registry::Registry;
 
@@ -58,6 +58,8 @@ pub struct WireServer<P> {
     listener: TcpListener,
     shared: Arc<Shared<P>>,
     stop: watch::Sender<bool>,
+    /// The certificate it serves TLS with; plain HTTP without one.
+    tls: Option<ServerTls>,
 }
 
 impl<P: SandboxProvider + 'static> WireServer<P> {
@@ -79,6 +81,7 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
                 fallback: None,
             }),
             stop,
+            tls: None,
         })
     }
 
@@ -109,6 +112,22 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
             shared.limits = limits;
         }
         self
+    }
+
+    /// Serves every connection over TLS with `tls` (the wire, the backend
+    /// routes and the fallback alike): a connection that does not complete
+    /// a handshake within the head deadline is closed.
+    pub fn with_tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// `https` when it serves TLS, else `http`.
+    pub fn scheme(&self) -> Scheme {
+        match self.tls {
+            Some(_) => Scheme::Https,
+            None => Scheme::Http,
+        }
     }
 
     /// The address it listens on.
@@ -154,15 +173,10 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
             // client's delayed ACK, about 40 ms on Linux.
             let _ = stream.set_nodelay(true);
             let shared = Arc::clone(&self.shared);
+            let tls = self.tls.clone();
             connections.spawn(async move {
                 let _held = (slot, peer_slot);
-                let service = service_fn(move |req| http::handle(Arc::clone(&shared), req));
-                let _ = http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(limits.head_deadline)
-                    .serve_connection(TokioIo::new(stream), service)
-                    .with_upgrades()
-                    .await;
+                connection::serve(shared, stream, tls).await;
             });
         }
         drop(self.listener);
@@ -177,12 +191,14 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
     /// Serves on a task of the current runtime; the handle stops it.
     pub fn spawn(self) -> std::io::Result<RunningServer> {
         let addr = self.local_addr()?;
+        let scheme = self.scheme();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(self.serve(async move {
             let _ = rx.await;
         }));
         Ok(RunningServer {
             addr,
+            scheme,
             stop: Some(tx),
             task,
         })
@@ -193,6 +209,7 @@ impl<P: SandboxProvider + 'static> WireServer<P> {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    scheme: Scheme,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<ShutdownReport>,
 }
@@ -203,9 +220,10 @@ impl RunningServer {
         self.addr
     }
 
-    /// `http://ADDR`, the endpoint a client connects to.
+    /// `http://ADDR` (`https://ADDR` with TLS), the endpoint a client
+    /// connects to.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme.as_str(), self.addr)
     }
 
     /// Shuts it down gracefully and reports what the shutdown destroyed.

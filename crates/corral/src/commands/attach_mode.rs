@@ -42,14 +42,8 @@ impl AttachMode {
     }
 
     /// Refuses, in one line naming the flag and the backend, a mode the
-    /// backend cannot serve, and `--cwd` on a terminal, whose primitive
-    /// has no working directory (it starts in the sandbox's home).
-    pub fn check(self, backend: &dyn Backend, req: &ExecRequest) -> Result<(), CliError> {
-        if matches!(self, AttachMode::Terminal(_)) && req.cwd.is_some() {
-            return Err(CliError::usage(
-                "--cwd cannot be used with -t: a terminal starts in the sandbox's home (cd there)",
-            ));
-        }
+    /// backend cannot serve.
+    pub fn check(self, backend: &dyn Backend) -> Result<(), CliError> {
         let missing = match self {
             AttachMode::Output => return Ok(()),
             AttachMode::Stdin if backend.process_ops().is_none() => {
@@ -91,6 +85,7 @@ impl AttachMode {
                     env: req.env,
                     timeout: req.timeout,
                     run_as: req.run_as,
+                    cwd: req.cwd,
                 };
                 terminal_session::attach(terminals, &host, id, program, ending).await
             }

@@ -5,7 +5,9 @@
 //! to each group's floor.
 //!
 //! `--iterations N` sets the timed iterations of every row (the idle
-//! footprint keeps its 200 sandboxes); `--only NAME` (repeatable) keeps the
+//! footprint keeps its 200 sandboxes, the density row its `--density N`,
+//! default 100; `--concurrent-execs M`, default 100, is how many execs the
+//! concurrent row starts at once); `--only NAME` (repeatable) keeps the
 //! rows whose name starts with NAME or whose group is NAME, plus the floor
 //! they are compared with. `--json PATH` also writes the report with the
 //! host's facts as JSON (`-` writes it to stdout and the table to stderr).
@@ -20,19 +22,35 @@ use std::path::{Path, PathBuf};
 
 use corral_bench::{BenchConfig, BenchError, Outcome};
 
+use crate::args::BenchArgs;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
 
 /// The variable naming the image of the docker rows.
 const DOCKER_IMAGE_VAR: &str = "CORRAL_BENCH_DOCKER_IMAGE";
 
 /// Runs `corral bench`.
-pub async fn bench(json: Option<PathBuf>, iterations: Option<u32>, only: Vec<String>) -> CliResult {
-    if iterations == Some(0) {
-        return Err(CliError::usage("--iterations must be at least 1"));
+pub async fn bench(args: BenchArgs) -> CliResult {
+    let BenchArgs {
+        json,
+        iterations,
+        only,
+        density,
+        concurrent_execs,
+    } = args;
+    for (flag, value) in [
+        ("--iterations", iterations),
+        ("--density", density),
+        ("--concurrent-execs", concurrent_execs),
+    ] {
+        if value == Some(0) {
+            return Err(CliError::usage(format!("{flag} must be at least 1")));
+        }
     }
     let config = BenchConfig {
         iterations,
         only,
+        density,
+        concurrent_execs,
         docker_image: std::env::var(DOCKER_IMAGE_VAR)
             .ok()
             .filter(|s| !s.trim().is_empty()),
@@ -77,15 +95,38 @@ fn cli_error(e: BenchError) -> CliError {
 mod tests {
     use super::*;
 
+    fn args(json: Option<PathBuf>, iterations: Option<u32>, only: Vec<String>) -> BenchArgs {
+        BenchArgs {
+            json,
+            iterations,
+            only,
+            density: None,
+            concurrent_execs: None,
+        }
+    }
+
     #[tokio::test]
-    async fn zero_iterations_and_unknown_rows_are_usage_errors() {
-        let e = bench(None, Some(0), vec![]).await.unwrap_err();
+    async fn zero_counts_and_unknown_rows_are_usage_errors() {
+        let e = bench(args(None, Some(0), vec![])).await.unwrap_err();
         assert_eq!(e.exit, crate::error::EXIT_USAGE);
         assert_eq!(
             e.to_string(),
             "corral: error: [usage] --iterations must be at least 1"
         );
-        let e = bench(None, Some(1), vec!["nosuchrow".into()])
+        for flag in ["--density", "--concurrent-execs"] {
+            let mut zero = args(None, None, vec![]);
+            match flag {
+                "--density" => zero.density = Some(0),
+                _ => zero.concurrent_execs = Some(0),
+            }
+            let e = bench(zero).await.unwrap_err();
+            assert_eq!(e.exit, crate::error::EXIT_USAGE);
+            assert_eq!(
+                e.to_string(),
+                format!("corral: error: [usage] {flag} must be at least 1")
+            );
+        }
+        let e = bench(args(None, Some(1), vec!["nosuchrow".into()]))
             .await
             .unwrap_err();
         assert_eq!(e.exit, crate::error::EXIT_USAGE);
@@ -99,7 +140,7 @@ mod tests {
     async fn memory_rows_write_their_report() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bench.json");
-        let code = bench(Some(path.clone()), Some(3), vec!["memory".into()])
+        let code = bench(args(Some(path.clone()), Some(3), vec!["memory".into()]))
             .await
             .unwrap();
         assert_eq!(code, 0);

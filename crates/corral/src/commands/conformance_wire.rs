@@ -1,4 +1,4 @@
-//! `corral conformance --provider http://HOST:PORT --token-file FILE`: the
+//! `corral conformance --provider http(s)://HOST:PORT --token-file FILE`: the
 //! contract's nine cases against any corral-wire provider (a `corral serve`,
 //! or another implementation of the protocol), through `WireProvider` under
 //! the corral runtime.
@@ -78,7 +78,7 @@ pub async fn dispatch(a: ConformanceArgs) -> CliResult {
 }
 
 /// Runs `corral conformance --provider`: the contract suite against
-/// `provider` (`http://HOST:PORT`), with the rest of `args` (`--backend`
+/// `provider` (`http(s)://HOST:PORT`), with the rest of `args` (`--backend`
 /// is not read).
 pub async fn conformance_wire(provider: &str, args: ConformanceArgs) -> CliResult {
     if let Some(suite) = args.suite.as_deref()
@@ -171,7 +171,8 @@ pub(crate) fn egress_fixture(
 }
 
 /// A refused connection as one line: `[auth]` when the server refused the
-/// token, `[unavailable]` otherwise.
+/// token, `[tls]` when its certificate (or `CORRAL_CA_FILE`) was,
+/// `[unavailable]` otherwise.
 fn connect_error(endpoint: &Endpoint, e: WireError) -> CliError {
     match &e {
         WireError::Capabilities {
@@ -182,6 +183,7 @@ fn connect_error(endpoint: &Endpoint, e: WireError) -> CliError {
                 },
             ..
         } => CliError::failure("auth", format!("{endpoint} refused the token: {e}")),
+        WireError::Tls { .. } | WireError::Trust { .. } => CliError::failure("tls", e.to_string()),
         WireError::Capabilities { .. } | WireError::Endpoint(_) => {
             CliError::failure("unavailable", e.to_string())
         }
@@ -205,7 +207,7 @@ mod tests {
         let cases = [
             (
                 wire("ftp://x:1"),
-                "--provider: endpoint \"ftp://x:1\": only http://HOST:PORT is supported",
+                "--provider: endpoint \"ftp://x:1\": only http://HOST:PORT or https://HOST:PORT is supported",
             ),
             (
                 wire("http://127.0.0.1:9"),

@@ -17,7 +17,7 @@ pub async fn exec(args: ExecArgs) -> CliResult {
     let mode = AttachMode::from_flags(args.interactive, args.tty)?;
     let ending = ending_signals::listen();
     let backend = backends::for_id(args.backend.backend.as_deref(), &args.id).await?;
-    mode.check(&*backend, &req)?;
+    mode.check(&*backend)?;
     // Attaching checks the sandbox exists; while the command runs, its
     // activity record says so: `gc --idle` spares a sandbox with an exec
     // in progress.

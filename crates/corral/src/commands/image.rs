@@ -118,7 +118,10 @@ fn run(cmd: ImageCommand) -> CliResult {
                 .block_on(pull_command(store, &reference, name, insecure));
         }
         ImageCommand::Import { file, name } => {
-            let info = store.import(&file, name.as_deref()).map_err(cli_error)?;
+            let progress = progress::Progress::new();
+            let info = store
+                .import_watched(&file, name.as_deref(), &progress)
+                .map_err(cli_error)?;
             println!("{} {}", info.name, info.digest);
         }
         ImageCommand::Ls { json, quiet } => {

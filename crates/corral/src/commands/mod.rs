@@ -24,6 +24,7 @@ pub mod ps;
 pub mod rm;
 pub mod run;
 pub mod serve;
+pub mod serve_security;
 mod shared;
 pub mod shell;
 pub mod start;

@@ -51,7 +51,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     create.image = args.image.clone();
     let ending = ending_signals::listen();
     let backend = backends::open(args.backend.backend.as_deref()).await?;
-    mode.check(&*backend, &req)?;
+    mode.check(&*backend)?;
     let caps = backend.capabilities();
     let asked = Asked { run_as: req.run_as };
     enforce::check(backend.name(), &caps, &create, asked)?;

@@ -1,16 +1,23 @@
-//! `corral serve --backend NAME --listen ADDR [--token-file FILE]`: host a
+//! `corral serve --backend NAME --listen ADDR [--token-file FILE]
+//! [--tls-cert FILE --tls-key FILE | --insecure-plain-http]`: host a
 //! backend behind the contract adapter over corral-wire, for programs on
 //! other machines (`WireProvider`).
 //!
-//! Prints `corral: serving BACKEND on http://ADDR` on stdout once it
-//! listens (with the port chosen when ADDR names port 0); without
-//! `--token-file` it generates a token shaped as an E2B API key (`e2b_` and 40 hex
-//! digits, a shape some E2B SDK versions check) and prints `corral: token
-//! TOKEN (generated: no --token-file)` next. On SIGINT, SIGTERM or any of
-//! the other ending signals it shuts down gracefully: live processes are
-//! destroyed, and so is every sandbox it created that is not durable; it
-//! then prints what it destroyed and kept. The exit status is 0 unless a
-//! destroy failed.
+//! With `--tls-cert` and `--tls-key` everything on the listener is served
+//! over TLS; without them only a loopback address is served (plain HTTP),
+//! unless `--insecure-plain-http` asks for plain HTTP elsewhere, with a
+//! warning ([`super::serve_security`]). The certificate and key are loaded
+//! and checked before anything listens.
+//!
+//! Prints `corral: serving BACKEND on http://ADDR` (`https://` with TLS) on
+//! stdout once it listens (with the port chosen when ADDR names port 0);
+//! without `--token-file` it generates a token shaped as an E2B API key
+//! (`e2b_` and 40 hex digits, a shape some E2B SDK versions check) and
+//! prints `corral: token TOKEN (generated: no --token-file)` next. On
+//! SIGINT, SIGTERM or any of the other ending signals it shuts down
+//! gracefully: live processes are destroyed, and so is every sandbox it
+//! created that is not durable; it then prints what it destroyed and kept.
+//! The exit status is 0 unless a destroy failed.
 //!
 //! Beside the contract provider it serves the backend's own primitives
 //! (the same backend the adapter holds), under the same token, and E2B's
@@ -32,6 +39,7 @@ use corral_contract::SandboxError;
 use corral_registry::{BackendKind, BackendVisitor, Enveloped, adapter};
 use corral_wire::{ConnectionLimits, ShutdownReport, Token, WireServer};
 
+use super::serve_security::{self, Security};
 use crate::args::ServeArgs;
 use crate::backends;
 use crate::error::{CliError, CliResult, EXIT_FAILURE};
@@ -58,6 +66,9 @@ pub async fn serve(args: ServeArgs) -> CliResult {
         backend,
         listen,
         token_file,
+        tls_cert,
+        tls_key,
+        insecure_plain_http,
         ..
     } = args;
     let (token, generated) = match token_file {
@@ -77,6 +88,7 @@ pub async fn serve(args: ServeArgs) -> CliResult {
             "--listen {listen:?} is not an address (HOST:PORT, e.g. 127.0.0.1:7070)"
         ))
     })?;
+    let security = serve_security::decide(addr, tls_cert, tls_key, insecure_plain_http)?;
     let Some(kind) = BackendKind::from_name(&backend) else {
         return Err(CliError::usage(format!(
             "unknown backend {backend:?}; corral serve hosts: {}",
@@ -90,6 +102,7 @@ pub async fn serve(args: ServeArgs) -> CliResult {
             token,
             generated,
             limits,
+            security,
         })
         .await
 }
@@ -111,6 +124,7 @@ struct Host {
     /// The token's text when it was generated, to be printed.
     generated: Option<String>,
     limits: ConnectionLimits,
+    security: Security,
 }
 
 impl BackendVisitor for Host {
@@ -126,6 +140,7 @@ impl BackendVisitor for Host {
             token,
             generated,
             limits,
+            security,
         } = self;
         corral_wire::server::raise_descriptor_limit();
         let backend = backend.into_shared();
@@ -136,17 +151,38 @@ impl BackendVisitor for Host {
             )
         })?;
         let backend = backend.into_inner();
+        // The records of E2B's sandboxes outlive a restart where the
+        // sandboxes do.
+        let state_file = B::KIND.outlives_its_process().then(|| {
+            corral_e2b::saved::file_in(
+                &corral_backend_local::LocalBackend::default_state_dir(),
+                B::KIND.name(),
+                &token,
+            )
+        });
         let e2b = corral_e2b::E2bService::new(
             Arc::clone(&backend) as Arc<dyn Backend>,
             token.clone(),
-            corral_e2b::E2bConfig::default(),
+            corral_e2b::E2bConfig {
+                state_file,
+                ..corral_e2b::E2bConfig::default()
+            },
         );
-        let server = WireServer::bind(addr, provider, token)
+        if let Err(e) = e2b.restore().await {
+            eprintln!("corral: warning: {e}");
+        }
+        if let Some(warning) = security.warning(addr) {
+            eprintln!("{warning}");
+        }
+        let mut server = WireServer::bind(addr, provider, token)
             .await
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?
             .serving_backend(backend as Arc<dyn Backend>)
             .with_limits(limits)
             .with_fallback(Arc::new(e2b));
+        if let Security::Tls(tls) = security {
+            server = server.with_tls(tls);
+        }
         let bound = server
             .local_addr()
             .map_err(|e| CliError::failure("io", format!("listening on {addr}: {e}")))?;
@@ -154,7 +190,11 @@ impl BackendVisitor for Host {
         // that line at once is a graceful shutdown, never the default
         // action that would kill the server with its sandboxes alive.
         let ending = super::ending_signals::listen();
-        println!("corral: serving {} on http://{bound}", B::KIND);
+        println!(
+            "corral: serving {} on {}://{bound}",
+            B::KIND,
+            server.scheme().as_str()
+        );
         if let Some(text) = &generated {
             println!("corral: token {text} (generated: no --token-file)");
         }

@@ -41,6 +41,7 @@ pub async fn shell(args: ShellArgs) -> CliResult {
         env,
         timeout: None,
         run_as: None,
+        cwd: None,
     };
     let ended = terminal_session::attach(terminals, &host, &args.id, program, &ending).await;
     record.end().await;

@@ -45,6 +45,8 @@ pub struct TerminalProgram {
     pub timeout: Option<Duration>,
     /// Whom it runs as (`run --user`); `None` = the backend's default, root.
     pub run_as: Option<corral_backend::RunAs>,
+    /// Where it starts (`-w/--cwd`); `None` = the sandbox's home.
+    pub cwd: Option<corral_backend::SandboxPath>,
 }
 
 /// Runs `program` on a new terminal of sandbox `id`, attached to `host`.
@@ -74,6 +76,7 @@ pub async fn attach(
                 rows: size.rows,
                 env: program.env,
                 run_as: program.run_as,
+                cwd: program.cwd,
             },
         )
         .await?;

@@ -29,5 +29,6 @@ mod refusals;
 mod remote;
 mod run_flags;
 mod serve;
+mod serve_tls;
 mod stdin_forwarding;
 mod terminal;

@@ -13,7 +13,8 @@ use corral_wire::{Token, WireProvider};
 
 const TOKEN: &str = "serve-test-token-0123456789abcdef";
 
-fn request(envelope: &SandboxProviderCapabilities) -> SandboxProvisionRequest {
+/// A provisioning request the memory backend admits, for `envelope`.
+pub(crate) fn request(envelope: &SandboxProviderCapabilities) -> SandboxProvisionRequest {
     let now = Timestamp::from_system_time(std::time::SystemTime::now()).unwrap();
     SandboxProvisionRequest {
         provider: ProviderId::new("memory").unwrap(),
@@ -130,4 +131,55 @@ fn serve_refuses_a_bad_token_file_and_a_bad_address_in_one_line() {
 
     let err = refused(&["--backend", "vmware", "--listen", "127.0.0.1:0"], &good);
     assert!(err.contains("unknown backend \"vmware\""), "{err}");
+}
+
+/// The state file of E2B's records (docs/e2b.md, "Across a restart")
+/// tampered into garbage: serve starts over it, says so in one line on
+/// stderr, and serves.
+#[test]
+fn serve_starts_over_a_tampered_e2b_state_file_saying_so_in_one_line() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let file = corral_e2b::saved::file_in(&state, "local", &Token::new(TOKEN).unwrap());
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, b"\x00{ not the records").unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--backend", "local", "--listen", "127.0.0.1:0"])
+        .arg("--token-file")
+        .arg(&token_file)
+        .env("CORRAL_STATE_DIR", &state)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
+    assert!(
+        first.starts_with("corral: serving local on http://"),
+        "{first:?}"
+    );
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Read to the end: the shutdown line goes to stdout.
+    stdout.read_to_string(&mut String::new()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("E2B state file"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("is not valid"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -30,7 +30,6 @@
 //! |-----------------------------------------|---------------------------------------------------------|
 //! | `run -it -- sh`, stdin a pipe           | `[usage] -t: stdin is not a terminal …`                 |
 //! | `run -t -- sh`, stdin a terminal        | `[usage] -t needs -i …`                                 |
-//! | `run -it --cwd /tmp --backend local -- sh` | `[usage] --cwd cannot be used with -t …`                |
 //! | `run -it --backend local -- sh`         | `[unsupported] -t: the local backend has no terminals`  |
 //! | `shell ID`, stdin a pipe                | `[usage] -t: stdin is not a terminal …`                 |
 //! | `shell ID` of a local sandbox           | `[unsupported] shell: the local backend has no terminals` |
@@ -89,12 +88,16 @@ fn run_it_is_a_shell_on_a_real_terminal() {
     let mut corral = attached(
         &cli,
         &pty,
-        &["run", "--backend", "linux", "-it", "--", "sh"],
+        &["run", "--backend", "linux", "-it", "-w", "/tmp", "--", "sh"],
     );
     wait_ready(&mut pty);
 
     pty.type_keys(b"echo hel''lo\r");
     pty.expect("hello");
+
+    // The terminal's program starts where -w says.
+    pty.type_keys(b"echo in-$(pwd)-dir\r");
+    pty.expect("in-/tmp-dir");
 
     pty.type_keys(b"stty size\r");
     pty.expect("31 97");
@@ -233,7 +236,7 @@ fn terminal_refusals_are_one_line_and_create_nothing() {
     assert!(local.status.success(), "{}", text(&local.stderr));
     let local_id = text(&local.stdout).trim().to_string();
     // (args, stdin a terminal, code, exit, the line's start after the code)
-    let rows: [(&[&str], bool, &str, i32, &str); 6] = [
+    let rows: [(&[&str], bool, &str, i32, &str); 5] = [
         (
             &["run", "-it", "--", "sh"],
             false,
@@ -242,22 +245,6 @@ fn terminal_refusals_are_one_line_and_create_nothing() {
             "-t: stdin is not a terminal",
         ),
         (&["run", "-t", "--", "sh"], true, "usage", 2, "-t needs -i"),
-        (
-            &[
-                "run",
-                "-it",
-                "--cwd",
-                "/tmp",
-                "--backend",
-                "local",
-                "--",
-                "sh",
-            ],
-            true,
-            "usage",
-            2,
-            "--cwd cannot be used with -t",
-        ),
         (
             &["run", "-it", "--backend", "local", "--", "sh"],
             true,

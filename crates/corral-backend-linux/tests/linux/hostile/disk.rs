@@ -233,7 +233,8 @@ async fn a_snapshot_of_an_ext4_layer_restores() {
 /// Issue item 11: a sandbox whose processes died without a destroy (a
 /// crash) keeps its ext4 layer mounted only until `gc`, which detaches it
 /// (freeing the loop device) and removes the image; `gc` also removes the
-/// disk templates of host processes that are gone, and keeps this one's.
+/// half-made disk templates of host processes that are gone, and keeps the
+/// shared template every process copies from.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gc_detaches_the_ext4_layer_of_a_crashed_sandbox() {
     let test = "gc_detaches_the_ext4_layer_of_a_crashed_sandbox";
@@ -247,10 +248,10 @@ async fn gc_detaches_the_ext4_layer_of_a_crashed_sandbox() {
     let dir = h.sandbox_path(&id);
     let image = dir.join("disk.ext4");
     let templates = h._dir.path().join("linux/disk-templates");
-    let own = templates.join(format!("ext4-{}-{}.img", 64 * MIB, std::process::id()));
-    assert!(own.is_file(), "this process's template {own:?}");
+    let shared = templates.join(format!("ext4-{}.img", 64 * MIB));
+    assert!(shared.is_file(), "the shared template {shared:?}");
     // No pid is this large (pid_max is at most 2^22).
-    let gone = templates.join(format!("ext4-{}-999999999.img", 64 * MIB));
+    let gone = templates.join(format!("ext4-{}-999999999.img.00ff.tmp", 64 * MIB));
     std::fs::write(&gone, b"").unwrap();
     let pid = h.record(&id)["init_pid"].as_i64().unwrap();
     rustix::process::kill_process(
@@ -278,8 +279,11 @@ async fn gc_detaches_the_ext4_layer_of_a_crashed_sandbox() {
         Vec::<String>::new(),
         "a loop device is left"
     );
-    assert!(!gone.exists(), "the template of a gone process is left");
-    assert!(own.is_file(), "gc removed a live process's template");
+    assert!(
+        !gone.exists(),
+        "the half-made template of a gone process is left"
+    );
+    assert!(shared.is_file(), "gc removed the shared template");
     h.still_answers().await;
 }
 

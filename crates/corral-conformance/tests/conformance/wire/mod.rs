@@ -2,8 +2,8 @@
 //! and the remote backend over loopback, hosting the memory oracle behind
 //! its registry envelope; the contract's nine cases over the wire
 //! (memory, and linux where this host can make linux sandboxes);
-//! authentication, bounds, faults (through `fault_proxy`), replays and
-//! connection reuse.
+//! authentication, bounds, faults (through `fault_proxy`), replays,
+//! connection reuse and TLS.
 //! They live here, not in `corral-wire`, because the envelopes are the
 //! registry's and the suite is this crate's, and both sit above the wire.
 //! The shared fixtures are `common` (a conformance target over the wire,
@@ -24,3 +24,4 @@ mod remote_backend;
 mod remote_rules;
 mod replay;
 mod reuse;
+mod tls;

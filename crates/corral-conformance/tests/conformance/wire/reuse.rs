@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{provision_request, remote_over, serve, token};
-use corral_backend::{Backend, Labels};
+use corral_backend::{
+    Backend, CollectedOutput, Command, CreateRequest, ExecRequest, ExitStatus, Labels,
+};
 use corral_backend_memory::MemoryBackend;
 use corral_conformance::targets::backend_inventory;
 use corral_contract::*;
@@ -227,5 +229,37 @@ async fn a_remote_backend_reuses_its_connection() {
         assert!(remote.list(&Labels::new()).await.unwrap().is_empty());
     }
     assert_eq!(relay.accepted(), 1, "one connection for 9 calls");
+    server.shut_down().await;
+}
+
+// The same for a remote backend's `exec`, whose output streams: once the
+// run has settled, the client reads the stream to its end and gives the
+// connection back, so create, eight execs (each with output, one a
+// failing exit) and destroy after `describe` share one connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_exec_gives_its_connection_back() {
+    let memory = Arc::new(MemoryBackend::new());
+    let (direct, server) = remote_over(Arc::clone(&memory), envelopes::memory()).await;
+    drop(direct);
+    let relay = Relay::to(server.addr()).await;
+    let remote = corral_wire::RemoteBackend::connect(&relay.endpoint(), token())
+        .await
+        .unwrap();
+    let sb = remote.create(CreateRequest::default()).await.unwrap();
+    for i in 0..8 {
+        let script = if i == 3 {
+            "echo out; exit 3"
+        } else {
+            "echo out"
+        };
+        let request = ExecRequest::new(Command::shell(script).unwrap());
+        let mut sink = CollectedOutput::default();
+        let outcome = remote.exec(&sb.id, request, &mut sink).await.unwrap();
+        assert_eq!(sink.stdout, b"out\n", "run {i}");
+        let code = if i == 3 { 3 } else { 0 };
+        assert_eq!(outcome.status, ExitStatus::Code(code), "run {i}");
+    }
+    remote.destroy(&sb.id).await.unwrap();
+    assert_eq!(relay.accepted(), 1, "one connection for 11 calls");
     server.shut_down().await;
 }

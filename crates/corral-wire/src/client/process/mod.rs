@@ -20,7 +20,6 @@ use corral_contract::{
 };
 use futures_util::stream::SplitStream;
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -30,10 +29,11 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use super::transport::Transport;
 use crate::protocol::{CONTRACT_REVISION, Frame, REVISION_HEADER, Route, Stream};
 use crate::server::socket_config;
+use crate::tls::stream::ClientStream;
 use session::{Exit, Fault, Incoming, Link, Outgoing, Session, State, failed, invalid, text};
 use streams::{Input, Output};
 
-type Incoming_ = SplitStream<WebSocketStream<TcpStream>>;
+type Incoming_ = SplitStream<WebSocketStream<ClientStream>>;
 
 /// How often, and after what pauses, a lost socket is replaced before the
 /// session fails; all well inside the server's replay retention.
@@ -86,7 +86,11 @@ fn handshake_error(error: tungstenite::Error) -> SandboxError {
 /// the socket's incoming half.
 async fn connect(transport: &Transport) -> Result<(Link, Incoming_), SandboxError> {
     let authority = transport.endpoint.authority();
-    let url = format!("ws://{authority}{}", Route::OpenProcess.path());
+    let scheme = match transport.dial.tls {
+        Some(_) => "wss",
+        None => "ws",
+    };
+    let url = format!("{scheme}://{authority}{}", Route::OpenProcess.path());
     let mut upgrade = url
         .into_client_request()
         .map_err(|e| invalid("endpoint", "a WebSocket URL", e))?;
@@ -95,13 +99,14 @@ async fn connect(transport: &Transport) -> Result<(Link, Incoming_), SandboxErro
         .map_err(|e| invalid("token", "a header value", e))?;
     headers.insert("authorization", auth);
     headers.insert(REVISION_HEADER, HeaderValue::from_static(CONTRACT_REVISION));
-    let tcp = TcpStream::connect(authority)
+    // Frames are small writes; the stream waits for no delayed ACK.
+    let (stream, _) = transport
+        .dial
+        .open()
         .await
         .map_err(|_| failed(FailureReason::PlatformUnavailable))?;
-    // Frames are small writes; none may wait for a delayed ACK.
-    let _ = tcp.set_nodelay(true);
     let (socket, _) =
-        tokio_tungstenite::client_async_with_config(upgrade, tcp, Some(socket_config()))
+        tokio_tungstenite::client_async_with_config(upgrade, stream, Some(socket_config()))
             .await
             .map_err(handshake_error)?;
     let (mut sink, incoming) = socket.split();

@@ -41,12 +41,10 @@ pub struct Pulled {
 }
 
 fn client(target: &PullTarget) -> Result<Client, PullError> {
-    // rustls's crypto is ring's: it builds from a small C/asm core in
-    // seconds, where aws-lc-rs (rustls's default, with post-quantum key
-    // exchange, which is why ring's provider is marked deprecated) builds
-    // a large C library. A second install is an error that changes nothing.
-    #[allow(deprecated)]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    // rustls's crypto is aws-lc-rs, the one provider of the workspace
+    // (serve's TLS and its clients use it too). A second install is an
+    // error that changes nothing.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let config = ClientConfig {
         protocol: target.protocol(),
         connect_timeout: Some(std::time::Duration::from_secs(30)),

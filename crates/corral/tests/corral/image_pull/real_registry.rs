@@ -29,8 +29,7 @@ fn push(reference: &str, image: &TestImage) {
         .build()
         .unwrap();
     // The crypto provider the pull installs too (reqwest needs one).
-    #[allow(deprecated)]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     runtime.block_on(async {
         let client = oci_client::Client::new(ClientConfig {
             protocol: ClientProtocol::Http,

@@ -1,17 +1,21 @@
-//! The real `corral serve --backend memory` on a free loopback port, as
-//! the tests that talk to it start and stop it.
+//! The real `corral serve --backend memory` on a free loopback port (or
+//! where and how a test asks), as the tests that talk to it start and stop
+//! it.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 
 /// A running `corral serve --backend memory`; SIGTERM (a graceful
 /// shutdown) on drop unless [`Served::terminate`] ended it.
 pub struct Served {
     child: Child,
     stdout: BufReader<ChildStdout>,
-    /// `http://127.0.0.1:PORT`, from its first line.
+    /// `http://127.0.0.1:PORT` (`https://` with TLS), from its first line.
     pub endpoint: String,
+    /// Its stderr, when it was started with [`Served::memory_with`].
+    pub stderr: Option<BufReader<ChildStderr>>,
     ended: bool,
 }
 
@@ -19,14 +23,27 @@ impl Served {
     /// Starts it with the token in `token_file` and reads the address
     /// from its first line.
     pub fn memory(token_file: &Path) -> Served {
+        Self::spawn(token_file, &["--listen", "127.0.0.1:0"], Stdio::null())
+    }
+
+    /// Starts it with the token in `token_file` and `args` (which name
+    /// `--listen`), its stderr kept to be read, and reads the address from
+    /// its first line.
+    pub fn memory_with<S: AsRef<OsStr>>(token_file: &Path, args: &[S]) -> Served {
+        Self::spawn(token_file, args, Stdio::piped())
+    }
+
+    fn spawn<S: AsRef<OsStr>>(token_file: &Path, args: &[S], stderr: Stdio) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-            .args(["serve", "--backend", "memory", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--backend", "memory"])
+            .args(args)
             .arg("--token-file")
             .arg(token_file)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
+        let stderr = child.stderr.take().map(BufReader::new);
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut first = String::new();
         stdout.read_line(&mut first).unwrap();
@@ -39,6 +56,7 @@ impl Served {
             child,
             stdout,
             endpoint,
+            stderr,
             ended: false,
         }
     }
