@@ -40,7 +40,7 @@ mod snapshot;
 use async_trait::async_trait;
 use bollard::Docker;
 use corral_backend::{
-    Backend, Capabilities, ContainedReadOps, Enforcement, ExecOutcome, ExecRequest, FileOps,
+    Backend, Capabilities, ContainedReadOps, Enforceable, ExecOutcome, ExecRequest, FileOps,
     KeyMode, Labels, OutputSink, PauseOps, PreviewUrl, Result, SandboxInfo, SnapshotCloneOps,
     SnapshotOps, TreeListOps,
 };
@@ -129,7 +129,7 @@ impl Backend for DockerBackend {
             port_connect: false,
             run_as_user: false,
             binds: false,
-            enforces: Enforcement {
+            enforces: Enforceable {
                 network_none: true,
                 network_allowlist: false,
                 cpu: true,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, Capabilities, CreateRequest, Enforcement, ExecOutcome, ExecRequest,
+    Backend, BackendError, Capabilities, CreateRequest, Enforceable, ExecOutcome, ExecRequest,
     FileOps, KeyMode, Labels, OutputSink, PauseOps, PlatformError, PreviewUrl, ProcessOps,
     RequestError, Result, SandboxError, SandboxInfo, TerminalOps, UsageOps, Verified, labels_match,
 };
@@ -64,7 +64,7 @@ impl LinuxBackend {
         port_connect: false,
         run_as_user: true,
         binds: true,
-        enforces: Enforcement {
+        enforces: Enforceable {
             network_none: true,
             network_allowlist: false,
             cpu: false,

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use corral_backend::{
-    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, LiveProcess, PlatformError,
-    ProcessControl, ProcessOps, ProcessSpec, Result, SandboxError,
+    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, PlatformError,
+    ProcessControl, ProcessOps, ProcessSpec, Result, SandboxError, StartedProcess,
 };
 use tokio::sync::watch;
 
@@ -159,7 +159,7 @@ impl ProcessControl for Control {
     }
 }
 
-fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
     let meta = require_meta(state, id)?;
     let user = SpawnUser::from(spec.run_as);
     let env = command_env(&meta, &spec.env, user);
@@ -173,7 +173,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
     let stdin = spawned
         .stdin
         .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));
-    Ok(LiveProcess {
+    Ok(StartedProcess {
         stdin: Box::pin(ClosingStdin::new(stdin)),
         stdout: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
             spawned.stdout,
@@ -187,7 +187,7 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
 
 #[async_trait]
 impl ProcessOps for LinuxProcesses {
-    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
         self.state.check_run_as(spec.run_as)?;
         let state = self.state.clone();
         let id = id.to_string();

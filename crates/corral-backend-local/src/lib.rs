@@ -72,10 +72,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use corral_backend::{
-    Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforcement, ExecOutcome,
-    ExecRequest, FileOps, KeyMode, Labels, LiveProcess, OutputSink, PlatformError, PreviewUrl,
-    ProcessOps, ProcessSpec, Result, SandboxInfo, SandboxPath, SnapshotCloneOps, SnapshotInfo,
-    SnapshotOps, TreeListOps, TreeListing, Usage, UsageOps, Verified, labels_match,
+    Backend, BackendError, Capabilities, ContainedReadOps, CreateRequest, Enforceable, ExecOutcome,
+    ExecRequest, FileOps, KeyMode, Labels, OutputSink, PlatformError, PreviewUrl, ProcessOps,
+    ProcessSpec, Result, SandboxInfo, SandboxPath, SnapshotCloneOps, SnapshotInfo, SnapshotOps,
+    StartedProcess, TreeListOps, TreeListing, Usage, UsageOps, Verified, labels_match,
 };
 
 pub use state::SANDBOX_PREFIX;
@@ -164,7 +164,7 @@ impl LocalBackend {
         // Commands run as the caller's own host user, whoever is asked for.
         run_as_user: false,
         binds: false,
-        enforces: Enforcement {
+        enforces: Enforceable {
             network_none: false,
             network_allowlist: false,
             cpu: false,
@@ -386,7 +386,7 @@ impl SnapshotCloneOps for LocalBackend {
 
 #[async_trait]
 impl ProcessOps for LocalBackend {
-    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
         process::start(&self.state, &self.processes, id, spec).await
     }
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use corral_backend::host_exec::{exit_status_of, kill_group, spawn_group, wait_group_gone};
 use corral_backend::{
-    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, LiveProcess, PlatformError,
-    ProcessControl, ProcessSpec, Result,
+    BackendError, ClosingStdin, ControlSignal, ExecError, ExitStatus, PlatformError,
+    ProcessControl, ProcessSpec, Result, StartedProcess,
 };
 use tokio::sync::watch;
 
@@ -123,7 +123,7 @@ pub(crate) async fn start(
     registry: &Registry,
     id: &str,
     spec: ProcessSpec,
-) -> Result<LiveProcess> {
+) -> Result<StartedProcess> {
     corral_backend::check_run_as(
         crate::state::NAME,
         &crate::LocalBackend::CAPABILITIES,
@@ -159,7 +159,7 @@ pub(crate) async fn start(
     });
     let control = Arc::new(Control { pgid, status: rx });
     registry.add(id, &control);
-    Ok(LiveProcess {
+    Ok(StartedProcess {
         stdin: Box::pin(ClosingStdin::new(Some(stdin))),
         stdout: Box::pin(stdout),
         stderr: Box::pin(stderr),

@@ -7,7 +7,7 @@
 //! tasks.
 //!
 //! **It isolates nothing.** It declares every optional member and every
-//! [`Enforcement`] because it *simulates* them faithfully enough for tests of
+//! [`Enforceable`] because it *simulates* them faithfully enough for tests of
 //! the layers above; it must never stand in for a real sandbox.
 //!
 //! ## Determinism
@@ -102,7 +102,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use corral_backend::{
     Backend, BackendError, BatchWriteOps, Capabilities, ContainedReadOps, CreateError,
-    CreateRequest, Enforcement, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
+    CreateRequest, Enforceable, ExecOutcome, ExecRequest, FileOps, KeyMode, Labels, OutputSink,
     PauseOps, PreviewError, PreviewUrl, ProcessOps, RequestError, Result, SandboxInfo, SandboxKey,
     SnapshotCloneOps, SnapshotError, SnapshotOps, TerminalOps, TreeListOps, UsageOps,
     check_enforceable, labels_match,
@@ -261,7 +261,7 @@ pub(crate) const CAPABILITIES: Capabilities = Capabilities {
     // The simulated shell has no users or permissions to tell them apart.
     run_as_user: false,
     binds: false,
-    enforces: Enforcement::ALL,
+    enforces: Enforceable::ALL,
 };
 
 #[async_trait]

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use corral_backend::{
-    ControlSignal, ExitStatus, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Result,
-    SignalName, TerminalControl,
+    ControlSignal, ExitStatus, ProcessControl, ProcessOps, ProcessSpec, Result, SignalName,
+    StartedProcess, TerminalControl,
 };
 use tokio::sync::{Notify, watch};
 
@@ -130,7 +130,7 @@ impl TerminalControl for Control {
 
 #[async_trait]
 impl ProcessOps for Inner {
-    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess> {
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
         corral_backend::check_run_as(crate::NAME, &crate::CAPABILITIES, spec.run_as)?;
         let sb = self.sandbox(id)?;
         sb.refuse_paused()?;
@@ -148,7 +148,7 @@ impl ProcessOps for Inner {
         let groups = Arc::new(Mutex::new(vec![group]));
         let control = Control::new(&job, groups, None, Arc::new(Mutex::new((0, 0))));
         control.supervise(job);
-        Ok(LiveProcess {
+        Ok(StartedProcess {
             stdin: Box::pin(stdin_caller),
             stdout: Box::pin(stdout_caller),
             stderr: Box::pin(stderr_caller),

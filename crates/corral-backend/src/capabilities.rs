@@ -62,13 +62,16 @@ pub struct Capabilities {
     #[serde(default)]
     pub binds: bool,
     /// What `create` can enforce.
-    pub enforces: Enforcement,
+    pub enforces: Enforceable,
 }
 
-/// What `create` can enforce. A request for anything marked `false` fails
-/// with `unsupported` before anything is allocated (the SDK's fail-closed rule).
+/// Which fields of a create request the backend can enforce. A request for
+/// anything marked `false` fails with `unsupported` before anything is
+/// allocated (the SDK's fail-closed rule). Not the contract's enforcement
+/// axes (`corral_contract::Enforcement`, how strongly an isolation axis
+/// holds), which the registry derives from this per backend.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Enforcement {
+pub struct Enforceable {
     /// `network: none`.
     pub network_none: bool,
     /// `network: allowlist`.
@@ -90,9 +93,9 @@ pub struct Enforcement {
     pub bound_to_creator: bool,
 }
 
-impl Enforcement {
+impl Enforceable {
     /// Everything enforced.
-    pub const ALL: Enforcement = Enforcement {
+    pub const ALL: Enforceable = Enforceable {
         network_none: true,
         network_allowlist: true,
         cpu: true,

@@ -47,7 +47,7 @@ pub mod rules;
 
 pub use backend::Backend;
 pub use bind::{BindError, HostBind, HostBinds, MAX_BINDS, SYSTEM_SOURCES, SYSTEM_TARGETS};
-pub use capabilities::{Capabilities, Enforcement, check_enforceable, check_run_as};
+pub use capabilities::{Capabilities, Enforceable, check_enforceable, check_run_as};
 pub use command::{Command, CommandArgv, CommandScript, MAX_ARG_BYTES, MAX_ARGS};
 /// Re-exported: the environment every request carries is the contract's
 /// validated one.
@@ -65,8 +65,8 @@ pub use labels::{Labels, MAX_LABEL_KEY_BYTES, MAX_LABEL_VALUE_BYTES};
 pub use path::{SandboxPath, sandbox_path};
 pub use port::{BoxedPortStream, PortConnectOps, PortStream, check_port, connect_failed};
 pub use process::{
-    ClosingStdin, LiveProcess, ProcessControl, ProcessOps, ProcessSpec, Terminal, TerminalControl,
-    TerminalOps, TerminalSpec,
+    ClosingStdin, ProcessControl, ProcessOps, ProcessSpec, StartedProcess, Terminal,
+    TerminalControl, TerminalOps, TerminalSpec,
 };
 pub use reclaim::{HostStateReclaim, Reclaim, ReclaimDetail, ReclaimReport};
 pub use sandbox::{

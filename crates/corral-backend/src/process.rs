@@ -46,8 +46,10 @@ pub trait ProcessControl: Send + Sync {
 }
 
 /// A started process: a writable stdin with half-close (`shutdown`), two
-/// readable streams with a real EOF, and its control.
-pub struct LiveProcess {
+/// readable streams with a real EOF, and its control. (The contract's
+/// `LiveProcess` is the trait a provider's `openProcess` answers with; the
+/// adapter builds one over this.)
+pub struct StartedProcess {
     /// Standard input; `shutdown()` closes it (the child sees EOF).
     pub stdin: Pin<Box<dyn AsyncWrite + Send>>,
     /// Standard output, ending in EOF when the process and its group closed it.
@@ -58,15 +60,15 @@ pub struct LiveProcess {
     pub control: Arc<dyn ProcessControl>,
 }
 
-impl std::fmt::Debug for LiveProcess {
+impl std::fmt::Debug for StartedProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LiveProcess")
+        f.debug_struct("StartedProcess")
             .field("pid", &self.control.pid())
             .finish_non_exhaustive()
     }
 }
 
-/// A process's stdin for [`LiveProcess::stdin`]: `shutdown()` flushes, then
+/// A process's stdin for [`StartedProcess::stdin`]: `shutdown()` flushes, then
 /// drops the inner writer, closing the pipe so the process sees EOF (the
 /// `shutdown` of tokio's `ChildStdin` and `File` only flushes). Writing
 /// after that is `BrokenPipe`; flushing and shutting down again are no-ops.
@@ -117,7 +119,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for ClosingStdin<W> {
 #[async_trait]
 pub trait ProcessOps: Send + Sync {
     /// Starts `spec` in sandbox `id` with live stdio.
-    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<LiveProcess>;
+    async fn start_process(&self, id: &str, spec: ProcessSpec) -> Result<StartedProcess>;
 }
 
 /// What to open a terminal on.

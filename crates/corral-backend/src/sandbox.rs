@@ -110,7 +110,7 @@ pub struct CreateRequest {
     pub image: Option<String>,
     /// End the sandbox when the process that created it ends, however it
     /// ends (`kill -9` included): for ephemeral sandboxes such as `corral
-    /// run`'s. Declared by [`crate::Enforcement::bound_to_creator`].
+    /// run`'s. Declared by [`crate::Enforceable::bound_to_creator`].
     #[serde(default)]
     pub bound_to_creator: bool,
     /// Host directories bound into the sandbox, each checked where it was

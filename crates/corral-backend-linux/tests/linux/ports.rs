@@ -45,7 +45,7 @@ async fn get_through(b: &LinuxBackend, id: &str, port: u16, path: &str) -> Strin
 }
 
 /// Starts an HTTP server on `port` of `id`; it runs while the handle lives.
-async fn serve_http(b: &LinuxBackend, id: &str, port: u16) -> corral_backend::LiveProcess {
+async fn serve_http(b: &LinuxBackend, id: &str, port: u16) -> corral_backend::StartedProcess {
     assert_eq!(
         run(b, id, "printf hello-port > /workspace/hello.txt")
             .await

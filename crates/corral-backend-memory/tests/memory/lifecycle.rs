@@ -25,7 +25,7 @@ async fn it_declares_everything_and_verifies() {
     assert!(caps.pause && caps.snapshot && caps.snapshot_clone && caps.terminal);
     assert!(caps.start_process && caps.usage && caps.read_range && caps.contained_read);
     assert!(caps.list_tree && caps.write_batch && caps.previews);
-    assert_eq!(caps.enforces, corral_backend::Enforcement::ALL);
+    assert_eq!(caps.enforces, corral_backend::Enforceable::ALL);
     // Its `write` leaves missing parents to the caller (the SDK core's
     // `mkdir`): it is opened without the `write_creates_parents` hint.
     let sb = b.create(CreateRequest::default()).await.unwrap();

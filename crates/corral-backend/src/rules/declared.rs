@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use crate::backend::Backend;
-use crate::capabilities::{Capabilities, Enforcement};
+use crate::capabilities::{Capabilities, Enforceable};
 use crate::error::{ErrorCode, Result};
 use crate::exec::{ExecOutcome, ExecRequest, OutputSink};
 use crate::files::FileOps;
@@ -84,7 +84,7 @@ impl Backend for DeclaresAll<'_> {
             port_connect: true,
             run_as_user: true,
             binds: false,
-            enforces: Enforcement::ALL,
+            enforces: Enforceable::ALL,
         }
     }
     async fn create(&self, req: CreateRequest) -> Result<SandboxInfo> {

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use corral_backend::{ExitStatus, LiveProcess, ProcessControl, Terminal, TerminalControl};
+use corral_backend::{ExitStatus, ProcessControl, StartedProcess, Terminal, TerminalControl};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Mutex, broadcast, mpsc};
@@ -66,8 +66,8 @@ impl Streams {
     }
 }
 
-impl From<LiveProcess> for Streams {
-    fn from(p: LiveProcess) -> Self {
+impl From<StartedProcess> for Streams {
+    fn from(p: StartedProcess) -> Self {
         Streams {
             input: p.stdin,
             outputs: vec![(p.stdout, Event::Stdout), (p.stderr, Event::Stderr)],

@@ -426,11 +426,11 @@ mod tests {
         }
     }
 
-    fn enforcing_timeouts() -> corral_backend::Enforcement {
-        corral_backend::Enforcement {
+    fn enforcing_timeouts() -> corral_backend::Enforceable {
+        corral_backend::Enforceable {
             timeout: true,
             idle_timeout: true,
-            ..corral_backend::Enforcement::default()
+            ..corral_backend::Enforceable::default()
         }
     }
 

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use corral_backend::{
-    CancellationToken, ExecError, ExecRequest, ExitStatus, LiveProcess, OutputSink, ProcessOps,
-    ProcessSpec, StreamKind, TimeoutLimit,
+    CancellationToken, ExecError, ExecRequest, ExitStatus, OutputSink, ProcessOps, ProcessSpec,
+    StartedProcess, StreamKind, TimeoutLimit,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -54,7 +54,7 @@ pub async fn exec_with_stdin(
         env: req.env,
         run_as: req.run_as,
     };
-    let LiveProcess {
+    let StartedProcess {
         stdin,
         stdout,
         stderr,
