@@ -133,7 +133,12 @@ async fn a_connect_at_its_deadline_ends_and_the_process_goes_on() {
 #[tokio::test]
 async fn an_attached_stream_that_falls_behind_ends_with_one_clear_error() {
     let s = Arc::new(serve().await);
-    let (id, token) = s.create(json!({"templateID": "base"})).await;
+    // A lifetime far past the work's (the default is 15 s, which a loaded
+    // machine can spend moving 32 MiB through the simulated shell: the
+    // sandbox's end would then kill the process mid-stream).
+    let (id, token) = s
+        .create(json!({"templateID": "base", "timeout": 600}))
+        .await;
     // Far more than the attached stream holds, and the socket's buffers.
     s.put(&id, &token, "/tmp/big", &vec![b'x'; 32 * 1024 * 1024])
         .await;
