@@ -161,14 +161,12 @@ impl BackendKind {
             .map_err(|why| OpenError::Unavailable { backend: self, why })?;
         Ok(match self {
             BackendKind::Linux => {
-                let dir = Scratch::state_dir()?;
-                let backend = OpenedBackend::Linux(LinuxBackend::open_verified(dir.path())?);
-                Scratch::in_dir(backend, dir)
+                let (backend, dir) = Scratch::linux()?;
+                Scratch::in_dir(OpenedBackend::Linux(backend), dir)
             }
             BackendKind::Local => {
-                let dir = Scratch::state_dir()?;
-                let backend = OpenedBackend::Local(LocalBackend::open_verified(dir.path())?);
-                Scratch::in_dir(backend, dir)
+                let (backend, dir) = Scratch::local()?;
+                Scratch::in_dir(OpenedBackend::Local(backend), dir)
             }
             BackendKind::Memory => {
                 Scratch::without_dir(OpenedBackend::Memory(verified(MemoryBackend::new())?))

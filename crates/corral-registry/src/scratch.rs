@@ -2,9 +2,11 @@
 //! temporary state directory it must not outlive
 //! ([`BackendKind::open_scratch`](crate::BackendKind::open_scratch)).
 
+use corral_backend::Verified;
 use corral_backend_docker::DockerBackend;
 use corral_backend_linux::LinuxBackend;
 use corral_backend_linux::layers::Layer;
+use corral_backend_local::LocalBackend;
 
 use crate::kind::BackendKind;
 use crate::open::{OpenError, verified};
@@ -50,6 +52,28 @@ impl Scratch {
 }
 
 impl Scratch {
+    /// The linux backend, verified, on a new temporary state directory
+    /// (the [`BackendKind::open_scratch`] row of linux, as its own type for
+    /// callers that need it: the conformance suite's target); refused with
+    /// the host's reason where linux cannot run here.
+    pub fn linux() -> Result<(Verified<LinuxBackend>, tempfile::TempDir), OpenError> {
+        BackendKind::Linux
+            .available()
+            .map_err(|why| OpenError::Unavailable {
+                backend: BackendKind::Linux,
+                why,
+            })?;
+        let dir = Scratch::state_dir()?;
+        Ok((LinuxBackend::open_verified(dir.path())?, dir))
+    }
+
+    /// The local backend, verified, on a new temporary state directory
+    /// (the [`BackendKind::open_scratch`] row of local, as its own type).
+    pub fn local() -> Result<(Verified<LocalBackend>, tempfile::TempDir), OpenError> {
+        let dir = Scratch::state_dir()?;
+        Ok((LocalBackend::open_verified(dir.path())?, dir))
+    }
+
     /// A linux backend on a new temporary state directory **without** the
     /// isolation layer `without`: the bench's `linux without <layer>` rows,
     /// which show what each layer costs. Never for running untrusted code;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError, Verified};
 use corral_backend_linux::LinuxBackend;
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, adapter};
+use corral_registry::{BackendKind, OpenError, Scratch, adapter};
 use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
@@ -45,12 +45,10 @@ pub enum LinuxTargetError {
     /// This host cannot make linux sandboxes (the reason says why).
     #[error("linux sandboxes are unavailable here: {0}")]
     Unavailable(String),
-    /// The temporary state directory could not be created.
-    #[error("creating a temporary state directory: {0}")]
-    StateDir(#[source] std::io::Error),
-    /// The linux backend refused the state directory.
+    /// The registry could not open the backend on a temporary state
+    /// directory.
     #[error("opening the linux backend: {0}")]
-    Backend(#[source] BackendError),
+    Open(#[source] OpenError),
     /// A loopback test server of the egress fixture could not start.
     #[error("starting the egress fixture: {0}")]
     Server(#[source] std::io::Error),
@@ -58,23 +56,17 @@ pub enum LinuxTargetError {
 
 impl LinuxTarget {
     /// A target on a new temporary state directory, the backend opened
-    /// (and verified) as the registry opens it; `Unavailable` where this
-    /// host cannot make linux sandboxes. It has no allowlist fixture until
-    /// it is given one.
+    /// (and verified) by the registry's scratch opener; `Unavailable` where
+    /// this host cannot make linux sandboxes. It has no allowlist fixture
+    /// until it is given one.
     pub fn new() -> Result<Self, LinuxTargetError> {
-        BackendKind::Linux
-            .available()
-            .map_err(LinuxTargetError::Unavailable)?;
-        let state = tempfile::Builder::new()
-            .prefix("corral-conformance-")
-            .tempdir()
-            .map_err(LinuxTargetError::StateDir)?;
-        let backend = LinuxBackend::open_verified(state.path())
-            .map_err(LinuxTargetError::Backend)?
-            .into_shared();
+        let (backend, state) = Scratch::linux().map_err(|e| match e {
+            OpenError::Unavailable { why, .. } => LinuxTargetError::Unavailable(why),
+            e => LinuxTargetError::Open(e),
+        })?;
         let loopback = LoopbackServer::pair().map_err(LinuxTargetError::Server)?;
         Ok(Self {
-            backend,
+            backend: backend.into_shared(),
             state: Some(state),
             loopback,
             allowlist: None,

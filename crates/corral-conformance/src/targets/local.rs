@@ -15,7 +15,7 @@ use std::sync::Arc;
 use corral_backend::{Backend, BackendError, Verified};
 use corral_backend_local::LocalBackend;
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, adapter};
+use corral_registry::{BackendKind, OpenError, Scratch, adapter};
 use corral_runtime::adapter::ContractAdapter;
 use tempfile::TempDir;
 
@@ -36,12 +36,10 @@ pub struct LocalTarget {
 /// Why the local target could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum LocalTargetError {
-    /// The temporary state directory could not be created.
-    #[error("creating a temporary state directory: {0}")]
-    StateDir(#[source] std::io::Error),
-    /// The local backend refused the state directory.
+    /// The registry could not open the backend on a temporary state
+    /// directory.
     #[error("opening the local backend: {0}")]
-    Backend(#[source] BackendError),
+    Open(#[source] OpenError),
     /// A loopback test server for the egress fixture could not start.
     #[error("starting a loopback test server: {0}")]
     Server(#[source] std::io::Error),
@@ -49,15 +47,10 @@ pub enum LocalTargetError {
 
 impl LocalTarget {
     /// A target on a new temporary state directory, the backend opened
-    /// (and verified) as the registry opens it.
+    /// (and verified) by the registry's scratch opener.
     pub fn new() -> Result<Self, LocalTargetError> {
-        let state = tempfile::Builder::new()
-            .prefix("corral-conformance-")
-            .tempdir()
-            .map_err(LocalTargetError::StateDir)?;
-        let backend = LocalBackend::open_verified(state.path())
-            .map_err(LocalTargetError::Backend)?
-            .into_shared();
+        let (backend, state) = Scratch::local().map_err(LocalTargetError::Open)?;
+        let backend = backend.into_shared();
         let servers = LoopbackServer::pair().map_err(LocalTargetError::Server)?;
         Ok(Self {
             backend,
