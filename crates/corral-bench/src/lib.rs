@@ -11,7 +11,7 @@
 //! | `read` | `std::fs::read` of a 16 MiB file | the same file through [`corral_backend::contained::ContainedRoot`] (with MiB/s) |
 //! | `footprint` | none | host memory per idle local and linux sandbox (200 of them): growth of this process's RSS plus the PSS of every process it started (helpers, sandbox inits); reported, never asserted |
 //! | `unary` | `read_file` of 1 KiB in process | the same call over the wire to a server on `127.0.0.1` (memory backend) |
-//! | `stream` | `openProcess` stdout of 128 MiB in process | the same over the wire, with MiB/s and the 500 MB/s target met or missed (linux backend where available, else local) |
+//! | `stream` | `openProcess` stdout of 128 MiB in process | the same over the wire, with MiB/s and the 1 GB/s target met or missed (linux backend where available, else local) |
 //! | `density` | none | N idle linux sandboxes (`--density N`, default 100): host memory each, each one's own memory by the backend's usage hook (its cgroup's charge), and the median create over the first tenth beside the last; M execs at once (`--concurrent-execs M`, default 100) in one sandbox through corral-wire's backend routes on `127.0.0.1` (linux where available, else memory): one exec's median and p95 latency and the throughput (see [`IdleDensity`], [`ConcurrentExecs`]) |
 //! | `e2b` | the backend's create→exec→destroy in process (linux where available, else memory) | E2B's Python SDK, unmodified: `Sandbox.create()` → `commands.run("true")` → `kill()` through a real `corral serve` on `127.0.0.1` over the same backend (skipped without the `corral` binary or a Python with `e2b`; see [`E2bSdkMeasure`]) |
 //!

@@ -94,7 +94,7 @@ async fn the_stream_rows_report_throughput_and_the_target_verdict() {
     // The target is reported, never asserted: either verdict is a pass here.
     let note = rows[1].note.as_deref().unwrap();
     assert!(
-        note.contains("target ≥ 500 MB/s: met") || note.contains("target ≥ 500 MB/s: missed"),
+        note.contains("target ≥ 1000 MB/s: met") || note.contains("target ≥ 1000 MB/s: missed"),
         "{note}"
     );
     assert!(!rows[0].note.as_deref().unwrap().contains("target"));
