@@ -93,6 +93,18 @@ impl Scratch {
         ))
     }
 
+    /// The docker backend of the scratch row (the engine of `DOCKER_HOST`,
+    /// corral's busybox image imported when missing, never pulled),
+    /// verified and scoped to the label `scope`: it sees and reclaims only
+    /// what it made itself on a shared engine (the conformance suite's
+    /// docker target).
+    pub async fn docker_scoped(scope: &str) -> Result<Verified<DockerBackend>, OpenError> {
+        let backend = corral_backend_docker::busybox_image::connect()
+            .await?
+            .scoped(scope)?;
+        Ok(verified(backend)?)
+    }
+
     /// A docker backend whose sandboxes start from `image`, which the
     /// engine must already hold (no registry is contacted): the bench's
     /// docker rows on an image of the caller's, beside the scratch

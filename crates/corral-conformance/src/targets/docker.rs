@@ -16,9 +16,9 @@
 use std::sync::Arc;
 
 use corral_backend::{Backend, BackendError, Command, Labels, Verified};
-use corral_backend_docker::{DockerBackend, busybox_image};
+use corral_backend_docker::DockerBackend;
 use corral_contract::SandboxError;
-use corral_registry::{BackendKind, adapter};
+use corral_registry::{BackendKind, Scratch, adapter};
 use corral_runtime::adapter::ContractAdapter;
 
 use crate::sdk::SdkConformanceOptions;
@@ -55,12 +55,10 @@ impl DockerTarget {
             "conformance-{}",
             corral_backend::statefile::random_hex().map_err(|e| unavailable(&e))?
         );
-        let backend = busybox_image::connect()
+        let backend = Scratch::docker_scoped(&scope)
             .await
             .map_err(|e| unavailable(&e))?
-            .scoped(&scope)
-            .map_err(|e| unavailable(&e))?;
-        let backend = Verified::new_shared(Arc::new(backend)).map_err(|e| unavailable(&e))?;
+            .into_shared();
         let servers = LoopbackServer::pair().map_err(DockerTargetError::Server)?;
         Ok(Self { backend, servers })
     }
