@@ -12,19 +12,20 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use corral_contract::SignalName;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Notify;
 
-/// The signals caught, with their names: interrupt, terminate, hang-up,
-/// quit, and the two whose default action also kills (`SIGUSR1`,
+/// The signals caught, by the contract's names: interrupt, terminate,
+/// hang-up, quit, and the two whose default action also kills (`SIGUSR1`,
 /// `SIGALRM`).
-pub const CAUGHT: [(SignalKind, &str); 6] = [
-    (SignalKind::interrupt(), "SIGINT"),
-    (SignalKind::terminate(), "SIGTERM"),
-    (SignalKind::hangup(), "SIGHUP"),
-    (SignalKind::quit(), "SIGQUIT"),
-    (SignalKind::user_defined1(), "SIGUSR1"),
-    (SignalKind::alarm(), "SIGALRM"),
+pub const CAUGHT: [SignalName; 6] = [
+    SignalName::Sigint,
+    SignalName::Sigterm,
+    SignalName::Sighup,
+    SignalName::Sigquit,
+    SignalName::Sigusr1,
+    SignalName::Sigalrm,
 ];
 
 /// One of [`CAUGHT`] that arrived.
@@ -40,9 +41,12 @@ impl EndingSignal {
     /// The signal numbered `number`, if it is one of [`CAUGHT`].
     pub fn from_number(number: i32) -> Option<Self> {
         CAUGHT
-            .iter()
-            .find(|(kind, _)| kind.as_raw_value() == number)
-            .map(|(_, name)| EndingSignal { number, name })
+            .into_iter()
+            .find(|s| s.number() == number)
+            .map(|s| EndingSignal {
+                number,
+                name: s.as_str(),
+            })
     }
 
     /// The exit status after it: 128 + its number, as a shell reports a
@@ -99,14 +103,15 @@ pub fn listen() -> Ending {
         first: Arc::new(AtomicI32::new(0)),
         notify: Arc::new(Notify::new()),
     };
-    for (kind, _) in CAUGHT {
-        let Ok(mut stream) = signal(kind) else {
+    for name in CAUGHT {
+        let number = name.number();
+        let Ok(mut stream) = signal(SignalKind::from_raw(number)) else {
             continue;
         };
         let e = ending.clone();
         tokio::spawn(async move {
             if stream.recv().await.is_some() {
-                e.arrived(kind.as_raw_value());
+                e.arrived(number);
             }
         });
     }
