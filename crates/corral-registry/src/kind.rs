@@ -157,8 +157,7 @@ impl BackendKind {
     /// docker on the engine of `DOCKER_HOST` with corral's busybox image,
     /// imported when missing (never pulled).
     pub async fn open_scratch(self) -> Result<Scratch, OpenError> {
-        self.available()
-            .map_err(|why| OpenError::Unavailable { backend: self, why })?;
+        // Only linux asks the host anything first, in its own row.
         Ok(match self {
             BackendKind::Linux => {
                 let (backend, dir) = Scratch::linux()?;

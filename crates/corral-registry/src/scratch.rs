@@ -57,12 +57,7 @@ impl Scratch {
     /// callers that need it: the conformance suite's target); refused with
     /// the host's reason where linux cannot run here.
     pub fn linux() -> Result<(Verified<LinuxBackend>, tempfile::TempDir), OpenError> {
-        BackendKind::Linux
-            .available()
-            .map_err(|why| OpenError::Unavailable {
-                backend: BackendKind::Linux,
-                why,
-            })?;
+        linux_available()?;
         let dir = Scratch::state_dir()?;
         Ok((LinuxBackend::open_verified(dir.path())?, dir))
     }
@@ -79,12 +74,7 @@ impl Scratch {
     /// which show what each layer costs. Never for running untrusted code;
     /// the registry's other openers always have every layer.
     pub fn linux_without(without: Layer) -> Result<Scratch, OpenError> {
-        BackendKind::Linux
-            .available()
-            .map_err(|why| OpenError::Unavailable {
-                backend: BackendKind::Linux,
-                why,
-            })?;
+        linux_available()?;
         let dir = Scratch::state_dir()?;
         let backend = LinuxBackend::open_measuring(dir.path(), &[without])?;
         Ok(Scratch::in_dir(
@@ -115,4 +105,14 @@ impl Scratch {
             backend,
         )?)))
     }
+}
+
+/// Whether this host can run the linux backend, as the registry refuses it.
+fn linux_available() -> Result<(), OpenError> {
+    BackendKind::Linux
+        .available()
+        .map_err(|why| OpenError::Unavailable {
+            backend: BackendKind::Linux,
+            why,
+        })
 }

@@ -175,14 +175,7 @@ pub fn pull_cli_error(e: PullError) -> CliError {
 
 /// The human table: name, short digest, layers, size, age.
 pub fn table(list: &[ImageInfo], now_ms: u64) -> String {
-    let mut rows = vec![[
-        "NAME".to_string(),
-        "DIGEST".into(),
-        "LAYERS".into(),
-        "SIZE".into(),
-        "AGE".into(),
-    ]];
-    for i in list {
+    let rows = list.iter().map(|i| {
         let short: String = i
             .digest
             .trim_start_matches("sha256:")
@@ -194,31 +187,15 @@ pub fn table(list: &[ImageInfo], now_ms: u64) -> String {
         } else {
             age(now_ms.saturating_sub(i.created_at_ms))
         };
-        rows.push([
+        vec![
             i.name.clone(),
             short,
             i.layers.to_string(),
             size(i.size_bytes),
             age,
-        ]);
-    }
-    let mut widths = [0usize; 5];
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r.iter()) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(widths.iter())
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+        ]
+    });
+    super::table::render(&["NAME", "DIGEST", "LAYERS", "SIZE", "AGE"], rows)
 }
 
 fn size(bytes: u64) -> String {
