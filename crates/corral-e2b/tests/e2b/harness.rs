@@ -15,6 +15,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 pub const KEY: &str = "e2b_0123456789abcdef0123456789abcdef";
 
+/// The lifetime, in seconds, of a sandbox a row creates without a `timeout`.
+pub const TEST_LIFETIME_S: u64 = 300;
+
 /// A served service's address.
 pub struct Served {
     pub addr: std::net::SocketAddr,
@@ -158,8 +161,15 @@ impl Served {
         .await
     }
 
-    /// A sandbox: its id and access token.
-    pub async fn create(&self, body: Value) -> (String, String) {
+    /// A sandbox: its id and access token. A body without `timeout` gets
+    /// [`TEST_LIFETIME_S`] rather than E2B's default of 15 s, which a heavy
+    /// row on a loaded machine can outlive; rows about lifetimes set their own.
+    pub async fn create(&self, mut body: Value) -> (String, String) {
+        if let Some(fields) = body.as_object_mut() {
+            fields
+                .entry("timeout")
+                .or_insert_with(|| Value::from(TEST_LIFETIME_S));
+        }
         let a = self.api("POST", "/v2/sandboxes", body).await;
         assert_eq!(a.status, 201, "{}", String::from_utf8_lossy(&a.body));
         let v = a.json();
