@@ -34,6 +34,8 @@ mod etc;
 mod fds;
 #[path = "hostile/host.rs"]
 mod host;
+#[path = "hostile/inherited.rs"]
+mod inherited;
 #[path = "hostile/lifetime.rs"]
 mod lifetime;
 #[path = "hostile/rootless.rs"]
