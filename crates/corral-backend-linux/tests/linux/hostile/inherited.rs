@@ -134,3 +134,111 @@ async fn every_process_inherits_one_filter_the_bounding_set_and_clean_signals_fr
     assert!(checked >= 10, "only {checked} rows could be checked");
     h.still_answers().await;
 }
+
+/// The line the creator child prints, which the parent looks for.
+const CREATOR: &str = "IGNORING-CREATOR";
+
+/// `(attack, signal)`: signals a creator of sandboxes may leave ignored,
+/// each of which `execve` would carry into the init and on into every
+/// workload.
+const IGNORED_BY_THE_CREATOR: &[(&str, i32)] = &[
+    ("started under nohup", libc::SIGHUP),
+    ("a background job of a shell script", libc::SIGINT),
+    ("a background job of a shell script", libc::SIGQUIT),
+    ("a program that ignores a signal of its own", libc::SIGUSR2),
+    ("a program that ignores a real-time signal", 36),
+];
+
+/// The status mask of `signals` (bit `n - 1` for signal `n`).
+fn mask(signals: impl IntoIterator<Item = i32>) -> u64 {
+    signals.into_iter().fold(0, |m, s| m | 1 << (s - 1))
+}
+
+/// "Nothing inherited": a creator that ignores signals (every row of
+/// [`IGNORED_BY_THE_CREATOR`]) makes sandboxes whose workloads ignore
+/// none. The parent re-runs a child test of this binary with those
+/// signals ignored; the child opens a backend, so its inits are started
+/// by a process that ignores them, and reports its own mask and its
+/// workload's.
+#[test]
+fn a_signal_the_creator_ignored_reaches_no_workload() {
+    use std::os::unix::process::CommandExt;
+    let test = "a_signal_the_creator_ignored_reaches_no_workload";
+    if let Err(reason) = corral_backend_linux::LinuxBackend::available() {
+        println!("SKIP {test}: {reason}");
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child.args([
+        "--exact",
+        "hostile::inherited::creator_that_ignores_signals",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls `signal`, which is async-signal-safe and allocates nothing.
+    unsafe {
+        child.pre_exec(|| {
+            for (_, signal) in IGNORED_BY_THE_CREATOR {
+                libc::signal(*signal, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    let out = child.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the creator failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reported = |whose: &str| {
+        let hex = stdout
+            .lines()
+            .find_map(|l| {
+                l.split_once(&format!("{CREATOR} {whose}: "))
+                    .map(|(_, v)| v)
+            })
+            .unwrap_or_else(|| panic!("the creator printed no {whose}: {stdout}"));
+        u64::from_str_radix(hex.trim(), 16).unwrap()
+    };
+    let creator = reported("creator SigIgn");
+    for (attack, signal) in IGNORED_BY_THE_CREATOR {
+        assert_ne!(
+            creator & mask([*signal]),
+            0,
+            "{attack}: the creator does not ignore {signal}, the row proves nothing"
+        );
+    }
+    assert_eq!(
+        format!("{:016x}", reported("workload SigIgn")),
+        "0000000000000000",
+        "the creator ignored {:016x}",
+        mask(IGNORED_BY_THE_CREATOR.iter().map(|(_, s)| *s))
+    );
+}
+
+/// The creator (run only by [`a_signal_the_creator_ignored_reaches_no_workload`],
+/// with signals ignored).
+#[test]
+#[ignore = "run by a_signal_the_creator_ignored_reaches_no_workload with signals ignored"]
+fn creator_that_ignores_signals() {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    println!(
+        "{CREATOR} creator SigIgn: {}",
+        field(&own, "SigIgn").unwrap_or_default()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let Some(h) = Host::new("creator_that_ignores_signals").await else {
+            return;
+        };
+        let id = h.sandbox(CreateRequest::default()).await;
+        let text = status(&h, &id, Whose::Root).await;
+        println!(
+            "{CREATOR} workload SigIgn: {}",
+            field(&text, "SigIgn").unwrap_or_default()
+        );
+    });
+}
