@@ -394,3 +394,30 @@ pub fn kill_every_other_process() {
         libc::kill(-1, libc::SIGKILL);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The raw `rt_sigaction` reads the same handler as glibc's
+    /// `sigaction` for every signal glibc lets a program see: the struct
+    /// layout is the kernel's. Reads only, so the test process is unchanged.
+    #[test]
+    fn the_raw_disposition_is_the_one_glibc_reads() {
+        let glibc_internal = [32, 33];
+        for signal in (1..=LAST_SIGNAL).filter(|s| !glibc_internal.contains(s)) {
+            let mut raw = KernelSigaction::default();
+            rt_sigaction(signal, None, Some(&mut raw)).expect("rt_sigaction");
+            // SAFETY: an all-zero sigaction is a valid value to be overwritten.
+            let mut libc_view: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: a null new action only reads; `libc_view` is writable.
+            let rc = unsafe { libc::sigaction(signal, std::ptr::null(), &mut libc_view) };
+            assert_eq!(rc, 0, "sigaction({signal})");
+            assert_eq!(raw.handler, libc_view.sa_sigaction, "signal {signal}");
+        }
+        // Not all zeros: the Rust runtime ignores SIGPIPE.
+        let mut pipe = KernelSigaction::default();
+        rt_sigaction(libc::SIGPIPE, None, Some(&mut pipe)).expect("rt_sigaction");
+        assert_eq!(pipe.handler, libc::SIG_IGN);
+    }
+}
