@@ -17,12 +17,12 @@
 //!
 //! | system call | where | under the filter |
 //! |---|---|---|
-//! | `poll`, `accept4`, `recvmsg`, `sendmsg`, `sendto`, `read`, `write`, `close` | the control loop (`serve`) | allowed |
+//! | `ppoll`, `accept4`, `recvmsg`, `sendmsg`, `sendto`, `read`, `write`, `close` | the control loop (`serve`) | allowed |
 //! | `wait4`, `kill` (a group, `-1` at shutdown or the lifetime's end) | reaping, signals, `Shutdown` | allowed |
 //! | `openat` of `/dev/ptmx`, `ioctl` (`TIOCSPTLCK`, `TIOCGPTPEER`), `fcntl` | a terminal | allowed |
 //! | `statx`/`newfstatat`, `pipe2`, `clone` with `SIGCHLD` and no `CLONE_NEW*` flag (glibc's `fork`) | a spawn | allowed |
 //! | `mmap`, `munmap`, `mprotect`, `brk`, `exit_group` | the allocator, the end | allowed |
-//! | in the child: `rt_sigprocmask`, `rt_sigaction`, `setsid`, `ioctl(TIOCSCTTY)`, `dup2`, `openat` of `/dev/null`, `close_range`, `setgroups`, `setresgid`, `setresuid`, `chdir`, `prctl(PR_SET_DUMPABLE)`, the write of `/proc/self/oom_score_adj`, `execve` | `child` | allowed |
+//! | in the child: `rt_sigprocmask`, `rt_sigaction`, `setsid`, `ioctl(TIOCSCTTY)`, `dup2`, `open`/`openat` of `/dev/null`, `close_range`, `setgroups`, `setresgid`, `setresuid`, `chdir`, `prctl(PR_SET_DUMPABLE)`, the write of `/proc/self/oom_score_adj`, `execve` | `child` | allowed |
 //!
 //! What the filter refuses and PID 1 needs happens before it: `/proc`'s
 //! `mount` (`crate::rootfs::mount_proc`), and everything of the outer
