@@ -3,8 +3,9 @@
 //! working directory, OOM score), then `execve`. What is the same for
 //! every process (the seccomp filter, `no_new_privs`, the capability
 //! bounding set, the signal dispositions) the child inherits from PID 1,
-//! which put it on itself once (`super::inherited`). Failures before `execve` come back through a
-//! close-on-exec pipe, so a spawn either runs the program or reports why not.
+//! which put it on itself once (`super::inherited`). Failures before
+//! `execve` come back through a close-on-exec pipe, so a spawn either runs
+//! the program or reports why not.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -192,9 +193,9 @@ fn child(
 /// The raise of the OOM score comes last, once this child is no more than
 /// the workload it is about to become: its bounding set and filter those
 /// of PID 1 (inherited), its user switched, and every descriptor but stdio
-/// and the `error_pipe` closed — in a user namespace it is made dumpable for one `open`, and a
-/// neighbour of the same ids could attach to it in that moment; it must
-/// find nothing of PID 1's there.
+/// and the `error_pipe` closed — in a user namespace it is made dumpable
+/// for one `open`, and a neighbour of the same ids could attach to it in
+/// that moment; it must find nothing of PID 1's there.
 fn exec_prepared(
     program: &CString,
     argv: &[CString],
