@@ -46,7 +46,9 @@
 //! 5. **Teardown** (`destroy`), starting an init (`spawn`), the file
 //!    primitives.
 //! 6. **The init** ([`init`]: PID 1, its raw calls, the init's side of
-//!    rootless, the seccomp install), [`preview`], a sandbox's user
+//!    rootless, what PID 1 puts on itself once for every process to
+//!    inherit: the seccomp install, the bounding set, the signals),
+//!    [`preview`], a sandbox's user
 //!    namespace set up around its init (`sandbox_userns`), create's
 //!    rollback.
 //! 7. **Reclaim** ([`gc`]), `real_host` (the real `Host`, which calls the

@@ -103,8 +103,9 @@ pub struct Prepare {
 pub struct Go {
     /// How to build the sandbox.
     pub config: InitConfig,
-    /// The compiled seccomp program installed before every `execve`;
-    /// empty = none.
+    /// The compiled seccomp program PID 1 installs on itself before its
+    /// first spawn, so every process of the sandbox inherits it; empty =
+    /// none.
     pub seccomp: Vec<u8>,
 }
 

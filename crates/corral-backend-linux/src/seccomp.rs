@@ -8,7 +8,10 @@
 //! refused). It is built once per host process
 //! ([`default_program`], a `OnceLock`) and handed to `corral-init` as raw bytes
 //! ([`program_bytes`]); it is never compiled per sandbox. [`install`] loads it
-//! in a child between `fork` and `exec` without allocating.
+//! without allocating; the init's PID 1 does so once, on itself, after its
+//! setup and before its first spawn, so every process of the sandbox
+//! inherits the one filter (and `no_new_privs`) through `fork` and PID 1
+//! runs under it too (`crate::init`).
 //!
 //! # What is refused, and why
 //!

@@ -1,7 +1,11 @@
 //! Starting one requested process: resolve the program, fork, and in the
-//! child set up the session, stdio, working directory and seccomp filter,
-//! then `execve`. Failures before `execve` come back through a
-//! close-on-exec pipe, so a spawn either runs the program or reports why not.
+//! child set up what depends on the request (the session, stdio, user,
+//! working directory, OOM score), then `execve`. What is the same for
+//! every process (the seccomp filter, `no_new_privs`, the capability
+//! bounding set, the signal dispositions) the child inherits from PID 1,
+//! which put it on itself once (`super::inherited`). Failures before
+//! `execve` come back through a close-on-exec pipe, so a spawn either runs
+//! the program or reports why not.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -11,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::io::Errno;
 
+use super::inherited::IGNORED_BY_PID1;
 use super::sys::{Forked, execve, exit_immediately, fork, reset_signals_in_child};
 use crate::protocol::{SpawnFailure, SpawnUser};
 
@@ -39,7 +44,7 @@ pub struct SpawnSpec<'a> {
 pub type Failure = (SpawnFailure, i32);
 
 /// Starts `spec`; returns the child's pid (also its pgid and sid).
-pub fn spawn(spec: SpawnSpec<'_>, seccomp: &[u8]) -> Result<i32, Failure> {
+pub fn spawn(spec: SpawnSpec<'_>) -> Result<i32, Failure> {
     let want = match (&spec.tty, spec.stdin) {
         (Some(_), _) => 0,
         (None, true) => 3,
@@ -60,7 +65,7 @@ pub fn spawn(spec: SpawnSpec<'_>, seccomp: &[u8]) -> Result<i32, Failure> {
         Forked::Child => {
             drop(err_r);
             let error_pipe = err_w.as_raw_fd();
-            let (kind, errno) = child(&spec, &program, &argv, &envp, &cwd, seccomp, error_pipe);
+            let (kind, errno) = child(&spec, &program, &argv, &envp, &cwd, error_pipe);
             let mut msg = [0u8; 8];
             msg[..4].copy_from_slice(&(kind as i32).to_be_bytes());
             msg[4..].copy_from_slice(&errno.to_be_bytes());
@@ -120,11 +125,10 @@ fn child(
     argv: &[CString],
     envp: &[CString],
     cwd: &CString,
-    seccomp: &[u8],
     error_pipe: i32,
 ) -> Failure {
     let sys = |e: Errno| (SpawnFailure::System, e.raw_os_error());
-    reset_signals_in_child();
+    reset_signals_in_child(IGNORED_BY_PID1);
     if let Err(e) = rustix::process::setsid() {
         return sys(e);
     }
@@ -141,7 +145,7 @@ fn child(
                 return sys(e);
             }
         }
-        return exec_prepared(program, argv, envp, cwd, seccomp, error_pipe, spec.user);
+        return exec_prepared(program, argv, envp, cwd, error_pipe, spec.user);
     }
     let (stdin, rest) = if spec.stdin {
         (None, &spec.fds[1..])
@@ -177,37 +181,32 @@ fn child(
     // descriptor above stderr behind its owner's back, so no owned
     // descriptor of this frame may be left to drop when `execve` fails.
     drop(stdin);
-    exec_prepared(program, argv, envp, cwd, seccomp, error_pipe, spec.user)
+    exec_prepared(program, argv, envp, cwd, error_pipe, spec.user)
 }
 
-/// The common tail of the child: descriptors, capabilities, identity,
-/// working directory, seccomp, the OOM score, `execve`. Every descriptor above
-/// stderr is marked close-on-exec (the error pipe must stay open until
-/// `execve`), so the program starts with exactly stdin, stdout and stderr,
-/// whatever PID 1 holds. Returns only on failure.
+/// The common tail of the child: descriptors, identity, working
+/// directory, the OOM score, `execve`. Every descriptor above stderr is
+/// marked close-on-exec (the error pipe must stay open until `execve`), so
+/// the program starts with exactly stdin, stdout and stderr, whatever PID 1
+/// holds. Returns only on failure.
 ///
 /// The raise of the OOM score comes last, once this child is no more than
-/// the workload it is about to become: its capabilities dropped, its
-/// filter installed, and every descriptor but stdio and the `error_pipe`
-/// closed — in a user namespace it is made dumpable for one `open`, and a
-/// neighbour of the same ids could attach to it in that moment; it must
-/// find nothing of PID 1's there.
+/// the workload it is about to become: its bounding set and filter those
+/// of PID 1 (inherited), its user switched, and every descriptor but stdio
+/// and the `error_pipe` closed — in a user namespace it is made dumpable
+/// for one `open`, and a neighbour of the same ids could attach to it in
+/// that moment; it must find nothing of PID 1's there.
 fn exec_prepared(
     program: &CString,
     argv: &[CString],
     envp: &[CString],
     cwd: &CString,
-    seccomp: &[u8],
     error_pipe: i32,
     user: SpawnUser,
 ) -> Failure {
     if super::hygiene()
         && let Err(e) = super::sys::above_stderr(super::sys::Sweep::CloseOnExec)
     {
-        return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
-    }
-    // Needs CAP_SETPCAP, which the user is about to lose.
-    if let Err(e) = drop_capabilities() {
         return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
     }
     if user == SpawnUser::User
@@ -218,9 +217,6 @@ fn exec_prepared(
     // After the switch, so the user may only enter what it may enter.
     if let Err(e) = rustix::process::chdir(cwd.as_c_str()) {
         return (SpawnFailure::CwdNotFound, e.raw_os_error());
-    }
-    if let Err(e) = install_filter(seccomp) {
-        return (SpawnFailure::System, e.raw_os_error().unwrap_or(0));
     }
     // Without descriptor hygiene (measuring only) nothing is closed, and
     // the score is not raised through a dumpable moment either.
@@ -234,47 +230,6 @@ fn exec_prepared(
         _ => SpawnFailure::System,
     };
     (kind, errno)
-}
-
-/// Capabilities a sandboxed process keeps (Docker's default set minus
-/// `CAP_MKNOD`, since no device cgroup restricts device nodes here).
-const KEPT_CAPS: &[u32] = &[
-    0,  // CHOWN
-    1,  // DAC_OVERRIDE
-    3,  // FOWNER
-    4,  // FSETID
-    5,  // KILL
-    6,  // SETGID
-    7,  // SETUID
-    8,  // SETPCAP
-    10, // NET_BIND_SERVICE
-    13, // NET_RAW
-    18, // SYS_CHROOT
-    29, // AUDIT_WRITE
-    31, // SETFCAP
-];
-
-/// Drops every other capability from the bounding set: a root process's
-/// permitted set after `execve` is its bounding set, so `CAP_SYS_ADMIN`
-/// (mount, unshare, …), `CAP_MKNOD`, `CAP_SYS_PTRACE`, `CAP_NET_ADMIN` and
-/// the rest are gone for everything the sandbox runs. Ambient capabilities
-/// are cleared too.
-fn drop_capabilities() -> std::io::Result<()> {
-    for cap in 0..64u32 {
-        if KEPT_CAPS.contains(&cap) {
-            continue;
-        }
-        let one = rustix::thread::CapabilitySet::from_bits_retain(1 << cap);
-        match rustix::thread::remove_capability_from_bounding_set(one) {
-            Ok(()) => {}
-            // EINVAL: past the kernel's last capability.
-            Err(Errno::INVAL) => break,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    // As before rustix offered it safely, a failure here is not fatal.
-    let _ = rustix::thread::clear_ambient_capability_set();
-    Ok(())
 }
 
 /// Becomes the sandbox's unprivileged user: no supplementary groups, then
@@ -296,14 +251,6 @@ fn become_user() -> Result<(), Errno> {
     let uid = Uid::from_raw(USER_UID);
     rustix::thread::set_thread_res_uid(uid, uid, uid)?;
     Ok(())
-}
-
-/// Installs the sandbox's seccomp program (none when `bytes` is empty).
-fn install_filter(bytes: &[u8]) -> std::io::Result<()> {
-    if bytes.is_empty() {
-        return Ok(());
-    }
-    super::filter::install(bytes)
 }
 
 fn cstrings(items: &[String]) -> Result<Vec<CString>, Failure> {

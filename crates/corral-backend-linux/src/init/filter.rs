@@ -1,14 +1,15 @@
 //! Installing the sandbox's seccomp program (compiled by the host once,
-//! [`crate::seccomp`]) on the calling thread: what the init does for every
-//! process of the sandbox between `fork` and `exec`.
+//! [`crate::seccomp`]) on the calling thread: what PID 1 does once, on
+//! itself, before its first spawn (`super::inherited`), so every process
+//! of the sandbox inherits one filter through `fork`.
 
 use std::io;
 
 /// Installs a serialized filter (as from [`crate::seccomp::program_bytes`]) on the calling
 /// thread: `PR_SET_NO_NEW_PRIVS`, then `SECCOMP_SET_MODE_FILTER`.
 ///
-/// Does not allocate, so it may be called in a child between `fork` and
-/// `exec`. Fails with `EINVAL` when `program` is empty, not a whole number of
+/// Does not allocate, so it may also be called in a child between `fork`
+/// and `exec`. Fails with `EINVAL` when `program` is empty, not a whole number of
 /// instructions, or longer than the kernel's 4096-instruction limit.
 pub fn install(program: &[u8]) -> io::Result<()> {
     const INSN: usize = 8;

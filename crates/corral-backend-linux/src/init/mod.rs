@@ -11,9 +11,12 @@
 //! and cgroup namespaces, builds the root and pivots into it
 //! ([`crate::rootfs`]), sets the hostname, `unshare`s a new pid namespace and forks. The child is
 //! **PID 1** of that namespace: it dies with the outer stage
-//! (`PR_SET_PDEATHSIG`), mounts `/proc`, and serves the control socket
-//! (`serve`). The outer stage reports PID 1's host pid to the host and
-//! waits for the host's [`Commit`] (the record is written): when the
+//! (`PR_SET_PDEATHSIG`), mounts `/proc`, puts on itself once what every
+//! process of the sandbox inherits — the signal dispositions, the
+//! capability bounding set, `no_new_privs` and the seccomp filter
+//! (`inherited`) — and serves the control socket (`serve`). The outer
+//! stage reports PID 1's host pid to the host and waits for the host's
+//! [`Commit`] (the record is written): when the
 //! startup socket closes first, the host died mid-create and it kills
 //! PID 1 — and with it the whole sandbox — itself. Then it waits for PID 1
 //! and exits with its status.
@@ -24,9 +27,11 @@
 //! too, never on the command line: PID 1's `/proc/1/cmdline` is visible
 //! inside the sandbox and must name no host path.
 
+mod capabilities;
 mod child;
 mod creator;
 pub(crate) mod filter;
+mod inherited;
 mod limits;
 mod rootless;
 mod serve;
@@ -340,10 +345,15 @@ fn pid1(
         Ok(fd) => fd,
         Err(e) => return fail(&startup, "signalfd", e),
     };
+    // Last of the setup, before the first spawn: what every process of the
+    // sandbox inherits from here on, the seccomp filter among it.
+    if let Err(e) = inherited::apply(&seccomp) {
+        return fail(&startup, e.step, e.source);
+    }
     drop(startup);
     if rustix::io::write(&ready, b"r").is_err() {
         return 1;
     }
     drop(ready);
-    serve::Pid1::new(listener, sigfd, seccomp, deadline).run()
+    serve::Pid1::new(listener, sigfd, deadline).run()
 }

@@ -41,7 +41,6 @@ struct Ending {
 pub struct Pid1 {
     listener: OwnedFd,
     sigfd: OwnedFd,
-    seccomp: Vec<u8>,
     conns: BTreeMap<u64, Conn>,
     next: u64,
     /// Leader pid → connection id, while the leader runs.
@@ -54,16 +53,10 @@ pub struct Pid1 {
 
 impl Pid1 {
     /// PID 1 serving `listener`, with `SIGCHLD` arriving on `sigfd`.
-    pub fn new(
-        listener: OwnedFd,
-        sigfd: OwnedFd,
-        seccomp: Vec<u8>,
-        deadline: Option<Instant>,
-    ) -> Self {
+    pub fn new(listener: OwnedFd, sigfd: OwnedFd, deadline: Option<Instant>) -> Self {
         Pid1 {
             listener,
             sigfd,
-            seccomp,
             conns: BTreeMap::new(),
             next: 0,
             running: BTreeMap::new(),
@@ -220,7 +213,7 @@ impl Pid1 {
                             tty: terminal.ok().flatten(),
                             user,
                         };
-                        match spawn(spec, &self.seccomp) {
+                        match spawn(spec) {
                             Ok(pid) => {
                                 conn.leader = Some(pid);
                                 self.running.insert(pid, id);

@@ -1,5 +1,5 @@
 //! The raw calls the init makes that rustix does not offer safely:
-//! `fork`, `_exit`, `execve`, the signal mask, `signalfd`, `unshare`,
+//! `fork`, `_exit`, `execve`, the signal mask and dispositions, `signalfd`, `unshare`,
 //! bringing up loopback, installing the seccomp filter, `kill(-1)` and
 //! `close_range`. Every `unsafe` block of the code corral-init runs lives
 //! here, each behind a small safe function whose contract makes it sound;
@@ -71,18 +71,93 @@ pub fn drain_signalfd(fd: &OwnedFd) {
     }
 }
 
-/// In a freshly forked child: an empty signal mask and default
-/// dispositions for the signals the Rust runtime or the init changed.
-pub fn reset_signals_in_child() {
+/// The kernel's `struct sigaction`, as `rt_sigaction` reads and writes it
+/// on x86_64 and aarch64 (both have `sa_restorer`; glibc's struct differs).
+#[repr(C)]
+#[derive(Default)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The highest signal number the kernel knows (`_NSIG` on x86_64 and aarch64).
+const LAST_SIGNAL: i32 = 64;
+
+/// `rt_sigaction(signal, new, old)`: `new` as the disposition when given,
+/// the previous one written to `old` when given.
+fn rt_sigaction(
+    signal: i32,
+    new: Option<&KernelSigaction>,
+    old: Option<&mut KernelSigaction>,
+) -> io::Result<()> {
+    let new = new.map_or(std::ptr::null(), std::ptr::from_ref);
+    let old = old.map_or(std::ptr::null_mut(), std::ptr::from_mut);
+    // SAFETY: `new` is null or points at a live KernelSigaction, `old` null
+    // or at a writable one, each the layout the kernel reads and writes on
+    // the supported architectures; the size is that of the kernel's
+    // 64-bit signal set. The kernel keeps no reference to either.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            signal,
+            new,
+            old,
+            std::mem::size_of::<u64>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Sets every signal this process ignores back to its default action, but
+/// those in `keep`; returns how many it changed. `SIG_IGN` is the one
+/// disposition `execve` keeps, so whatever the creator of the sandbox
+/// ignored (a shell's `nohup` or background job: `SIGHUP`, `SIGINT`) or
+/// glibc's `posix_spawn` left ignored (its internal signals 32 and 33)
+/// would otherwise reach every workload. The raw system call, because
+/// glibc refuses to touch its internal signals.
+pub fn default_ignored_signals(keep: &[i32]) -> io::Result<usize> {
+    let default = KernelSigaction::default();
+    let mut changed = 0;
+    for signal in 1..=LAST_SIGNAL {
+        if signal == libc::SIGKILL || signal == libc::SIGSTOP || keep.contains(&signal) {
+            continue;
+        }
+        let mut now = KernelSigaction::default();
+        rt_sigaction(signal, None, Some(&mut now))?;
+        if now.handler == libc::SIG_IGN {
+            rt_sigaction(signal, Some(&default), None)?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+/// In a child PID 1 just forked: an empty signal mask (PID 1 blocks
+/// `SIGCHLD` for its signalfd, and the mask survives `execve`) and the
+/// default action for each signal of `ignored`, the ones PID 1 ignores
+/// (an ignored signal stays ignored across `execve`; a caught one is reset
+/// by `execve` itself, and PID 1 ignores no other, see
+/// [`default_ignored_signals`]).
+pub fn reset_signals_in_child(ignored: &[i32]) {
     // SAFETY: an all-zero sigset_t is valid input for sigemptyset.
     let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `empty` is a valid, writable sigset_t; null old-set is allowed;
-    // SIG_DFL is a valid disposition for SIGPIPE and SIGCHLD.
+    // SAFETY: `empty` is a valid, writable sigset_t; null old-set is allowed.
     unsafe {
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+    for &signal in ignored {
+        // SAFETY: SIG_DFL is a valid disposition for any signal the caller
+        // names; an invalid number only fails with EINVAL.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+        }
     }
 }
 
@@ -317,5 +392,32 @@ pub fn kill_every_other_process() {
     // process this one may signal has no memory effect on this process.
     unsafe {
         libc::kill(-1, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The raw `rt_sigaction` reads the same handler as glibc's
+    /// `sigaction` for every signal glibc lets a program see: the struct
+    /// layout is the kernel's. Reads only, so the test process is unchanged.
+    #[test]
+    fn the_raw_disposition_is_the_one_glibc_reads() {
+        let glibc_internal = [32, 33];
+        for signal in (1..=LAST_SIGNAL).filter(|s| !glibc_internal.contains(s)) {
+            let mut raw = KernelSigaction::default();
+            rt_sigaction(signal, None, Some(&mut raw)).expect("rt_sigaction");
+            // SAFETY: an all-zero sigaction is a valid value to be overwritten.
+            let mut libc_view: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: a null new action only reads; `libc_view` is writable.
+            let rc = unsafe { libc::sigaction(signal, std::ptr::null(), &mut libc_view) };
+            assert_eq!(rc, 0, "sigaction({signal})");
+            assert_eq!(raw.handler, libc_view.sa_sigaction, "signal {signal}");
+        }
+        // Not all zeros: the Rust runtime ignores SIGPIPE.
+        let mut pipe = KernelSigaction::default();
+        rt_sigaction(libc::SIGPIPE, None, Some(&mut pipe)).expect("rt_sigaction");
+        assert_eq!(pipe.handler, libc::SIG_IGN);
     }
 }

@@ -34,6 +34,8 @@ mod etc;
 mod fds;
 #[path = "hostile/host.rs"]
 mod host;
+#[path = "hostile/inherited.rs"]
+mod inherited;
 #[path = "hostile/lifetime.rs"]
 mod lifetime;
 #[path = "hostile/rootless.rs"]
@@ -167,6 +169,10 @@ async fn proc_1_root_and_namespace_tools_stay_inside() {
         format!("unshare -U -r cat {secret}"),
         format!("unshare -U -r -m sh -c 'mount --bind / /mnt && cat /mnt{secret}'"),
         format!("chroot /proc/1/root cat {secret}"),
+        // PID 1 taken over from inside: its memory written, or traced (it
+        // runs under the workloads' filter, but holds more capabilities).
+        "printf x | dd of=/proc/1/mem bs=1 seek=4194304 conv=notrunc".to_string(),
+        "timeout 5 strace -p 1 -o /dev/null".to_string(),
     ] {
         let (code, out, err) = h.sh(&id, &script).await;
         assert!(

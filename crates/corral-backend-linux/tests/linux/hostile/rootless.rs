@@ -19,12 +19,18 @@ use corral_backend::{Backend, CreateRequest, ErrorCode};
 /// The line the child prints, which the parent looks for.
 const MARKER: &str = "ROOTLESS-CHILD";
 
+/// The status lines the child reports for a workload and for PID 1, with
+/// the value each must have: one filter on, `no_new_privs`, nothing ignored.
+const INHERITED: [&str; 3] = ["Seccomp", "NoNewPrivs", "SigIgn"];
+
 /// Issue item 4: as an ordinary user, a sandbox is made: its commands run
 /// as root of a user namespace mapped to that user (`id -u` is 0, the
 /// `uid_map` names the user's uid; PID 1's memory map is closed to
-/// them), files written from the host are read
-/// inside and the other way round, a memory limit and a command run as the
-/// sandbox's user are refused with `unsupported`, and destroying it leaves nothing in the state directory.
+/// them; the workload and PID 1 run under the seccomp filter with
+/// `no_new_privs`, the workload ignoring no signal), files written from
+/// the host are read inside and the other way round, a memory limit and a
+/// command run as the sandbox's user are refused with `unsupported`, and
+/// destroying it leaves nothing in the state directory.
 /// Where the host refuses unprivileged user namespaces, the backend says
 /// so in one line naming root.
 #[test]
@@ -55,6 +61,14 @@ fn as_an_ordinary_user_a_sandbox_runs_as_root_of_a_user_namespace_of_that_user()
     // Rootless, uid 1000 may be unmapped: the user is not declared.
     assert_eq!(verdict("run as user"), "unsupported", "{out}");
     assert_eq!(verdict("left after destroy"), "0", "{out}");
+    // PID 1 put the filter, no_new_privs and clean signals on itself once;
+    // the workload inherited them.
+    for (name, want) in INHERITED.iter().zip(["2", "1", "0000000000000000"]) {
+        assert_eq!(verdict(&format!("workload {name}")), want, "{out}");
+        if *name != "SigIgn" {
+            assert_eq!(verdict(&format!("PID 1 {name}")), want, "{out}");
+        }
+    }
 }
 
 /// The child (run only by the parent, as the ordinary user).
@@ -89,6 +103,21 @@ fn child_makes_a_sandbox() {
             "{MARKER} PID 1 maps: {}",
             super::common::sh(&b, &id, maps).await.trim()
         );
+        // What every process inherits from PID 1, and PID 1 itself under
+        // the filter (the same rows as `hostile::inherited`, rootless).
+        for (whose, path) in [
+            ("workload", "/proc/self/status"),
+            ("PID 1", "/proc/1/status"),
+        ] {
+            let text = super::common::sh(&b, &id, &format!("exec cat {path}")).await;
+            for name in INHERITED {
+                let value = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                    .map_or("absent", str::trim);
+                println!("{MARKER} {whose} {name}: {value}");
+            }
+        }
         b.files()
             .write(&id, &sp("/tmp/from-host"), b"written by the host\n", None)
             .await
