@@ -80,7 +80,8 @@ impl LinuxBackend {
     /// The capabilities on this host: [`Self::CAPABILITIES`] plus memory,
     /// process and CPU limits, pause/resume and usage when a cgroup
     /// hierarchy was detected, allowlists when the network machinery
-    /// works here (probed once per process), and `connect_port` (any port,
+    /// works here (probed at most once per boot: [`crate::network::available`];
+    /// never for an ordinary user, who cannot enforce them), and `connect_port` (any port,
     /// declared or not, through `crate::port`), `run_as_user` and binds
     /// of host directories unless rootless.
     pub fn capabilities_here(&self) -> Capabilities {
@@ -91,7 +92,8 @@ impl LinuxBackend {
         caps.enforces.cpu = cg;
         caps.pause = cg;
         caps.usage = cg;
-        caps.enforces.network_allowlist = crate::network::available().is_ok();
+        caps.enforces.network_allowlist =
+            !self.state.rootless && crate::network::available().is_ok();
         caps.port_connect = !self.state.rootless;
         caps.run_as_user = self.state.runs_as_user();
         if self.state.rootless {

@@ -67,11 +67,17 @@ pub fn run(
 
 /// Whether `program` is an executable file on `PATH`.
 pub fn on_path(program: &str) -> bool {
+    find_on_path(program).is_some()
+}
+
+/// The first executable file named `program` in a directory of `PATH`.
+pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
-    })
 }

@@ -33,14 +33,15 @@
 mod command;
 pub mod destination;
 mod forward;
+mod probe;
 mod ruleset;
 
 pub use destination::{Endpoint, check, resolve};
+pub use probe::{REMEMBERED, available};
 
 use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use corral_backend::{
     BackendError, CreateError, Destination, ErrorCode, Network, PlatformError, RequestError,
@@ -184,71 +185,6 @@ impl Link {
 pub fn link_name(id: &str) -> String {
     let hex = id.rsplit('-').next().unwrap_or(id);
     format!("{LINK_PREFIX}{}", &hex[..hex.len().min(12)])
-}
-
-/// Whether allowlists can be enforced here: `ip` and `nft` are on `PATH`,
-/// and a veth pair and both rulesets can be made in a throwaway network
-/// namespace. Probed once per process.
-pub fn available() -> Result<(), String> {
-    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBE.get_or_init(probe).clone()
-}
-
-fn probe() -> Result<(), String> {
-    for tool in ["ip", "nft"] {
-        if !command::on_path(tool) {
-            return Err(format!("`{tool}` is not on PATH"));
-        }
-    }
-    // The two checks are independent (each in a throwaway namespace of its
-    // own), and every backend open waits for them: run them side by side.
-    let (veth, rules) = std::thread::scope(|scope| {
-        let veth = scope.spawn(probe_veth);
-        let rules = probe_rulesets();
-        let veth = veth
-            .join()
-            .unwrap_or_else(|_| Err("the veth probe panicked".into()));
-        (veth, rules)
-    });
-    veth.and(rules)
-}
-
-/// A veth pair can be made.
-fn probe_veth() -> Result<(), String> {
-    run(
-        "ip",
-        &[
-            "link",
-            "add",
-            "crlprobe0",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "crlprobe1",
-        ],
-        None,
-        Namespace::Throwaway,
-    )
-    .map(drop)
-    .map_err(|e| format!("veth pairs are unavailable: {e}"))
-}
-
-/// Both rulesets load into nf_tables.
-fn probe_rulesets() -> Result<(), String> {
-    let endpoint = [Endpoint::host(Ipv4Addr::LOCALHOST, 1)];
-    let mut rules = ruleset::sandbox_ruleset(&endpoint);
-    rules.push_str(&ruleset::host_ruleset(
-        &Link {
-            host_name: "lo".into(),
-            host_addr: Ipv4Addr::LOCALHOST,
-            sandbox_addr: Ipv4Addr::LOCALHOST,
-        },
-        &endpoint,
-    ));
-    run("nft", &["-f", "-"], Some(&rules), Namespace::Throwaway)
-        .map(drop)
-        .map_err(|e| format!("nf_tables is unavailable: {e}"))
 }
 
 /// Gives sandbox `id` (directory `dir`, PID 1 `init_pid`) the network its
