@@ -9,8 +9,8 @@
 //! by the run itself ([`crate::exec_run`]): an exec starts no thread,
 //! chunks reach the sink as they arrive, and nothing is read ahead of the
 //! sink (a slow sink slows the command, an output flood never grows
-//! memory). On timeout or abort the host asks PID
-//! 1 to `SIGKILL` the group and waits for `Exited` before settling (the
+//! memory). On timeout or abort the host asks PID 1 to `SIGKILL` the
+//! group and waits for `Exited` before settling (the
 //! phases of the one settle machine, [`corral_backend::settle`], driving
 //! the run of [`crate::exec_run`]); if the call is dropped half-way, the
 //! control connection closes and PID 1 kills the group itself.

@@ -9,9 +9,10 @@
 //! connection, and PID 1 then kills the group. The pipes and the control
 //! connection are read on the runtime's reactor ([`crate::pipes`],
 //! [`ControlReader`]): a read lands straight in the caller's buffer, and
-//! neither a read nor the watch for the exit holds a thread. An exit while the sandbox
-//! cgroup's OOM-kill counter rose since the start (whichever process of the
-//! group the kernel killed) is reported as `ExitStatus::OomKilled`.
+//! neither a read nor the watch for the exit holds a thread. An exit while
+//! the sandbox cgroup's OOM-kill counter rose since the start (whichever
+//! process of the group the kernel killed) is reported as
+//! `ExitStatus::OomKilled`.
 
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
