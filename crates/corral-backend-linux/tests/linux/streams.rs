@@ -254,3 +254,47 @@ fn a_stream_read_needs_no_thread_of_the_blocking_pool() {
         b.destroy(&info.id).await.unwrap();
     });
 }
+
+/// An exec dropped half-way (its caller went away) closes its control
+/// connection, and PID 1 then kills the command's whole group: nothing
+/// of it is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_dropped_half_way_leaves_nothing_running() {
+    let Some((b, _dir)) = backend("an_exec_dropped_half_way_leaves_nothing_running") else {
+        return;
+    };
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let script = "touch /workspace/started; sleep 1000 & exec sleep 1000";
+    let mut out = CollectedOutput::default();
+    // Boxed, so that dropping it drops the exec itself.
+    let mut exec = Box::pin(b.exec(
+        &info.id,
+        ExecRequest::new(Command::shell(script).unwrap()),
+        &mut out,
+    ));
+    // Drop the exec once the command is running.
+    let mut started = false;
+    for _ in 0..600 {
+        tokio::select! {
+            settled = &mut exec => panic!("the exec settled: {settled:?}"),
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        let (code, _, _) = common::run(&b, &info.id, "test -e /workspace/started").await;
+        if code == 0 {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "the command started");
+    drop(exec);
+    let mut left = String::new();
+    for _ in 0..300 {
+        left = others_in(&b, &info.id).await;
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, "", "the dropped exec's group is gone");
+    b.destroy(&info.id).await.unwrap();
+}
