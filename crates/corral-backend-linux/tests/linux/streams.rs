@@ -298,3 +298,36 @@ async fn an_exec_dropped_half_way_leaves_nothing_running() {
     assert_eq!(left, "", "the dropped exec's group is gone");
     b.destroy(&info.id).await.unwrap();
 }
+
+/// A live process whose every handle is dropped while it runs (its pipes
+/// unread, its exit not awaited) has its group killed by PID 1 once the
+/// control connection closes: the watch for its exit holds nothing open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_process_dropped_while_it_runs_leaves_nothing_running() {
+    let Some((b, _dir)) = backend("a_live_process_dropped_while_it_runs_leaves_nothing_running")
+    else {
+        return;
+    };
+    let info = b.create(CreateRequest::default()).await.unwrap();
+    let p = start(&b, &info.id, &["sh", "-c", "sleep 1000 & exec sleep 1000"]).await;
+    let mut running = String::new();
+    for _ in 0..300 {
+        running = others_in(&b, &info.id).await;
+        if running == "sleep\nsleep\n" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(running, "sleep\nsleep\n", "the process runs");
+    drop(p);
+    let mut left = String::new();
+    for _ in 0..300 {
+        left = others_in(&b, &info.id).await;
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, "", "the dropped process's group is gone");
+    b.destroy(&info.id).await.unwrap();
+}
