@@ -4,12 +4,13 @@
 //! are given (otherwise the command's stdin is `/dev/null` inside — closed).
 //! One control connection carries the command: `Spawn` with the pipe ends
 //! attached, then `Exited`, which PID 1 sends only when the leader is
-//! reaped and nothing of its process group is left. Reading happens on
-//! small blocking threads that feed one channel, so chunks reach the sink
-//! in arrival order and nothing is buffered beyond one chunk per stream in
-//! flight (the channel is bounded: a slow sink slows the command, an
-//! output flood never grows memory). On timeout or abort the host asks PID
-//! 1 to `SIGKILL` the group and waits for `Exited` before settling (the
+//! reaped and nothing of its process group is left. The pipes' host ends
+//! and the control connection are read on the runtime's reactor, polled
+//! by the run itself ([`crate::exec_run`]): an exec starts no thread,
+//! chunks reach the sink as they arrive, and nothing is read ahead of the
+//! sink (a slow sink slows the command, an output flood never grows
+//! memory). On timeout or abort the host asks PID 1 to `SIGKILL` the
+//! group and waits for `Exited` before settling (the
 //! phases of the one settle machine, [`corral_backend::settle`], driving
 //! the run of [`crate::exec_run`]); if the call is dropped half-way, the
 //! control connection closes and PID 1 kills the group itself.
@@ -23,7 +24,6 @@
 //! was still cut short by the memory limit.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -31,12 +31,13 @@ use std::time::Duration;
 use corral_backend::settle::{Bounds, Ending, KillPolicy, Limits, settle};
 use corral_backend::{
     BackendError, DEFAULT_PATH, Environment, ExecError, ExecOutcome, ExecRequest, ExitStatus,
-    OutputSink, Result, SandboxError, StreamKind, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
+    OutputSink, Result, SandboxError, TimeoutLimit, WORKSPACE_DIR, now_ms, signal,
 };
-use tokio::sync::mpsc;
 
-use crate::exec_run::{Event, Exit, LinuxRun};
+use crate::control_reader::ControlReader;
+use crate::exec_run::{Exit, LinuxRun, Sources, StdinFeed};
 use crate::exec_timeout::DEFAULT_TIMEOUT_ENV;
+use crate::pipes::{self, HostReader, HostWriter, OutputPipeSize};
 use crate::protocol::{self, Reply, Request, SpawnFailure, SpawnUser};
 use crate::state::{Meta, State};
 
@@ -46,8 +47,6 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 const KILL_CONFIRM: Duration = Duration::from_secs(10);
 /// How long PID 1 may take to answer a spawn.
 const SPAWN_REPLY: Duration = Duration::from_secs(30);
-/// Output chunks in flight between the reader threads and the sink.
-const CHANNEL_DEPTH: usize = 16;
 /// What a failed blocking task of `exec` is called.
 const EXEC_TASK: &str = "exec task";
 
@@ -95,41 +94,48 @@ pub fn env_lines(env: BTreeMap<String, String>) -> Vec<String> {
     env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
-/// A spawned command: its control connection and its output pipes.
+/// The pipes a spawned command gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stdio {
+    /// Whether stdin is a pipe (else it is `/dev/null` inside).
+    pub stdin: bool,
+    /// The size of the stdout and stderr pipes.
+    pub output: OutputPipeSize,
+}
+
+/// A spawned command: its control connection and the host's ends of its
+/// pipes.
 pub struct Spawned {
     /// The control connection (one per command).
     pub control: UnixStream,
     /// The read end of stdout.
-    pub stdout: OwnedFd,
+    pub stdout: HostReader,
     /// The read end of stderr.
-    pub stderr: OwnedFd,
+    pub stderr: HostReader,
     /// The write end of stdin, when stdin was asked for.
-    pub stdin: Option<OwnedFd>,
+    pub stdin: Option<HostWriter>,
     /// The pid inside the sandbox.
     pub pid: u32,
 }
 
-/// Connects to sandbox `id`'s PID 1 and spawns `argv` as `user` (blocking).
+/// Connects to sandbox `id`'s PID 1 and spawns `argv` as `user` with the
+/// pipes `stdio` asks for (blocking).
 pub fn spawn(
     state: &State,
     id: &str,
     argv: Vec<String>,
     env: Vec<String>,
     cwd: String,
-    with_stdin: bool,
     user: SpawnUser,
+    stdio: Stdio,
 ) -> Result<Spawned> {
-    let io_err = |what: &str, e: std::io::Error| {
-        BackendError::from_io(format_args!("sandbox {id}: {what}"), &e)
-    };
-    let pipe = || {
-        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| io_err("pipe", e.into()))
-    };
-    let (out_r, out_w) = pipe()?;
-    let (err_r, err_w) = pipe()?;
+    let pipe_err =
+        |e: std::io::Error| BackendError::from_io(format_args!("sandbox {id}: pipe"), &e);
+    let (out_r, out_w) = pipes::output(stdio.output).map_err(pipe_err)?;
+    let (err_r, err_w) = pipes::output(stdio.output).map_err(pipe_err)?;
+    let with_stdin = stdio.stdin;
     let (in_r, in_w) = if with_stdin {
-        let (r, w) = pipe()?;
+        let (r, w) = pipes::input().map_err(pipe_err)?;
         (Some(r), Some(w))
     } else {
         (None, None)
@@ -301,33 +307,6 @@ impl OomWatch {
     }
 }
 
-fn pump(fd: OwnedFd, kind: StreamKind, tx: mpsc::Sender<Event>) {
-    let mut file = std::fs::File::from(fd);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if tx
-                    .blocking_send(Event::Out(kind, buf[..n].to_vec()))
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        }
-    }
-    let _ = tx.blocking_send(Event::Eof);
-}
-
-fn thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<()> {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(f)
-        .map(drop)
-        .map_err(|e| BackendError::from_io("starting an exec thread", &e))
-}
-
 /// Closes the control connection when the exec is dropped half-way: PID 1
 /// then kills the command's group.
 struct HangUp(UnixStream);
@@ -359,44 +338,39 @@ pub async fn run(
     let with_stdin = req.stdin.is_some();
     let (spawned, oom) = corral_backend::task::blocking(EXEC_TASK, move || {
         let oom = OomWatch::start(&state2, &id);
-        spawn(&state2, &id, argv, env, cwd, with_stdin, user).map(|s| (s, oom))
+        // Exec's output is usually small, and read whole into a sink:
+        // the default pipe costs no `fcntl` on its path.
+        let stdio = Stdio {
+            stdin: with_stdin,
+            output: OutputPipeSize::Default,
+        };
+        spawn(&state2, &id, argv, env, cwd, user, stdio).map(|s| (s, oom))
     })
     .await?;
 
-    let (tx, rx) = mpsc::channel::<Event>(CHANNEL_DEPTH);
-    let control_reader = spawned
-        .control
-        .try_clone()
-        .map_err(|e| BackendError::from_io("control connection", &e))?;
-    let control_writer = spawned
-        .control
-        .try_clone()
-        .map_err(|e| BackendError::from_io("control connection", &e))?;
-    let _hangup = HangUp(spawned.control);
-    let (t1, t2, t3) = (tx.clone(), tx.clone(), tx);
-    let (out, err) = (spawned.stdout, spawned.stderr);
-    thread("corral-exec-out", move || pump(out, StreamKind::Stdout, t1))?;
-    thread("corral-exec-err", move || pump(err, StreamKind::Stderr, t2))?;
-    thread("corral-exec-ctl", move || {
-        let mut r = control_reader;
-        loop {
-            let frame = protocol::read_frame::<Reply>(&mut r).ok().flatten();
-            let last = frame.is_none();
-            if t3.blocking_send(Event::Control(frame)).is_err() || last {
-                return;
+    let hangup = HangUp(spawned.control);
+    let reactor = |e: std::io::Error| BackendError::from_io("exec streams", &e);
+    let clone = || {
+        hangup
+            .0
+            .try_clone()
+            .map_err(|e| BackendError::from_io("control connection", &e))
+    };
+    let control_reader = ControlReader::new(clone()?).map_err(reactor)?;
+    let control_writer = clone()?;
+    let sources = Sources {
+        stdout: Some(spawned.stdout.into_receiver().map_err(reactor)?),
+        stderr: Some(spawned.stderr.into_receiver().map_err(reactor)?),
+        control: Some(control_reader),
+        stdin: match (req.stdin, spawned.stdin) {
+            (Some(bytes), Some(w)) => {
+                Some(StdinFeed::new(w.into_sender().map_err(reactor)?, bytes))
             }
-        }
-    })?;
-    if let (Some(bytes), Some(w)) = (req.stdin, spawned.stdin) {
-        thread("corral-exec-in", move || {
-            // A command that exits without reading its stdin closes the
-            // pipe: that is its business, not an error of the run.
-            let _ = std::fs::File::from(w).write_all(&bytes);
-        })?;
-    }
-
+            _ => None,
+        },
+    };
     let limit = req.timeout.unwrap_or(default_timeout);
-    let mut run = LinuxRun::new(rx, control_writer);
+    let mut run = LinuxRun::new(sources, control_writer);
     let limits = Limits {
         timeout: Some(limit),
         abort: req.abort.as_ref(),

@@ -33,11 +33,14 @@
 //!    a sandbox and its names (`record`), whether the backend runs
 //!    rootless (`privilege`), the host's processes (`hostproc`), path
 //!    resolution beneath a root (`beneath`), the blocking-task helper
-//!    (`blocking`), [`cgroup`], [`layers`].
+//!    (`blocking`), a spawned process's pipes on the runtime's reactor
+//!    (`pipes`), [`cgroup`], [`layers`].
 //! 2. **The host seam** (`host`: the `Host` and `Build` traits, over ids,
 //!    paths, the cgroup hierarchy and the link to a waiting init), the
 //!    image store ([`images`]), the mounts ([`rootfs`]), the binds of host
-//!    directories a request asks for (`binds`), the record cache.
+//!    directories a request asks for (`binds`), the record cache, the
+//!    control connection's frames read on the runtime's reactor
+//!    (`control_reader`, over [`protocol`]).
 //! 3. **The state directory** (`state`, which holds its `Host`), and the
 //!    curated `/etc` ([`etc`]).
 //! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],
@@ -64,6 +67,7 @@ mod binds;
 mod blocking;
 pub mod cgroup;
 mod contained;
+mod control_reader;
 mod create;
 mod destroy;
 pub mod disk;
@@ -85,6 +89,7 @@ mod listing;
 mod meta_cache;
 pub mod network;
 mod pause;
+mod pipes;
 mod port;
 pub mod preview;
 mod privilege;

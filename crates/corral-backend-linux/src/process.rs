@@ -6,9 +6,13 @@
 //! closed them. `wait` settles once, from PID 1's `Exited` (sent only when
 //! nothing of the group is left) and is re-readable; `signal` and `kill`
 //! go to the whole process group. Dropping every handle closes the control
-//! connection, and PID 1 then kills the group. An exit while the sandbox
-//! cgroup's OOM-kill counter rose since the start (whichever process of the
-//! group the kernel killed) is reported as `ExitStatus::OomKilled`.
+//! connection, and PID 1 then kills the group. The pipes and the control
+//! connection are read on the runtime's reactor ([`crate::pipes`],
+//! [`ControlReader`]): a read lands straight in the caller's buffer, and
+//! neither a read nor the watch for the exit holds a thread. An exit while
+//! the sandbox cgroup's OOM-kill counter rose since the start (whichever
+//! process of the group the kernel killed) is reported as
+//! `ExitStatus::OomKilled`.
 
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -21,7 +25,9 @@ use corral_backend::{
 };
 use tokio::sync::watch;
 
-use crate::exec::{OomWatch, command_env, exit_status, spawn};
+use crate::control_reader::ControlReader;
+use crate::exec::{OomWatch, Stdio, command_env, exit_status, spawn};
+use crate::pipes::OutputPipeSize;
 use crate::protocol::SpawnUser;
 use crate::protocol::{self, Reply, Request};
 use crate::state::{State, require_meta};
@@ -52,7 +58,8 @@ impl Drop for Control {
 
 impl Control {
     /// Watches `conn` (the connection that spawned `pid` in sandbox `id`)
-    /// for the exit.
+    /// for the exit, on the current runtime (call it where one is entered:
+    /// an async task, or a blocking task of the runtime).
     pub(crate) fn watch(conn: UnixStream, id: &str, pid: u32) -> Result<Self> {
         Self::watch_with(conn, id, pid, None)
     }
@@ -69,24 +76,35 @@ impl Control {
             s.try_clone()
                 .map_err(|e| BackendError::from_io("control connection", &e))
         };
-        let mut reader = clone(&conn)?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|e| PlatformError::Defective {
+                what: format!("watching a process outside a tokio runtime: {e}"),
+            })?;
+        let _entered = runtime.enter();
+        let mut reader = ControlReader::new(clone(&conn)?)
+            .map_err(|e| BackendError::from_io("control connection", &e))?;
         let writer = clone(&conn)?;
         let (tx, rx) = watch::channel(None);
-        std::thread::Builder::new()
-            .name("corral-process-ctl".into())
-            .spawn(move || {
-                while let Ok(Some(reply)) = protocol::read_frame::<Reply>(&mut reader) {
-                    if let Reply::Exited { code, signal } = reply {
-                        let status = match &oom {
-                            Some(oom) => oom.status(code, signal),
-                            None => exit_status(code, signal),
-                        };
-                        let _ = tx.send(Some(status));
-                        return;
-                    }
+        // Ends with the connection: at the exit, or when the handles are
+        // dropped (`Drop` shuts the connection down).
+        runtime.spawn(async move {
+            while let Ok(Some(reply)) = reader.next::<Reply>().await {
+                if let Reply::Exited { code, signal } = reply {
+                    let status = match oom {
+                        // Reading the cgroup's counter blocks (and may
+                        // wait a moment for it): once per process.
+                        Some(oom) => corral_backend::task::blocking("process task", move || {
+                            Ok::<_, BackendError>(oom.status(code, signal))
+                        })
+                        .await
+                        .unwrap_or_else(|_| exit_status(code, signal)),
+                        None => exit_status(code, signal),
+                    };
+                    let _ = tx.send(Some(status));
+                    return;
                 }
-            })
-            .map_err(|e| BackendError::from_io("starting a process thread", &e))?;
+            }
+        });
         Ok(Control {
             id: id.into(),
             pid,
@@ -168,19 +186,23 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
         .as_ref()
         .map_or_else(|| user.default_cwd().to_string(), ToString::to_string);
     let oom = OomWatch::start(state, id);
-    let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, true, user)?;
+    // A live process's output is a stream its caller reads as fast as it
+    // can: the larger pipe lets each wake-up carry more.
+    let stdio = Stdio {
+        stdin: true,
+        output: OutputPipeSize::Large,
+    };
+    let spawned = spawn(state, id, spec.command.to_argv(), env, cwd, user, stdio)?;
     let control = Control::watch_with(spawned.control, id, spawned.pid, Some(oom))?;
+    let reactor = |e: std::io::Error| BackendError::from_io("process streams", &e);
     let stdin = spawned
         .stdin
-        .map(|fd| tokio::fs::File::from_std(std::fs::File::from(fd)));
+        .map(|w| w.into_sender().map_err(reactor))
+        .transpose()?;
     Ok(StartedProcess {
         stdin: Box::pin(ClosingStdin::new(stdin)),
-        stdout: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
-            spawned.stdout,
-        ))),
-        stderr: Box::pin(tokio::fs::File::from_std(std::fs::File::from(
-            spawned.stderr,
-        ))),
+        stdout: Box::pin(spawned.stdout.into_receiver().map_err(reactor)?),
+        stderr: Box::pin(spawned.stderr.into_receiver().map_err(reactor)?),
         control: Arc::new(control),
     })
 }

@@ -1,6 +1,7 @@
 //! The linux backend's integration tests, one binary: cgroups, contract
 //! operations, crash recovery by gc, images, isolation, lifecycle, network,
-//! previews, reclaim, the backend rules, seccomp, snapshots, and the hostile suite
+//! previews, reclaim, the backend rules, seccomp, snapshots, a process's
+//! streams, and the hostile suite
 //! (`hostile`: attack → expected refusal, one module per area of the
 //! security model). The shared fixture is `common`.
 
@@ -25,4 +26,5 @@ mod reclaim;
 mod rules;
 mod seccomp;
 mod snapshots;
+mod streams;
 mod users;
