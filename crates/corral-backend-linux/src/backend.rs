@@ -256,6 +256,17 @@ impl LinuxBackend {
         Ok(n)
     }
 
+    /// Waits until every sandbox this state directory destroyed is
+    /// finished — its writable layer detached, its disk image, directory
+    /// and cgroup removed — by its reaper (or by a [`Self::gc`] pass, for
+    /// one whose reaper is gone), polling at most `limit` (blocking):
+    /// whether they all were. A destroy answers before that work
+    /// (`crate::reaping`); this is for callers that must see the host
+    /// clean, such as tests.
+    pub fn wait_reaped(&self, limit: Duration) -> bool {
+        crate::reaping::wait_empty(&self.state, limit)
+    }
+
     /// Garbage collection, the one reclaim pass of this backend: every
     /// piece of host state of sandboxes that are not live — complete ones
     /// whose PID 1 is gone or whose lifetime is over, half-made ones whose

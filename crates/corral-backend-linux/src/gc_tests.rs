@@ -71,19 +71,14 @@ struct Row {
 
 /// The effects of tearing down [`ID`] once its PID 1 is gone.
 fn torn_down(f: &Fixture) -> Vec<HostCall> {
-    let mut calls = f.before_init(true);
-    calls.extend(f.releasing(false));
-    calls.extend(f.removing());
+    let mut calls = f.teardown(true, false);
     calls.push(f.key_release());
     calls
 }
 
 /// The same, of a half-made [`ID`] (no record, hence no key, no PID 1).
 fn half_made_torn_down(f: &Fixture) -> Vec<HostCall> {
-    let mut calls = f.before_init(false);
-    calls.extend(f.releasing(false));
-    calls.extend(f.removing());
-    calls
+    f.teardown(false, false)
 }
 
 /// The effects of killing the orphaned PID 1 of [`ID`], thawed first.
@@ -246,7 +241,9 @@ const ROWS: &[Row] = &[
         fail: Some(HostStep::UnmountAll),
         effects: |f| {
             let mut calls = f.before_init(true);
-            calls.extend(f.releasing(false));
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.finishing(&f.dir(), false, false));
             calls.push(f.key_release());
             // Stale, so the sweep of mounts tries again (and fails again).
             calls.push(HostCall::UnmountAll(f.state.fs_dir(ID)));
@@ -276,7 +273,9 @@ const ROWS: &[Row] = &[
         fail: Some(HostStep::RemoveCgroup),
         effects: |f| {
             let mut calls = f.before_init(true);
-            calls.extend(f.releasing(false));
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.finishing(&f.dir(), false, false));
             calls.push(f.key_release());
             calls.push(HostCall::SweepTables);
             calls
@@ -393,8 +392,18 @@ fn a_create_reclaims_the_expired_holder_of_its_key_and_no_other() {
         });
         std::fs::write(f.state.key_path(KEY), ID).unwrap();
         free_expired_key(&f.state, KEY).unwrap();
+        // Stopped, then handed to a reaper as `destroy` does: the create
+        // needs its key, not the holder's directory gone.
+        let handed_off = || {
+            let mut calls = f.before_init(true);
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.handing_off());
+            calls.push(f.key_release());
+            calls
+        };
         let expected = match reclaimed {
-            true => torn_down(&f)
+            true => handed_off()
                 .into_iter()
                 .filter(HostCall::is_effect)
                 .collect(),
