@@ -21,6 +21,9 @@ use crate::state::{NAME, State, info_of, is_paused, list_metas, require_meta};
 use crate::terminal::LinuxTerminals;
 use crate::usage::LinuxUsage;
 
+/// How long [`LinuxBackend::destroy_all`] waits for reapers in flight.
+const REAPERS_WAIT: Duration = Duration::from_secs(30);
+
 /// The linux backend. Cheap to clone; clones share the state directory.
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
@@ -239,9 +242,13 @@ impl LinuxBackend {
     }
 
     /// Destroys every sandbox of this state directory, complete or
-    /// half-made, live or not (blocking; for the teardown after tests).
-    /// Returns how many were removed. This is [`Backend::destroy`] of each
-    /// one, not a reclaim: what crashes left is [`Self::gc`]'s.
+    /// half-made, live or not (blocking; for the teardown after tests),
+    /// each finished before this returns, and waits for the reapers of
+    /// earlier destroys (finishing what a gone one left): once it returns
+    /// nothing of this state directory's sandboxes is mounted, so the
+    /// directory may be removed. Returns how many were removed. This is
+    /// [`Backend::destroy`] of each one, not a reclaim: what crashes left
+    /// is [`Self::gc`]'s.
     pub fn destroy_all(&self) -> Result<usize> {
         let entries = std::fs::read_dir(self.state.sandboxes())
             .map_err(|e| crate::state::state_error("listing sandboxes", &e))?;
@@ -249,9 +256,17 @@ impl LinuxBackend {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if crate::state::is_sandbox_id(&name) {
-                crate::destroy::destroy(&self.state, &name)?;
+                crate::destroy::destroy_here(&self.state, &name)?;
                 n += 1;
             }
+        }
+        if !crate::reaping::wait_empty(&self.state, REAPERS_WAIT, true) {
+            let busy = std::io::Error::from(std::io::ErrorKind::TimedOut);
+            let what = format!(
+                "linux state: destroyed sandboxes were still being finished after \
+                 {REAPERS_WAIT:?} (`corral gc` finishes them)"
+            );
+            return Err(PlatformError::io(what, &busy).into());
         }
         Ok(n)
     }
@@ -264,7 +279,7 @@ impl LinuxBackend {
     /// (`crate::reaping`); this is for callers that must see the host
     /// clean, such as tests.
     pub fn wait_reaped(&self, limit: Duration) -> bool {
-        crate::reaping::wait_empty(&self.state, limit)
+        crate::reaping::wait_empty(&self.state, limit, false)
     }
 
     /// Garbage collection, the one reclaim pass of this backend: every

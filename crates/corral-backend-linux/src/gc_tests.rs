@@ -474,3 +474,50 @@ fn a_half_made_sandbox_lives_exactly_as_long_as_its_creator() {
     assert_eq!(creator_alive(&state, id), Some(false), "no such creator");
     assert!(!is_live(&state, id));
 }
+
+/// Entries of `reaping/` (destroyed sandboxes handed to a reaper): a pass
+/// finishes one no reaper holds, in the reaper's own order, and reports it;
+/// it leaves one a live reaper holds alone, and that entry's cgroup too;
+/// where the removal refuses, it detaches what the mount table names
+/// below the entry (the only read of the table) and tries once more.
+///
+/// | reaper  | removal | the pass                                        |
+/// |---------|---------|-------------------------------------------------|
+/// | gone    | works   | unmount, cgroup, directory; reported            |
+/// | live    | —       | nothing (the old cgroup is the reaper's)        |
+/// | gone    | refuses | finish, detach the mount below, finish; error   |
+#[test]
+fn a_pass_finishes_the_entries_no_reaper_holds_and_only_those() {
+    let rows = [(false, false), (true, false), (false, true)];
+    for (held, refuses) in rows {
+        let mut host = RecordingHost::new(InitModel::Dead);
+        if refuses {
+            host = host.failing(HostStep::RemoveSandboxDir);
+        }
+        let f = Fixture::empty(host, false);
+        std::fs::create_dir(f.entry()).unwrap();
+        // Outside the known mount point: detaching it leaves this one.
+        let below = f.entry().join("extra");
+        f.host.set_mounts(vec![f.entry().join("fs"), below.clone()]);
+        f.host.set_cgroups(vec![(ID.into(), Some(OLD))]);
+        if held {
+            f.host.set_held_entries(vec![f.entry()]);
+        }
+        let report = gc(&f.state).unwrap();
+        let mut expected = Vec::new();
+        if !held {
+            expected.extend(f.finishing(&f.entry(), false, true));
+        }
+        if refuses {
+            expected.push(HostCall::UnmountAll(below));
+            expected.extend(f.finishing(&f.entry(), false, true));
+        }
+        expected.push(HostCall::SweepTables);
+        let what = format!("held {held}, refuses {refuses}");
+        assert_eq!(f.host.effects(), expected, "{what}");
+        let reclaimed: &[&str] = if held || refuses { &[] } else { &[ID] };
+        assert_eq!(report.sandboxes, reclaimed, "{what}");
+        assert_eq!(report.errors.len(), usize::from(refuses), "{what}");
+        assert!(report.host.cgroups.is_empty(), "{what}: {report:?}");
+    }
+}

@@ -97,13 +97,20 @@ pub(crate) fn entries(state: &State) -> Vec<String> {
 }
 
 /// Waits until `reaping/` holds no entry, polling at most `limit`: whether
-/// it emptied (every reaper finished, or a pass did their work).
-pub(crate) fn wait_empty(state: &State, limit: Duration) -> bool {
+/// it emptied (every reaper finished, or a pass did their work). With
+/// `help`, each entry no reaper holds is finished here meanwhile.
+pub(crate) fn wait_empty(state: &State, limit: Duration, help: bool) -> bool {
     let deadline = Instant::now() + limit;
     let mut pause = Duration::from_millis(1);
     loop {
-        if entries(state).is_empty() {
+        let left = entries(state);
+        if left.is_empty() {
             return true;
+        }
+        if help {
+            for id in &left {
+                let _ = finish_entry(state, id);
+            }
         }
         if Instant::now() >= deadline {
             return false;
@@ -112,3 +119,7 @@ pub(crate) fn wait_empty(state: &State, limit: Duration) -> bool {
         pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
+
+#[cfg(test)]
+#[path = "abandoned_tests.rs"]
+mod abandoned_tests;

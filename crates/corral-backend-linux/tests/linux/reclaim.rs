@@ -333,3 +333,75 @@ async fn a_snapshot_half_built_by_a_killed_capture_is_reclaimed_once_past_the_gr
     ops.delete_snapshot(&published.id).await.unwrap();
     b.destroy(&source.id).await.unwrap();
 }
+
+/// Loop devices whose backing file lies under `dir` (an ext4 layer's disk
+/// image, deleted or not).
+fn loop_devices_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let Ok(blocks) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    blocks
+        .flatten()
+        .filter_map(|b| {
+            let file = std::fs::read_to_string(b.path().join("loop/backing_file")).ok()?;
+            file.contains(&needle)
+                .then(|| b.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// Issue 16: `destroy` answers before its reaper detaches the writable
+/// layer and removes the disk image, directory and cgroup; 20 destroys,
+/// with gc passes running beside their reapers (a pass leaves an entry a
+/// live reaper holds alone, and finishes one whose reaper is gone), leave
+/// no mount, no loop device, no cgroup and no directory once the reapers
+/// are done and a last pass ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_destroys_and_gc_leave_no_mount_loop_device_cgroup_or_directory() {
+    let test = "twenty_destroys_and_gc_leave_no_mount_loop_device_cgroup_or_directory";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(b.create(CreateRequest::default()).await.unwrap().id);
+    }
+    for (n, id) in ids.iter().enumerate() {
+        b.destroy(id).await.unwrap();
+        // A pass beside the reapers in flight spares exactly the sandboxes
+        // not destroyed yet.
+        let report = b.gc().await.unwrap();
+        assert!(report.errors.is_empty(), "{report:?}");
+        let mut live = ids[n + 1..].to_vec();
+        live.sort();
+        assert_eq!(report.host.spared, live, "{report:?}");
+    }
+    assert!(b.wait_reaped(common::REAPED), "every reaper finishes");
+    let last = b.gc().await.unwrap();
+    assert!(
+        last.sandboxes.is_empty(),
+        "nothing is left to reclaim: {last:?}"
+    );
+    let state = dir.path().join("linux");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    assert_eq!(
+        loop_devices_under(dir.path()),
+        Vec::<String>::new(),
+        "no loop device is left"
+    );
+    for id in &ids {
+        assert_eq!(
+            common::cgroups_named(id),
+            Vec::<PathBuf>::new(),
+            "{id}: no cgroup is left"
+        );
+    }
+    for sub in ["sandboxes", "reaping"] {
+        let left: Vec<_> = std::fs::read_dir(state.join(sub))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert!(left.is_empty(), "{sub}/ holds {left:?}");
+    }
+}
