@@ -24,6 +24,22 @@ use crate::usage::LinuxUsage;
 /// How long [`LinuxBackend::destroy_all`] waits for reapers in flight.
 const REAPERS_WAIT: Duration = Duration::from_secs(30);
 
+/// Waits for the reapers of `state`'s destroys, finishing the entries of
+/// gone ones, at most [`REAPERS_WAIT`] (blocking): once it returns `Ok`,
+/// nothing of a destroyed sandbox is mounted, so the state directory may be
+/// removed.
+fn settle_reapers(state: &State) -> Result<()> {
+    if crate::reaping::wait_empty(state, REAPERS_WAIT, true) {
+        return Ok(());
+    }
+    let busy = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    let what = format!(
+        "linux state: destroyed sandboxes were still being finished after {REAPERS_WAIT:?} \
+         (`corral gc` finishes them)"
+    );
+    Err(PlatformError::io(what, &busy).into())
+}
+
 /// The linux backend. Cheap to clone; clones share the state directory.
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
@@ -260,14 +276,7 @@ impl LinuxBackend {
                 n += 1;
             }
         }
-        if !crate::reaping::wait_empty(&self.state, REAPERS_WAIT, true) {
-            let busy = std::io::Error::from(std::io::ErrorKind::TimedOut);
-            let what = format!(
-                "linux state: destroyed sandboxes were still being finished after \
-                 {REAPERS_WAIT:?} (`corral gc` finishes them)"
-            );
-            return Err(PlatformError::io(what, &busy).into());
-        }
+        settle_reapers(&self.state)?;
         Ok(n)
     }
 
@@ -389,6 +398,15 @@ impl Backend for LinuxBackend {
         let state = self.state.clone();
         let id = id.to_string();
         blocking(move || crate::destroy::destroy(&state, &id)).await
+    }
+
+    /// Waits for the reapers of this backend's destroys (finishing the
+    /// entry of one that is gone), bounded: once it returns, nothing of a
+    /// destroyed sandbox is mounted and the state directory may be removed.
+    /// A process that exits without closing leaves its reapers running.
+    async fn close(&self) -> Result<()> {
+        let state = self.state.clone();
+        blocking(move || settle_reapers(&state)).await
     }
 
     async fn exec(
