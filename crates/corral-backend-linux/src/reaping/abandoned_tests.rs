@@ -28,10 +28,10 @@ fn left_at(state: &State, id: &str, at: KilledAt) -> PathBuf {
     let entry = state.reaping_entry(id);
     let fs = entry.join(FS_DIR);
     std::fs::create_dir_all(&fs).unwrap();
-    if at != KilledAt::BeforeRmdir {
-        if let Some(cgroups) = &state.cgroups {
-            cgroups.create(id, &CgroupLimits::default()).unwrap();
-        }
+    if at != KilledAt::BeforeRmdir
+        && let Some(cgroups) = &state.cgroups
+    {
+        cgroups.create(id, &CgroupLimits::default()).unwrap();
     }
     if matches!(at, KilledAt::BeforeUnmount | KilledAt::AfterUnmount) {
         std::fs::write(entry.join("disk.ext4"), b"image").unwrap();

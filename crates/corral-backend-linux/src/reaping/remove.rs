@@ -176,7 +176,7 @@ mod tests {
             return;
         }
         let refused = remove_within_mount(&dir);
-        let _ = rustix::mount::unmount(&dir.join("fs"), rustix::mount::UnmountFlags::DETACH);
+        let _ = rustix::mount::unmount(dir.join("fs"), rustix::mount::UnmountFlags::DETACH);
         let err = refused.expect_err("the removal is refused");
         assert_eq!(err.kind(), io::ErrorKind::ResourceBusy, "{err}");
         assert!(err.to_string().contains("is still mounted"), "{err}");

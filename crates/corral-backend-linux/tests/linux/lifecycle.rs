@@ -67,6 +67,31 @@ async fn create_exec_destroy_leaves_nothing_behind() {
     b.destroy(&info.id).await.unwrap();
 }
 
+/// Issue 16: what a new create needs is free when `destroy` answers,
+/// before its reaper finished: a create with the destroyed sandbox's key
+/// succeeds at once (its claim is released), and so do creates beyond the
+/// destroyed one's (its id range is released).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_create_with_the_key_succeeds_right_after_destroy_answers() {
+    let test = "a_new_create_with_the_key_succeeds_right_after_destroy_answers";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let req = || CreateRequest {
+        key: Some("reused".try_into().unwrap()),
+        ..CreateRequest::default()
+    };
+    let first = b.create(req()).await.unwrap();
+    b.destroy(&first.id).await.unwrap();
+    let second = b
+        .create(req())
+        .await
+        .expect("the key is free when destroy answers");
+    assert_ne!(second.id, first.id);
+    b.destroy(&second.id).await.unwrap();
+    assert!(b.wait_reaped(REAPED), "the reapers finish");
+}
+
 /// The cgroup path of `pid` in the v1 memory hierarchy or the v2 one.
 fn cgroup_dir_of(pid: u32) -> Option<std::path::PathBuf> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;

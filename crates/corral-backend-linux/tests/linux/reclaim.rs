@@ -148,6 +148,7 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         "a live holder keeps it: {held}"
     );
     b.destroy(&new.id).await.unwrap();
+    assert!(b.wait_reaped(common::REAPED), "the reapers finish");
     assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
 }
 
@@ -181,6 +182,7 @@ async fn a_sandbox_whose_init_died_is_swept_with_everything_it_held() {
     assert_eq!(swept.host.spared, vec![live.id.clone()], "{swept:?}");
     assert!(b.connect(&live.id).await.is_ok(), "the live sandbox stays");
     b.destroy(&live.id).await.unwrap();
+    assert!(b.wait_reaped(common::REAPED), "the reaper finishes");
     assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
 }
 
