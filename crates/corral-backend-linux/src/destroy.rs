@@ -52,8 +52,8 @@ fn destroy_then(state: &State, id: &str, finish: fn(&State, &str) -> Result<()>)
     }
     let key = read_meta(state, id).ok().flatten().and_then(|m| m.key);
     let torn = match stop(state, id) {
-        Ok(Stopped::Yes) => finish(state, id),
-        Ok(Stopped::NoDirectory) => Ok(()),
+        Ok(Stop::Done) => finish(state, id),
+        Ok(Stop::NoDirectory) => Ok(()),
         Err(e) => Err(e),
     };
     if let Some(key) = key {
@@ -67,7 +67,7 @@ fn destroy_then(state: &State, id: &str, finish: fn(&State, &str) -> Result<()>)
 /// `sandboxes/` (a create's rollback and gc's reclaim, which need not
 /// answer early).
 pub fn teardown(state: &State, id: &str) -> Result<()> {
-    if stop(state, id)? == Stopped::NoDirectory {
+    if stop(state, id)? == Stop::NoDirectory {
         return Ok(());
     }
     finish_here(state, id, &state.sandbox_dir(id))
@@ -81,11 +81,11 @@ fn finish_here(state: &State, id: &str, dir: &std::path::Path) -> Result<()> {
     })
 }
 
-/// Whether [`stop`] found a sandbox to stop.
+/// What [`stop`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stopped {
-    /// It had a directory: it is stopped now.
-    Yes,
+pub(crate) enum Stop {
+    /// The sandbox had a directory: it is stopped now.
+    Done,
     /// It has no directory (never made, or already handed off): nothing
     /// was done.
     NoDirectory,
@@ -98,11 +98,11 @@ pub(crate) enum Stopped {
 /// failure is returned, and then the id range is kept (something of the
 /// sandbox may still run) and the directory stays in `sandboxes/`, holding
 /// what a later teardown (a retried destroy, gc) needs to finish.
-pub(crate) fn stop(state: &State, id: &str) -> Result<Stopped> {
+pub(crate) fn stop(state: &State, id: &str) -> Result<Stop> {
     let host: &dyn Host = state.host.as_ref();
     let dir = state.sandbox_dir(id);
     if std::fs::symlink_metadata(&dir).is_err() {
-        return Ok(Stopped::NoDirectory);
+        return Ok(Stop::NoDirectory);
     }
     let meta = read_meta(state, id).ok().flatten();
     // Frozen processes cannot act on Shutdown or die: thaw first.
@@ -128,7 +128,7 @@ pub(crate) fn stop(state: &State, id: &str) -> Result<Stopped> {
     }
     // Nothing of the sandbox runs: a new create may take its id range.
     host.release_id_range(&crate::userns::ranges::dir(state.dir()), id);
-    Ok(Stopped::Yes)
+    Ok(Stop::Done)
 }
 
 /// Moves stopped sandbox `id`'s directory to `reaping/` and starts its

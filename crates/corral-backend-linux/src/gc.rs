@@ -90,7 +90,9 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 /// reports ([`HostStateReclaim`]), so the counts are declared once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GcReport {
-    /// Sandboxes (directories and everything they held) reclaimed.
+    /// Sandboxes (directories and everything they held) reclaimed, the
+    /// destroyed ones whose reaper was gone (entries of `reaping/`)
+    /// included.
     pub sandboxes: Vec<String>,
     /// The host state reclaimed beside them, and the live sandboxes spared.
     #[serde(flatten)]
