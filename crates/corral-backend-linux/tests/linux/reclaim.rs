@@ -407,3 +407,40 @@ async fn twenty_destroys_and_gc_leave_no_mount_loop_device_cgroup_or_directory()
         assert!(left.is_empty(), "{sub}/ holds {left:?}");
     }
 }
+
+/// A destroyed sandbox whose reaper died before doing anything (here a
+/// "reaper" that exits at once: `/bin/true` in `corral-init`'s place) is
+/// left in `reaping/` with its layer mounted; a gc pass finishes it, names
+/// it among the reclaimed sandboxes (what `corral gc` prints), and leaves
+/// no mount, no cgroup and no directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gc_finishes_and_reports_a_destroyed_sandbox_whose_reaper_died() {
+    let test = "gc_finishes_and_reports_a_destroyed_sandbox_whose_reaper_died";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let id = b.create(CreateRequest::default()).await.unwrap().id;
+    // SAFETY: read only where an init or a reaper starts; this test's
+    // process (nextest runs one per process) starts none meanwhile but the
+    // reaper of this destroy, and every test sets the same value back.
+    unsafe { std::env::set_var("CORRAL_INIT", "/bin/true") };
+    let destroyed = b.destroy(&id).await;
+    // SAFETY: as above.
+    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
+    destroyed.unwrap();
+    let entry = dir.path().join("linux/reaping").join(&id);
+    assert!(entry.is_dir(), "the entry is left for gc");
+    assert!(mounts_under(&entry) > 0, "its layer is still mounted");
+    let report = b.gc().await.unwrap();
+    assert_eq!(report.sandboxes, vec![id.clone()], "{report:?}");
+    assert!(report.errors.is_empty(), "{report:?}");
+    assert!(!entry.exists(), "the entry is finished");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    assert_eq!(
+        common::cgroups_named(&id),
+        Vec::<PathBuf>::new(),
+        "no cgroup is left"
+    );
+    let again = b.gc().await.unwrap();
+    assert!(again.sandboxes.is_empty(), "{again:?}");
+}
