@@ -8,8 +8,8 @@
 //! nothing is mounted below it. Idempotent; never follows a symlink; never
 //! signals a pid whose start time differs from the recorded one. This is
 //! the one teardown of a sandbox: `destroy`, a failed create's rollback and
-//! every reclaim of [`crate::gc`] end here (the last two finish inline,
-//! [`teardown`]). Every effect on the host goes through the state's
+//! every reclaim of [`crate::gc`] end here (the last two finish inline:
+//! [`teardown`], [`destroy_here`]). Every effect on the host goes through the state's
 //! [`Host`], in the order [`stop`] and `crate::reaping::finish` give.
 
 use std::time::Duration;
