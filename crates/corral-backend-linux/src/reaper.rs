@@ -7,9 +7,10 @@
 //! hook between fork and exec (so with `posix_spawn`'s `vfork`-style clone,
 //! which copies none of the caller's memory), in a process group of its
 //! own (a terminal's `^C` to the caller's group does not reach it), with
-//! `/dev/null` as stdio and an empty environment; a thread of the caller
-//! waits for it, so a long-lived caller keeps no zombie (once the caller
-//! exits, whoever inherits the reaper reaps it).
+//! `/dev/null` as stdio, no other descriptor (it closes any its caller
+//! leaked before anything else) and an empty environment; a thread of the
+//! caller waits for it, so a long-lived caller keeps no zombie (once the
+//! caller exits, whoever inherits the reaper reaps it).
 //!
 //! It takes the entry's lock without waiting and leaves the entry alone
 //! when someone holds it (a gc pass that came first); killed half-way, it
@@ -69,7 +70,14 @@ pub(crate) fn start(entry: &Path, cgroup_dirs: &[PathBuf]) -> std::io::Result<()
 /// when this process was started as a reaper, `None` otherwise.
 pub fn reaper_main() -> Option<i32> {
     let args: Vec<OsString> = std::env::args_os().collect();
-    (args.get(1).is_some_and(|a| a == FLAG)).then(|| run(&args[2..]))
+    if args.get(1).is_none_or(|a| a != FLAG) {
+        return None;
+    }
+    // First thing, before it opens anything: a descriptor its caller left
+    // without close-on-exec (a pipe a shell reads, say) is not kept open
+    // for as long as the reaper works.
+    let _ = crate::init::sys::above_stderr(crate::init::sys::Sweep::Close);
+    Some(run(&args[2..]))
 }
 
 /// One entry to finish, as the reaper's arguments name it.
