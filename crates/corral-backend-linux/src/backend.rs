@@ -21,6 +21,25 @@ use crate::state::{NAME, State, info_of, is_paused, list_metas, require_meta};
 use crate::terminal::LinuxTerminals;
 use crate::usage::LinuxUsage;
 
+/// How long [`LinuxBackend::destroy_all`] waits for reapers in flight.
+const REAPERS_WAIT: Duration = Duration::from_secs(30);
+
+/// Waits for the reapers of `state`'s destroys, finishing the entries of
+/// gone ones, at most [`REAPERS_WAIT`] (blocking): once it returns `Ok`,
+/// nothing of a destroyed sandbox is mounted, so the state directory may be
+/// removed.
+fn settle_reapers(state: &State) -> Result<()> {
+    if crate::reaping::wait_empty(state, REAPERS_WAIT, true) {
+        return Ok(());
+    }
+    let busy = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    let what = format!(
+        "linux state: destroyed sandboxes were still being finished after {REAPERS_WAIT:?} \
+         (`corral gc` finishes them)"
+    );
+    Err(PlatformError::io(what, &busy).into())
+}
+
 /// The linux backend. Cheap to clone; clones share the state directory.
 #[derive(Debug, Clone)]
 pub struct LinuxBackend {
@@ -241,9 +260,13 @@ impl LinuxBackend {
     }
 
     /// Destroys every sandbox of this state directory, complete or
-    /// half-made, live or not (blocking; for the teardown after tests).
-    /// Returns how many were removed. This is [`Backend::destroy`] of each
-    /// one, not a reclaim: what crashes left is [`Self::gc`]'s.
+    /// half-made, live or not (blocking; for the teardown after tests),
+    /// each finished before this returns, and waits for the reapers of
+    /// earlier destroys (finishing what a gone one left): once it returns
+    /// nothing of this state directory's sandboxes is mounted, so the
+    /// directory may be removed. Returns how many were removed. This is
+    /// [`Backend::destroy`] of each one, not a reclaim: what crashes left
+    /// is [`Self::gc`]'s.
     pub fn destroy_all(&self) -> Result<usize> {
         let entries = std::fs::read_dir(self.state.sandboxes())
             .map_err(|e| crate::state::state_error("listing sandboxes", &e))?;
@@ -251,11 +274,23 @@ impl LinuxBackend {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if crate::state::is_sandbox_id(&name) {
-                crate::destroy::destroy(&self.state, &name)?;
+                crate::destroy::destroy_here(&self.state, &name)?;
                 n += 1;
             }
         }
+        settle_reapers(&self.state)?;
         Ok(n)
+    }
+
+    /// Waits until every sandbox this state directory destroyed is
+    /// finished — its writable layer detached, its disk image, directory
+    /// and cgroup removed — by its reaper (or by a [`Self::gc`] pass, for
+    /// one whose reaper is gone), polling at most `limit` (blocking):
+    /// whether they all were. A destroy answers before that work
+    /// (`crate::reaping`); this is for callers that must see the host
+    /// clean, such as tests.
+    pub fn wait_reaped(&self, limit: Duration) -> bool {
+        crate::reaping::wait_empty(&self.state, limit, false)
     }
 
     /// Garbage collection, the one reclaim pass of this backend: every
@@ -365,6 +400,15 @@ impl Backend for LinuxBackend {
         let state = self.state.clone();
         let id = id.to_string();
         blocking(move || crate::destroy::destroy(&state, &id)).await
+    }
+
+    /// Waits for the reapers of this backend's destroys (finishing the
+    /// entry of one that is gone), bounded: once it returns, nothing of a
+    /// destroyed sandbox is mounted and the state directory may be removed.
+    /// A process that exits without closing leaves its reapers running.
+    async fn close(&self) -> Result<()> {
+        let state = self.state.clone();
+        blocking(move || settle_reapers(&state)).await
     }
 
     async fn exec(

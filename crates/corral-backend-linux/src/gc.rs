@@ -3,7 +3,8 @@
 //! [`crate::LinuxBackend::gc`], the tests); a create whose key an expired
 //! sandbox still holds reclaims that one sandbox by the same rule
 //! (`free_expired_key`). Both tear a sandbox down through
-//! `crate::destroy`, as `destroy` itself does. Nothing else reclaims:
+//! `crate::destroy`, as `destroy` itself does (a pass finishes each one
+//! itself; the create hands it to a reaper, as `destroy` does). Nothing else reclaims:
 //! reading a record (`crate::state`) never changes anything.
 //!
 //! # What is reclaimed, and when
@@ -16,8 +17,11 @@
 //! |                                           | once older than [`NO_CREATOR_GRACE`]           |
 //! | a `corral-init` in a sandbox's cgroup     | that sandbox is not live or has no directory   |
 //! | a mount under `sandboxes/<id>`            | sandbox `<id>` is not live                     |
+//! | an entry of `reaping/` (a destroyed       | no reaper holds its lock (its reaper was       |
+//! | sandbox's directory, `crate::reaping`)    | killed, or never started)                      |
 //! | a preview forwarder                       | its sandbox is not live                        |
-//! | an `lnx-` cgroup with no directory here   | empty, older than [`CGROUP_GRACE`]             |
+//! | an `lnx-` cgroup with no directory here   | empty, older than [`CGROUP_GRACE`], and no     |
+//! |                                           | entry of `reaping/` names it                   |
 //! | a key claim                               | names no sandbox with a directory, older than  |
 //! |                                           | `crate::keys::GRACE`                           |
 //! | a half-made disk template                 | the host process that made it is gone (the     |
@@ -48,6 +52,9 @@
 //! - a process that is not a `corral-init` in the cgroup of a sandbox with
 //!   a directory here, and a cgroup that still holds a process (cgroups are
 //!   shared by every state directory of the same parent);
+//! - an entry of `reaping/` whose reaper runs (it holds the entry's lock),
+//!   nor that entry's cgroup: only one of a reaper and a pass ever acts on
+//!   an entry;
 //! - published snapshots: they are deleted only by `delete_snapshot` (the
 //!   contract's `cleanup` decides by their labels, above this backend).
 //!
@@ -83,7 +90,9 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 /// reports ([`HostStateReclaim`]), so the counts are declared once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GcReport {
-    /// Sandboxes (directories and everything they held) reclaimed.
+    /// Sandboxes (directories and everything they held) reclaimed, the
+    /// destroyed ones whose reaper was gone (entries of `reaping/`)
+    /// included.
     pub sandboxes: Vec<String>,
     /// The host state reclaimed beside them, and the live sandboxes spared.
     #[serde(flatten)]
@@ -268,6 +277,10 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
             report.host.mounts_detached += 1;
         }
     }
+    // Destroyed sandboxes whose reaper is gone.
+    for id in crate::reaping::entries(state) {
+        finish_abandoned(state, &id, &mut report);
+    }
     // What a detached mount kept alive: remove what is left of it.
     let leftovers: Vec<String> = sandbox_dirs(state)?
         .into_iter()
@@ -283,6 +296,7 @@ pub(crate) fn gc(state: &State) -> Result<GcReport> {
         if is_sandbox_id(&name)
             && !live.contains(&name)
             && std::fs::symlink_metadata(state.sandbox_dir(&name)).is_err()
+            && std::fs::symlink_metadata(state.reaping_entry(&name)).is_err()
             && host
                 .empty_cgroup_age(cgroups, &name)
                 .is_some_and(|age| age >= CGROUP_GRACE)
@@ -324,9 +338,37 @@ pub(crate) fn free_expired_key(state: &State, key: &str) -> Result<()> {
     }
 }
 
-/// Destroys sandbox `id`, noting the outcome in `report`.
+/// Destroys sandbox `id` here and now (a pass is a reaper itself: what it
+/// reports reclaimed is gone), noting the outcome in `report`.
 fn reclaim(state: &State, id: &str, report: &mut GcReport) {
-    match crate::destroy::destroy(state, id) {
+    match crate::destroy::destroy_here(state, id) {
+        Ok(()) => report.sandboxes.push(id.to_string()),
+        Err(e) => report.errors.push(format!("{id}: {}", e.message())),
+    }
+}
+
+/// Finishes the entry of destroyed sandbox `id` in `reaping/` unless a
+/// reaper holds it, noting the outcome in `report`. Where the removal
+/// refuses (something is still mounted below the entry, not under its
+/// known mount point), the mount table — read only on this rare path —
+/// names what to detach, and the entry is finished once more.
+fn finish_abandoned(state: &State, id: &str, report: &mut GcReport) {
+    let host = state.host.as_ref();
+    let finished = match crate::reaping::finish_entry(state, id) {
+        // Its reaper runs: it is that reaper's.
+        None => return,
+        Some(Ok(())) => Ok(()),
+        Some(Err(_)) => {
+            let entry = state.reaping_entry(id);
+            for (_, path) in mounts_under(host.mount_points(), &state.reaping()) {
+                if path.starts_with(&entry) && host.unmount_all(&path).is_ok() {
+                    report.host.mounts_detached += 1;
+                }
+            }
+            crate::reaping::finish_entry(state, id).unwrap_or(Ok(()))
+        }
+    };
+    match finished {
         Ok(()) => report.sandboxes.push(id.to_string()),
         Err(e) => report.errors.push(format!("{id}: {}", e.message())),
     }

@@ -71,19 +71,14 @@ struct Row {
 
 /// The effects of tearing down [`ID`] once its PID 1 is gone.
 fn torn_down(f: &Fixture) -> Vec<HostCall> {
-    let mut calls = f.before_init(true);
-    calls.extend(f.releasing(false));
-    calls.extend(f.removing());
+    let mut calls = f.teardown(true, false);
     calls.push(f.key_release());
     calls
 }
 
 /// The same, of a half-made [`ID`] (no record, hence no key, no PID 1).
 fn half_made_torn_down(f: &Fixture) -> Vec<HostCall> {
-    let mut calls = f.before_init(false);
-    calls.extend(f.releasing(false));
-    calls.extend(f.removing());
-    calls
+    f.teardown(false, false)
 }
 
 /// The effects of killing the orphaned PID 1 of [`ID`], thawed first.
@@ -246,7 +241,9 @@ const ROWS: &[Row] = &[
         fail: Some(HostStep::UnmountAll),
         effects: |f| {
             let mut calls = f.before_init(true);
-            calls.extend(f.releasing(false));
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.finishing(&f.dir(), false, false));
             calls.push(f.key_release());
             // Stale, so the sweep of mounts tries again (and fails again).
             calls.push(HostCall::UnmountAll(f.state.fs_dir(ID)));
@@ -276,7 +273,9 @@ const ROWS: &[Row] = &[
         fail: Some(HostStep::RemoveCgroup),
         effects: |f| {
             let mut calls = f.before_init(true);
-            calls.extend(f.releasing(false));
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.finishing(&f.dir(), false, false));
             calls.push(f.key_release());
             calls.push(HostCall::SweepTables);
             calls
@@ -393,8 +392,18 @@ fn a_create_reclaims_the_expired_holder_of_its_key_and_no_other() {
         });
         std::fs::write(f.state.key_path(KEY), ID).unwrap();
         free_expired_key(&f.state, KEY).unwrap();
+        // Stopped, then handed to a reaper as `destroy` does: the create
+        // needs its key, not the holder's directory gone.
+        let handed_off = || {
+            let mut calls = f.before_init(true);
+            calls.extend(f.after_init());
+            calls.push(f.range_release());
+            calls.extend(f.handing_off());
+            calls.push(f.key_release());
+            calls
+        };
         let expected = match reclaimed {
-            true => torn_down(&f)
+            true => handed_off()
                 .into_iter()
                 .filter(HostCall::is_effect)
                 .collect(),
@@ -464,4 +473,51 @@ fn a_half_made_sandbox_lives_exactly_as_long_as_its_creator() {
     std::fs::write(state.sandbox_dir(id).join(CREATOR_FILE), "4294967295 1").unwrap();
     assert_eq!(creator_alive(&state, id), Some(false), "no such creator");
     assert!(!is_live(&state, id));
+}
+
+/// Entries of `reaping/` (destroyed sandboxes handed to a reaper): a pass
+/// finishes one no reaper holds, in the reaper's own order, and reports it;
+/// it leaves one a live reaper holds alone, and that entry's cgroup too;
+/// where the removal refuses, it detaches what the mount table names
+/// below the entry (the only read of the table) and tries once more.
+///
+/// | reaper  | removal | the pass                                        |
+/// |---------|---------|-------------------------------------------------|
+/// | gone    | works   | unmount, cgroup, directory; reported            |
+/// | live    | —       | nothing (the old cgroup is the reaper's)        |
+/// | gone    | refuses | finish, detach the mount below, finish; error   |
+#[test]
+fn a_pass_finishes_the_entries_no_reaper_holds_and_only_those() {
+    let rows = [(false, false), (true, false), (false, true)];
+    for (held, refuses) in rows {
+        let mut host = RecordingHost::new(InitModel::Dead);
+        if refuses {
+            host = host.failing(HostStep::RemoveSandboxDir);
+        }
+        let f = Fixture::empty(host, false);
+        std::fs::create_dir(f.entry()).unwrap();
+        // Outside the known mount point: detaching it leaves this one.
+        let below = f.entry().join("extra");
+        f.host.set_mounts(vec![f.entry().join("fs"), below.clone()]);
+        f.host.set_cgroups(vec![(ID.into(), Some(OLD))]);
+        if held {
+            f.host.set_held_entries(vec![f.entry()]);
+        }
+        let report = gc(&f.state).unwrap();
+        let mut expected = Vec::new();
+        if !held {
+            expected.extend(f.finishing(&f.entry(), false, true));
+        }
+        if refuses {
+            expected.push(HostCall::UnmountAll(below));
+            expected.extend(f.finishing(&f.entry(), false, true));
+        }
+        expected.push(HostCall::SweepTables);
+        let what = format!("held {held}, refuses {refuses}");
+        assert_eq!(f.host.effects(), expected, "{what}");
+        let reclaimed: &[&str] = if held || refuses { &[] } else { &[ID] };
+        assert_eq!(report.sandboxes, reclaimed, "{what}");
+        assert_eq!(report.errors.len(), usize::from(refuses), "{what}");
+        assert!(report.host.cgroups.is_empty(), "{what}: {report:?}");
+    }
 }

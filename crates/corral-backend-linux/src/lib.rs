@@ -46,8 +46,8 @@
 //! 4. **The pieces of a sandbox**, each over the state directory: [`disk`],
 //!    key claims, [`network`], pause, snapshots, usage, exec, [`userns`]
 //!    (ranges, maps, ownership, the host's side of rootless).
-//! 5. **Teardown** (`destroy`), starting an init (`spawn`), the file
-//!    primitives.
+//! 5. **Teardown** (`destroy`, and `reaping`: what of it comes after its
+//!    answer), starting an init (`spawn`), the file primitives.
 //! 6. **The init** ([`init`]: PID 1, its raw calls, the init's side of
 //!    rootless, what PID 1 puts on itself once for every process to
 //!    inherit: the seccomp install, the bounding set, the signals),
@@ -55,8 +55,8 @@
 //!    namespace set up around its init (`sandbox_userns`), create's
 //!    rollback.
 //! 7. **Reclaim** ([`gc`]), `real_host` (the real `Host`, which calls the
-//!    modules owning each effect), the filter ([`seccomp`]) and the hooks
-//!    that apply it.
+//!    modules owning each effect), the reaper process (`reaper`), the
+//!    filter ([`seccomp`]) and the hooks that apply it.
 //! 8. **Create**, then **the backend** (`backend`, [`LinuxBackend`]), the
 //!    only place the real host is chosen.
 
@@ -96,6 +96,8 @@ mod privilege;
 mod process;
 pub mod protocol;
 mod real_host;
+mod reaper;
+mod reaping;
 mod record;
 mod rollback;
 pub mod rootfs;
@@ -116,4 +118,5 @@ pub mod userns;
 pub use backend::LinuxBackend;
 pub use create::{DEFAULT_DISK_BYTES, HOST_IMAGE};
 pub use exec_timeout::{DEFAULT_EXEC_TIMEOUT, DEFAULT_TIMEOUT_ENV, parse_default_timeout};
+pub use reaper::reaper_main;
 pub use state::SANDBOX_PREFIX;

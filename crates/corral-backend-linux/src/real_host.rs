@@ -11,7 +11,9 @@ use corral_backend::snapshot_archive::Layout;
 use corral_backend::{Network, Result};
 
 use crate::cgroup::{CgroupLimits, Cgroups};
-use crate::host::{Build, Forwarder, Host, InitLink, InitProcess, Process, WritableLayer};
+use crate::host::{
+    Build, EntryLock, Forwarder, Host, InitLink, InitProcess, Process, WritableLayer,
+};
 use crate::protocol::{self, HostDir, InitConfig, Request};
 use crate::state::{connect_control_in, parent_pid, process_start};
 
@@ -89,6 +91,16 @@ impl Host for RealHost {
         crate::network::teardown(dir)
     }
 
+    fn empty_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
+        if let Some(cgroups) = cgroups
+            && let Ok(Some(cg)) = cgroups.open(id)
+        {
+            cg.kill_all()
+                .map_err(|e| e.failed(format_args!("emptying the cgroup of sandbox {id}")))?;
+        }
+        Ok(())
+    }
+
     fn remove_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
         if let Some(cgroups) = cgroups
             && let Ok(Some(cg)) = cgroups.open(id)
@@ -108,7 +120,34 @@ impl Host for RealHost {
     }
 
     fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()> {
-        crate::rootfs::remove_unmounted(dir)
+        crate::reaping::remove::remove_within_mount(dir)
+    }
+
+    fn move_to_reaping(&self, dir: &Path, entry: &Path) -> std::io::Result<()> {
+        use rustix::fs::{CWD, RenameFlags};
+        rustix::fs::renameat_with(CWD, dir, CWD, entry, RenameFlags::NOREPLACE)?;
+        Ok(())
+    }
+
+    fn start_reaper(
+        &self,
+        entry: &Path,
+        cgroups: Option<&Cgroups>,
+        id: &str,
+    ) -> std::io::Result<()> {
+        let dirs = cgroups
+            .and_then(|c| c.open(id).ok().flatten())
+            .map(|cg| cg.dirs())
+            .unwrap_or_default();
+        crate::reaper::start(entry, &dirs)
+    }
+
+    fn lock_entry(&self, entry: &Path) -> Option<EntryLock> {
+        use rustix::fs::{FlockOperation, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let dir = rustix::fs::open(entry, flags, Mode::empty()).ok()?;
+        rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).ok()?;
+        Some(EntryLock::new(Some(dir)))
     }
 
     fn release_key(&self, claim: &Path, id: &str) {

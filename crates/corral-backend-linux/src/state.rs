@@ -9,6 +9,8 @@
 //! <state>/linux/sandboxes/<id>/fs/upper/     overlay upper dir (layered images)
 //! <state>/linux/sandboxes/<id>/fs/work/      overlay work dir (layered images)
 //! <state>/linux/sandboxes/<id>/paused        present while the sandbox is paused
+//! <state>/linux/reaping/<id>/               a destroyed sandbox's directory, moved here
+//!                                            whole for its reaper to finish (`crate::reaping`)
 //! <state>/linux/keys/<hex sha-256 of key>    key claim holding the owning id
 //! <state>/linux/images/                      the image store
 //! <state>/linux/disk-templates/              empty disk images, one per size and host process
@@ -36,6 +38,10 @@ use corral_backend::{BackendError, PlatformError, Result, SandboxInfo, SandboxSt
 use sha2::Digest;
 
 use crate::host::{Build, Host};
+
+/// The name of a sandbox's writable layer's mount point in its directory
+/// (and in its entry of `reaping/`, which is the same directory moved).
+pub const FS_DIR: &str = "fs";
 
 /// The layout of the backend's state directory.
 #[derive(Debug, Clone)]
@@ -79,6 +85,7 @@ impl State {
             metas: crate::meta_cache::MetaCache::default(),
         };
         std::fs::create_dir_all(state.sandboxes())?;
+        std::fs::create_dir_all(state.reaping())?;
         std::fs::create_dir_all(state.keys())?;
         state.images = crate::images::ImageStore::open(crate::images::store_dir(state_dir)).ok();
         Ok(state)
@@ -94,6 +101,18 @@ impl State {
         self.dir.join("sandboxes")
     }
 
+    /// Where destroyed sandboxes wait for their reaper
+    /// (`crate::reaping`): beside [`Self::sandboxes`], on the same file
+    /// system, so that a sandbox's directory moves here in one rename.
+    pub fn reaping(&self) -> PathBuf {
+        self.dir.join("reaping")
+    }
+
+    /// The entry of destroyed sandbox `id` in [`Self::reaping`].
+    pub fn reaping_entry(&self, id: &str) -> PathBuf {
+        self.reaping().join(id)
+    }
+
     /// Where key claims live.
     pub fn keys(&self) -> PathBuf {
         self.dir.join("keys")
@@ -106,7 +125,7 @@ impl State {
 
     /// The tmpfs mount point of sandbox `id`.
     pub fn fs_dir(&self, id: &str) -> PathBuf {
-        self.sandbox_dir(id).join("fs")
+        self.sandbox_dir(id).join(FS_DIR)
     }
 
     /// The host directory behind the sandbox's `/`.

@@ -7,5 +7,10 @@ fn main() {
     if let Some(code) = corral_backend_linux::preview::forwarder_main() {
         std::process::exit(code);
     }
+    // And finishes destroyed sandboxes after their destroy answered (see
+    // `corral_backend_linux::reaper_main`).
+    if let Some(code) = corral_backend_linux::reaper_main() {
+        std::process::exit(code);
+    }
     std::process::exit(corral_backend_linux::init::main());
 }

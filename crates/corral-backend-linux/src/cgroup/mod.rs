@@ -350,6 +350,15 @@ impl Cgroup {
         }
     }
 
+    /// Its distinct directories (one on v2; one per hierarchy on v1, where
+    /// co-mounted controllers share one): what [`remove_emptied`] removes.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        match &self.layout {
+            Layout::V1(dirs) => dirs.unique().into_iter().map(Path::to_path_buf).collect(),
+            Layout::V2(dir) => vec![dir.clone()],
+        }
+    }
+
     /// Kills every process, then removes every directory. Safe to repeat
     /// (through [`Cgroups::open`] or a clone): what is gone stays gone.
     pub fn destroy(self) -> Result<(), CgroupError> {
@@ -358,6 +367,18 @@ impl Cgroup {
             Layout::V2(dir) => v2::destroy(dir),
         }
     }
+}
+
+/// Removes the cgroup directories `dirs` of one sandbox ([`Cgroup::dirs`]),
+/// emptied of processes before ([`Cgroup::kill_all`]): what is left of a
+/// cgroup once its sandbox was destroyed, removed by whoever finishes the
+/// sandbox without the hierarchy at hand. A directory already gone is not
+/// an error; one still holding a process is refused (never killed here).
+pub fn remove_emptied(dirs: &[PathBuf]) -> Result<(), CgroupError> {
+    for dir in dirs {
+        fs::rmdir_tree(dir)?;
+    }
+    Ok(())
 }
 
 /// A sandbox name is one path component: 1 to 64 of `[A-Za-z0-9._-]`,

@@ -3,7 +3,7 @@
 //! of its sandbox, and a failed create's rollback, make. The tests of
 //! teardown, of create and its rollback and of gc all build on it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::recording::{INIT_PID, INIT_START, OUTER_PID};
@@ -118,24 +118,48 @@ impl Fixture {
         calls
     }
 
-    /// The calls after PID 1 is gone, up to the unmount (none rootless).
-    pub(crate) fn releasing(&self, rootless: bool) -> Vec<HostCall> {
-        let mut calls = vec![
+    /// The calls after PID 1 is gone that a destroy waits for: the
+    /// network's teardown and the cgroup emptied (the id range's release
+    /// follows when both succeeded, [`Self::range_release`]).
+    pub(crate) fn after_init(&self) -> Vec<HostCall> {
+        vec![
             HostCall::TeardownNetwork(self.dir()),
-            HostCall::RemoveCgroup(ID.into()),
-        ];
-        if !rootless {
-            calls.push(HostCall::UnmountAll(self.state.fs_dir(ID)));
-        }
-        calls
+            HostCall::EmptyCgroup(ID.into()),
+        ]
     }
 
-    /// The calls once everything before succeeded.
-    pub(crate) fn removing(&self) -> Vec<HostCall> {
+    /// The call releasing the id range, once the sandbox is stopped.
+    pub(crate) fn range_release(&self) -> HostCall {
+        HostCall::ReleaseIdRange(ID.into())
+    }
+
+    /// The sandbox's entry in `reaping/`.
+    pub(crate) fn entry(&self) -> PathBuf {
+        self.state.reaping_entry(ID)
+    }
+
+    /// The calls handing the stopped sandbox to its reaper.
+    pub(crate) fn handing_off(&self) -> Vec<HostCall> {
         vec![
-            HostCall::ReleaseIdRange(ID.into()),
-            HostCall::RemoveSandboxDir(self.dir()),
+            HostCall::MoveToReaping(self.dir(), self.entry()),
+            HostCall::StartReaper(self.entry()),
         ]
+    }
+
+    /// The calls finishing the stopped sandbox whose directory is `dir`
+    /// (its own, or its entry): the unmount (none rootless), the cgroup's
+    /// removal, and the directory's when `removed` (every step before
+    /// succeeded).
+    pub(crate) fn finishing(&self, dir: &Path, rootless: bool, removed: bool) -> Vec<HostCall> {
+        let mut calls = Vec::new();
+        if !rootless {
+            calls.push(HostCall::UnmountAll(dir.join(crate::state::FS_DIR)));
+        }
+        calls.push(HostCall::RemoveCgroup(ID.into()));
+        if removed {
+            calls.push(HostCall::RemoveSandboxDir(dir.to_path_buf()));
+        }
+        calls
     }
 
     /// The call releasing the key claim.
@@ -143,12 +167,14 @@ impl Fixture {
         HostCall::ReleaseKey(self.state.key_path(KEY), ID.into())
     }
 
-    /// The calls of the sandbox's teardown, with or without a record (its
-    /// init already stopped: opening it finds nothing to signal).
+    /// The calls of the sandbox's teardown here and now, with or without a
+    /// record (its init already stopped: opening it finds nothing to
+    /// signal).
     pub(crate) fn teardown(&self, record: bool, rootless: bool) -> Vec<HostCall> {
         let mut calls = self.before_init(record);
-        calls.extend(self.releasing(rootless));
-        calls.extend(self.removing());
+        calls.extend(self.after_init());
+        calls.push(self.range_release());
+        calls.extend(self.finishing(&self.dir(), rootless, true));
         calls
     }
 

@@ -1,7 +1,9 @@
 //! The host effects of a sandbox's life, behind two traits. [`Host`]:
 //! its teardown — stopping its init, closing its preview ports and
-//! network, removing its cgroup, unmounting its writable layer, releasing
-//! its id range and key claim and removing its directory — and, for
+//! network, emptying its cgroup, releasing its id range and key claim,
+//! handing its directory to a reaper (`crate::reaping`), and what a reaper
+//! does: unmounting its writable layer, removing its cgroup and its
+//! directory — and, for
 //! [`crate::gc`], finding the inits, forwarders, mounts and cgroups on the
 //! host, killing orphans and sweeping firewall tables. [`Build`]: the
 //! steps of its create, from its directory to the commit of its init
@@ -81,6 +83,10 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// Removes the network of the sandbox in `dir` (veth, nft rules).
     fn teardown_network(&self, dir: &Path) -> Result<()>;
 
+    /// Kills whatever is left in the cgroup of sandbox `id` and waits
+    /// (bounded) until it holds no process; quiet when it has none.
+    fn empty_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()>;
+
     /// Removes the cgroup of sandbox `id` and whatever is left in it;
     /// nothing when it has none.
     fn remove_cgroup(&self, cgroups: Option<&Cgroups>, id: &str) -> Result<()>;
@@ -92,9 +98,32 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// Releases the user-id range of sandbox `id` kept in `ranges`.
     fn release_id_range(&self, ranges: &Path, id: &str);
 
-    /// Removes the sandbox directory `dir`, refusing while anything is
-    /// mounted below it.
+    /// Removes the sandbox directory `dir` (or its entry in `reaping/`),
+    /// never crossing into a mount: a directory below it that is still
+    /// mounted on refuses the removal (`EBUSY`), and nothing is removed
+    /// through it.
     fn remove_sandbox_dir(&self, dir: &Path) -> std::io::Result<()>;
+
+    /// Moves the directory `dir` of a stopped sandbox to `entry` in
+    /// `reaping/` (one rename, on the same file system; mounts below it
+    /// move with it); `NotFound` when `dir` is gone, `AlreadyExists` when
+    /// `entry` is there.
+    fn move_to_reaping(&self, dir: &Path, entry: &Path) -> std::io::Result<()>;
+
+    /// Starts a reaper for `entry` (of sandbox `id`, whose cgroup is in
+    /// `cgroups`): a detached process that finishes it and outlives this
+    /// one (`crate::reaper`).
+    fn start_reaper(
+        &self,
+        entry: &Path,
+        cgroups: Option<&Cgroups>,
+        id: &str,
+    ) -> std::io::Result<()>;
+
+    /// The lock of `entry` in `reaping/`, when no one else holds it (a
+    /// reaper holds it while it works, and so does gc): `None` when it is
+    /// held, or the entry is gone. Released when dropped.
+    fn lock_entry(&self, entry: &Path) -> Option<EntryLock>;
 
     /// Releases the key claim in file `claim` when sandbox `id` holds it.
     fn release_key(&self, claim: &Path, id: &str);
@@ -149,6 +178,22 @@ impl Process {
     /// Its pidfd, when one was opened.
     pub fn pidfd(&self) -> Option<&OwnedFd> {
         self.pidfd.as_ref()
+    }
+}
+
+/// The lock on one entry of `reaping/` (an `flock` on its directory):
+/// whoever holds it is the one finishing that entry. Released when dropped,
+/// or when its holder dies.
+#[derive(Debug)]
+pub struct EntryLock {
+    _dir: Option<OwnedFd>,
+}
+
+impl EntryLock {
+    /// The lock held through `dir`, the entry's directory locked with
+    /// `flock` (`None` on a host that only records).
+    pub fn new(dir: Option<OwnedFd>) -> Self {
+        EntryLock { _dir: dir }
     }
 }
 

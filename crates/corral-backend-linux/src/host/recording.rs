@@ -25,7 +25,7 @@ use corral_backend::Result;
 
 pub use calls::{HostCall, HostStep};
 
-use super::{Forwarder, Host, InitProcess, Process};
+use super::{EntryLock, Forwarder, Host, InitProcess, Process};
 use crate::cgroup::Cgroups;
 
 /// The host pid of the recorded sandbox's PID 1.
@@ -61,6 +61,7 @@ struct Recorded {
     mounts: Vec<PathBuf>,
     cgroups: Vec<(String, Option<Duration>)>,
     tables: Vec<String>,
+    held: Vec<PathBuf>,
 }
 
 /// A [`Host`] that records every call and touches nothing.
@@ -84,6 +85,7 @@ impl RecordingHost {
                 mounts: Vec::new(),
                 cgroups: Vec::new(),
                 tables: Vec::new(),
+                held: Vec::new(),
             }),
             fail: Vec::new(),
         }
@@ -119,6 +121,12 @@ impl RecordingHost {
     /// From now on, the host keeps leftover firewall tables of these links.
     pub fn set_tables(&self, links: Vec<String>) {
         self.lock().tables = links;
+    }
+
+    /// From now on, these entries of `reaping/` are held by a live reaper:
+    /// [`Host::lock_entry`] of each finds it held.
+    pub fn set_held_entries(&self, entries: Vec<PathBuf>) {
+        self.lock().held = entries;
     }
 
     /// The host's mount points now.
@@ -261,6 +269,10 @@ impl Host for RecordingHost {
         )
     }
 
+    fn empty_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
+        self.step(HostCall::EmptyCgroup(id.to_string()), HostStep::EmptyCgroup)
+    }
+
     fn remove_cgroup(&self, _cgroups: Option<&Cgroups>, id: &str) -> Result<()> {
         self.step(
             HostCall::RemoveCgroup(id.to_string()),
@@ -285,6 +297,40 @@ impl Host for RecordingHost {
             HostCall::RemoveSandboxDir(dir.to_path_buf()),
             HostStep::RemoveSandboxDir,
         )
+    }
+
+    fn move_to_reaping(&self, dir: &Path, entry: &Path) -> std::io::Result<()> {
+        self.record(HostCall::MoveToReaping(
+            dir.to_path_buf(),
+            entry.to_path_buf(),
+        ));
+        match self.fail.contains(&HostStep::MoveToReaping) {
+            true => Err(HostStep::MoveToReaping.injected_io(std::io::ErrorKind::AlreadyExists)),
+            false => Ok(()),
+        }
+    }
+
+    fn start_reaper(
+        &self,
+        entry: &Path,
+        _cgroups: Option<&Cgroups>,
+        _id: &str,
+    ) -> std::io::Result<()> {
+        self.build_step(
+            HostCall::StartReaper(entry.to_path_buf()),
+            HostStep::StartReaper,
+        )
+    }
+
+    /// Held when listed by [`RecordingHost::set_held_entries`] or when the
+    /// entry's directory is not there.
+    fn lock_entry(&self, entry: &Path) -> Option<EntryLock> {
+        let mut recorded = self.lock();
+        recorded
+            .calls
+            .push(HostCall::LockEntry(entry.to_path_buf()));
+        let free = entry.is_dir() && !recorded.held.iter().any(|h| h == entry);
+        free.then(|| EntryLock::new(None))
     }
 
     fn release_key(&self, claim: &Path, id: &str) {

@@ -14,6 +14,7 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::common::cgroups_named;
 use corral_backend::{Backend, CreateRequest, Destination, Network};
 use corral_backend_linux::LinuxBackend;
 
@@ -178,31 +179,6 @@ fn processes_of(ids: &BTreeSet<String>) -> Vec<u32> {
             })
         })
         .collect()
-}
-
-/// Cgroup directories named `id` under corral's parent, in any controller.
-fn cgroups_named(id: &str) -> Vec<PathBuf> {
-    let Ok(cg) = corral_backend_linux::cgroup::Cgroups::detect() else {
-        return Vec::new();
-    };
-    let parent = cg.parent_dir();
-    let mut found: Vec<PathBuf> = parent
-        .join(id)
-        .exists()
-        .then(|| parent.join(id))
-        .into_iter()
-        .collect();
-    // On v1 the same relative path repeats under every controller's mount.
-    let rel: PathBuf = parent.components().skip(5).collect();
-    if let Ok(entries) = std::fs::read_dir("/sys/fs/cgroup") {
-        for e in entries.flatten() {
-            let p = e.path().join(&rel).join(id);
-            if p.exists() && !found.contains(&p) {
-                found.push(p);
-            }
-        }
-    }
-    found
 }
 
 /// Host-side links of the sandboxes `ids` (`crl` and the id's first 12

@@ -9,10 +9,12 @@ use corral_backend::{
 use corral_backend_linux::LinuxBackend;
 
 use crate::common;
-use common::{alive, backend, mounts_under};
+use common::{REAPED, alive, backend, mounts_under, outer_init_of};
 
 // Provider contract, `destroy`: idempotent teardown of one instance (the
-// second destroy of a gone sandbox succeeds).
+// second destroy of a gone sandbox succeeds). When `destroy` answers, PID 1,
+// its outer init and everything in the cgroup are dead and the sandbox is
+// not listed; its reaper then leaves no mount and no directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_exec_destroy_leaves_nothing_behind() {
     let Some((b, dir)) = backend("create_exec_destroy_leaves_nothing_behind") else {
@@ -22,6 +24,8 @@ async fn create_exec_destroy_leaves_nothing_behind() {
     let native = b.native(&info.id).await.unwrap();
     let init_pid = native["init_pid"].as_u64().unwrap() as u32;
     assert!(alive(init_pid), "PID 1 runs");
+    let outer = outer_init_of(init_pid).expect("PID 1 has a parent");
+    assert!(alive(outer), "the outer init runs");
     assert!(mounts_under(dir.path()) > 0, "the sandbox tmpfs is mounted");
     let mut out = CollectedOutput::default();
     let outcome = tokio::time::timeout(
@@ -38,21 +42,54 @@ async fn create_exec_destroy_leaves_nothing_behind() {
     assert_eq!(outcome.status, ExitStatus::Code(4));
     assert_eq!(out.stdout, b"hello\n");
     b.destroy(&info.id).await.unwrap();
-    for _ in 0..100 {
-        if !alive(init_pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!alive(init_pid), "PID 1 is gone after destroy");
-    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    // What destroy's answer promises, checked at once (no waiting).
+    assert!(!alive(init_pid), "PID 1 is gone when destroy answers");
+    assert!(!alive(outer), "the outer init is gone when destroy answers");
+    assert!(
+        b.list(&Default::default()).await.unwrap().is_empty(),
+        "the sandbox is not listed when destroy answers"
+    );
     let sandboxes = dir.path().join("linux/sandboxes");
     assert_eq!(
         std::fs::read_dir(&sandboxes).unwrap().count(),
         0,
         "no sandbox directory is left"
     );
+    // The rest is its reaper's.
+    assert!(b.wait_reaped(REAPED), "the reaper finishes");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    let reaping = dir.path().join("linux/reaping");
+    assert_eq!(
+        std::fs::read_dir(&reaping).unwrap().count(),
+        0,
+        "nothing is left to reap"
+    );
     b.destroy(&info.id).await.unwrap();
+}
+
+/// Issue 16: what a new create needs is free when `destroy` answers,
+/// before its reaper finished: a create with the destroyed sandbox's key
+/// succeeds at once (its claim is released), and so do creates beyond the
+/// destroyed one's (its id range is released).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_create_with_the_key_succeeds_right_after_destroy_answers() {
+    let test = "a_new_create_with_the_key_succeeds_right_after_destroy_answers";
+    let Some((b, _dir)) = backend(test) else {
+        return;
+    };
+    let req = || CreateRequest {
+        key: Some("reused".try_into().unwrap()),
+        ..CreateRequest::default()
+    };
+    let first = b.create(req()).await.unwrap();
+    b.destroy(&first.id).await.unwrap();
+    let second = b
+        .create(req())
+        .await
+        .expect("the key is free when destroy answers");
+    assert_ne!(second.id, first.id);
+    b.destroy(&second.id).await.unwrap();
+    assert!(b.wait_reaped(REAPED), "the reapers finish");
 }
 
 /// The cgroup path of `pid` in the v1 memory hierarchy or the v2 one.
@@ -169,6 +206,12 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
         "the sandbox still works after the bomb"
     );
     b.destroy(&info.id).await.unwrap();
+    let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap_or_default();
+    assert!(
+        procs.trim().is_empty(),
+        "the cgroup {cg:?} is empty when destroy answers: {procs}"
+    );
+    assert!(b.wait_reaped(REAPED), "the reaper finishes");
     assert!(
         !cg.exists(),
         "the cgroup {cg:?} is removed with the sandbox"
@@ -402,6 +445,7 @@ async fn a_layered_image_runs_on_an_overlay_and_leaves_nothing() {
         .unwrap_err();
     assert_eq!(err.code(), corral_backend::ErrorCode::NotFound, "{err}");
     b.destroy(&info.id).await.unwrap();
+    assert!(b.wait_reaped(REAPED), "the reaper finishes");
     assert_eq!(mounts_under(dir.path()), 0, "no overlay or tmpfs is left");
     let again = b
         .create(CreateRequest {

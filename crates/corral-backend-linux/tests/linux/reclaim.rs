@@ -148,6 +148,7 @@ async fn a_create_with_the_key_of_an_expired_sandbox_reclaims_it_and_takes_the_k
         "a live holder keeps it: {held}"
     );
     b.destroy(&new.id).await.unwrap();
+    assert!(b.wait_reaped(common::REAPED), "the reapers finish");
     assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
 }
 
@@ -181,6 +182,7 @@ async fn a_sandbox_whose_init_died_is_swept_with_everything_it_held() {
     assert_eq!(swept.host.spared, vec![live.id.clone()], "{swept:?}");
     assert!(b.connect(&live.id).await.is_ok(), "the live sandbox stays");
     b.destroy(&live.id).await.unwrap();
+    assert!(b.wait_reaped(common::REAPED), "the reaper finishes");
     assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
 }
 
@@ -332,4 +334,113 @@ async fn a_snapshot_half_built_by_a_killed_capture_is_reclaimed_once_past_the_gr
     );
     ops.delete_snapshot(&published.id).await.unwrap();
     b.destroy(&source.id).await.unwrap();
+}
+
+/// Loop devices whose backing file lies under `dir` (an ext4 layer's disk
+/// image, deleted or not).
+fn loop_devices_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let Ok(blocks) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    blocks
+        .flatten()
+        .filter_map(|b| {
+            let file = std::fs::read_to_string(b.path().join("loop/backing_file")).ok()?;
+            file.contains(&needle)
+                .then(|| b.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// Issue 16: `destroy` answers before its reaper detaches the writable
+/// layer and removes the disk image, directory and cgroup; 20 destroys,
+/// with gc passes running beside their reapers (a pass leaves an entry a
+/// live reaper holds alone, and finishes one whose reaper is gone), leave
+/// no mount, no loop device, no cgroup and no directory once the reapers
+/// are done and a last pass ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_destroys_and_gc_leave_no_mount_loop_device_cgroup_or_directory() {
+    let test = "twenty_destroys_and_gc_leave_no_mount_loop_device_cgroup_or_directory";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(b.create(CreateRequest::default()).await.unwrap().id);
+    }
+    for (n, id) in ids.iter().enumerate() {
+        b.destroy(id).await.unwrap();
+        // A pass beside the reapers in flight spares exactly the sandboxes
+        // not destroyed yet.
+        let report = b.gc().await.unwrap();
+        assert!(report.errors.is_empty(), "{report:?}");
+        let mut live = ids[n + 1..].to_vec();
+        live.sort();
+        assert_eq!(report.host.spared, live, "{report:?}");
+    }
+    assert!(b.wait_reaped(common::REAPED), "every reaper finishes");
+    let last = b.gc().await.unwrap();
+    assert!(
+        last.sandboxes.is_empty(),
+        "nothing is left to reclaim: {last:?}"
+    );
+    let state = dir.path().join("linux");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    assert_eq!(
+        loop_devices_under(dir.path()),
+        Vec::<String>::new(),
+        "no loop device is left"
+    );
+    for id in &ids {
+        assert_eq!(
+            common::cgroups_named(id),
+            Vec::<PathBuf>::new(),
+            "{id}: no cgroup is left"
+        );
+    }
+    for sub in ["sandboxes", "reaping"] {
+        let left: Vec<_> = std::fs::read_dir(state.join(sub))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert!(left.is_empty(), "{sub}/ holds {left:?}");
+    }
+}
+
+/// A destroyed sandbox whose reaper died before doing anything (here a
+/// "reaper" that exits at once: `/bin/true` in `corral-init`'s place) is
+/// left in `reaping/` with its layer mounted; a gc pass finishes it, names
+/// it among the reclaimed sandboxes (what `corral gc` prints), and leaves
+/// no mount, no cgroup and no directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gc_finishes_and_reports_a_destroyed_sandbox_whose_reaper_died() {
+    let test = "gc_finishes_and_reports_a_destroyed_sandbox_whose_reaper_died";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    let id = b.create(CreateRequest::default()).await.unwrap().id;
+    // SAFETY: read only where an init or a reaper starts; this test's
+    // process (nextest runs one per process) starts none meanwhile but the
+    // reaper of this destroy, and every test sets the same value back.
+    unsafe { std::env::set_var("CORRAL_INIT", "/bin/true") };
+    let destroyed = b.destroy(&id).await;
+    // SAFETY: as above.
+    unsafe { std::env::set_var("CORRAL_INIT", env!("CARGO_BIN_EXE_corral-init")) };
+    destroyed.unwrap();
+    let entry = dir.path().join("linux/reaping").join(&id);
+    assert!(entry.is_dir(), "the entry is left for gc");
+    assert!(mounts_under(&entry) > 0, "its layer is still mounted");
+    let report = b.gc().await.unwrap();
+    assert_eq!(report.sandboxes, vec![id.clone()], "{report:?}");
+    assert!(report.errors.is_empty(), "{report:?}");
+    assert!(!entry.exists(), "the entry is finished");
+    assert_eq!(mounts_under(dir.path()), 0, "no mount is left");
+    assert_eq!(
+        common::cgroups_named(&id),
+        Vec::<PathBuf>::new(),
+        "no cgroup is left"
+    );
+    let again = b.gc().await.unwrap();
+    assert!(again.sandboxes.is_empty(), "{again:?}");
 }

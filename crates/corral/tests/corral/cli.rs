@@ -8,6 +8,20 @@ pub(crate) struct Cli {
     state: tempfile::TempDir,
 }
 
+impl Drop for Cli {
+    /// Before the state directory goes: the reapers of the linux sandboxes
+    /// its runs destroyed finish (a destroy answers before its sandbox's
+    /// layer is detached), so that removing the directory never runs into
+    /// a mounted layer.
+    fn drop(&mut self) {
+        if self.state.path().join("linux/reaping").is_dir()
+            && let Ok(b) = corral_backend_linux::LinuxBackend::open(self.state.path())
+        {
+            let _ = b.destroy_all();
+        }
+    }
+}
+
 impl Cli {
     pub(crate) fn new() -> Self {
         Cli {

@@ -386,3 +386,36 @@ fn a_secret_is_refused_where_output_is_not_redacted() {
     }
     assert!(cli.ids().is_empty());
 }
+
+/// Issue 16: `corral run` exits once its sandbox is stopped — its directory
+/// already out of `sandboxes/` — and the sandbox's reaper, a process that
+/// outlives `corral`, detaches its layer and removes what is left: the
+/// state directory ends with no entry to reap and no mount.
+#[test]
+fn a_run_leaves_its_sandbox_to_a_reaper_that_outlives_corral() {
+    let test = "a_run_leaves_its_sandbox_to_a_reaper_that_outlives_corral";
+    let Some(cli) = crate::hostile::harness::Cli::linux(test) else {
+        return;
+    };
+    let out = cli.run(&["run", "--backend", "linux", "--", "true"]);
+    assert!(out.status.success(), "run: {}", text(&out.stderr));
+    let listed: Vec<_> = std::fs::read_dir(cli.sandboxes_dir()).unwrap().collect();
+    assert!(
+        listed.is_empty(),
+        "sandboxes/ holds {listed:?} once run exits"
+    );
+    let reaping = cli.state().join("linux/reaping");
+    let mounted = || {
+        let state = cli.state().to_string_lossy().into_owned();
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .any(|l| l.contains(&state))
+    };
+    assert!(
+        settles(Duration::from_secs(30), || {
+            std::fs::read_dir(&reaping).is_ok_and(|mut d| d.next().is_none()) && !mounted()
+        }),
+        "the reaper finishes after corral exited"
+    );
+}

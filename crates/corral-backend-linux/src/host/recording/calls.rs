@@ -34,6 +34,8 @@ pub enum HostCall {
     Kill(u32),
     /// [`Host::teardown_network`] of this sandbox directory.
     TeardownNetwork(PathBuf),
+    /// [`Host::empty_cgroup`] of this sandbox id.
+    EmptyCgroup(String),
     /// [`Host::remove_cgroup`] of this sandbox id.
     RemoveCgroup(String),
     /// [`Host::unmount_all`] of this mount point.
@@ -42,6 +44,12 @@ pub enum HostCall {
     ReleaseIdRange(String),
     /// [`Host::remove_sandbox_dir`] of this directory.
     RemoveSandboxDir(PathBuf),
+    /// [`Host::move_to_reaping`] of this directory to this entry.
+    MoveToReaping(PathBuf, PathBuf),
+    /// [`Host::start_reaper`] of this entry.
+    StartReaper(PathBuf),
+    /// [`Host::lock_entry`] of this entry.
+    LockEntry(PathBuf),
     /// [`Host::release_key`] of this claim file, held by this sandbox id.
     ReleaseKey(PathBuf, String),
     /// [`Host::init_processes`].
@@ -116,6 +124,7 @@ impl HostCall {
                 | HostCall::MountPoints
                 | HostCall::CgroupNames
                 | HostCall::EmptyCgroupAge(_)
+                | HostCall::LockEntry(_)
         )
     }
 }
@@ -127,12 +136,19 @@ pub enum HostStep {
     ClosePreviews,
     /// [`Host::teardown_network`].
     TeardownNetwork,
+    /// [`Host::empty_cgroup`].
+    EmptyCgroup,
     /// [`Host::remove_cgroup`].
     RemoveCgroup,
     /// [`Host::unmount_all`] (failing with `EBUSY`).
     UnmountAll,
     /// [`Host::remove_sandbox_dir`] (failing with `EBUSY`).
     RemoveSandboxDir,
+    /// [`Host::move_to_reaping`] (failing with `EEXIST`: an entry of that
+    /// name is left over).
+    MoveToReaping,
+    /// [`Host::start_reaper`] (no reaper starts).
+    StartReaper,
     /// [`Host::process_start`] (finding nothing: the process is gone).
     ProcessStart,
     /// [`Build::make_sandbox_dir`].

@@ -7,6 +7,17 @@ use corral_backend_linux::LinuxBackend;
 /// it drops, before the directory is removed.
 pub struct StateDir(pub LinuxBackend, pub Option<tempfile::TempDir>);
 
+/// How long a test waits for the reapers of its destroys to finish (a
+/// bound on polling, never a measured time).
+pub const REAPED: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The outer init of PID 1 `init_pid` (its parent, a `corral-init`).
+pub fn outer_init_of(init_pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{init_pid}/stat")).ok()?;
+    let after = stat.rsplit_once(") ")?.1;
+    after.split(' ').nth(1)?.parse().ok()
+}
+
 impl Drop for StateDir {
     fn drop(&mut self) {
         let _ = self.0.destroy_all();
@@ -119,4 +130,29 @@ pub fn one_layer_oci_layout(dir: &std::path::Path, name: &str, layer: &[u8]) {
     });
     std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
     std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+}
+
+/// Cgroup directories named `id` under corral's parent, in any controller.
+pub fn cgroups_named(id: &str) -> Vec<std::path::PathBuf> {
+    let Ok(cg) = corral_backend_linux::cgroup::Cgroups::detect() else {
+        return Vec::new();
+    };
+    let parent = cg.parent_dir();
+    let mut found: Vec<std::path::PathBuf> = parent
+        .join(id)
+        .exists()
+        .then(|| parent.join(id))
+        .into_iter()
+        .collect();
+    // On v1 the same relative path repeats under every controller's mount.
+    let rel: std::path::PathBuf = parent.components().skip(5).collect();
+    if let Ok(entries) = std::fs::read_dir("/sys/fs/cgroup") {
+        for e in entries.flatten() {
+            let p = e.path().join(&rel).join(id);
+            if p.exists() && !found.contains(&p) {
+                found.push(p);
+            }
+        }
+    }
+    found
 }

@@ -175,7 +175,17 @@ async fn destroy_leaves_no_loop_device_and_no_mount() {
     let (_, fstype, _) = h.sh(&id, "stat -f -c %T /workspace").await;
     assert!(fstype.contains("ext"), "/workspace is on {fstype}");
     h.backend.destroy(&id).await.unwrap();
+    // Its directory moved to `reaping/` when destroy answered; the layer,
+    // the loop device and the image are its reaper's to remove.
+    assert!(!dir.exists(), "the sandbox directory is left in sandboxes/");
+    let entry = dir.parent().unwrap().with_file_name("reaping").join(&id);
+    assert!(
+        h.backend.wait_reaped(crate::common::REAPED),
+        "the reaper finishes"
+    );
+    let image = entry.join("disk.ext4");
     assert!(!mounted_under(&dir), "a mount is left under {dir:?}");
+    assert!(!mounted_under(&entry), "a mount is left under {entry:?}");
     assert!(!image.exists(), "the image is left");
     // The device unbinds when the last user of the detached mount lets go.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);

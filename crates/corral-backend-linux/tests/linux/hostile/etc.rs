@@ -431,6 +431,10 @@ async fn issue_10_removal_never_runs_through_a_bind() {
     };
     let id = h.sandbox(CreateRequest::default()).await;
     h.backend.destroy(&id).await.unwrap();
+    assert!(
+        h.backend.wait_reaped(crate::common::REAPED),
+        "the reaper finishes"
+    );
     assert!(std::path::Path::new("/usr/bin/env").exists());
     assert!(std::path::Path::new("/etc/passwd").exists());
     let left = corral_backend_linux::rootfs::mounts_below(h._dir.path()).unwrap();
