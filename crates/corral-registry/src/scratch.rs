@@ -18,7 +18,10 @@ use crate::opened::OpenedBackend;
 pub struct Scratch {
     /// The backend.
     pub backend: OpenedBackend,
-    /// Its state directory, removed when dropped or closed.
+    /// Its state directory, removed when dropped or closed. Close the
+    /// backend first (`Backend::close`): a linux backend's destroys answer
+    /// before their reapers have detached what is mounted under it, and
+    /// its close waits for them.
     pub state_dir: Option<tempfile::TempDir>,
 }
 
