@@ -141,8 +141,15 @@ fn hand_off(state: &State, id: &str) -> Result<()> {
     let entry = state.reaping_entry(id);
     match host.move_to_reaping(&dir, &entry) {
         Ok(()) => {}
-        // A concurrent destroy of the same sandbox moved it first.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // A concurrent destroy of the same sandbox moved it first: only
+        // when the directory is gone. A missing `reaping/` (removed while
+        // the backend was open) leaves it in place, to be finished here.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && std::fs::symlink_metadata(&dir).is_err() =>
+        {
+            return Ok(());
+        }
         Err(_) => return finish_here(state, id, &dir),
     }
     match host.start_reaper(&entry, state.cgroups.as_ref(), id) {

@@ -354,18 +354,27 @@ fn reclaim(state: &State, id: &str, report: &mut GcReport) {
 /// names what to detach, and the entry is finished once more.
 fn finish_abandoned(state: &State, id: &str, report: &mut GcReport) {
     let host = state.host.as_ref();
-    let finished = match crate::reaping::finish_entry(state, id) {
+    // Held through the fallback too: only one of a reaper and a pass ever
+    // acts on an entry.
+    let _lock = match crate::reaping::lock(state, id) {
+        Ok(Some(lock)) => lock,
         // Its reaper runs: it is that reaper's.
-        None => return,
-        Some(Ok(())) => Ok(()),
-        Some(Err(_)) => {
+        Ok(None) => return,
+        Err(e) => {
+            report.errors.push(format!("{id}: {}", e.message()));
+            return;
+        }
+    };
+    let finished = match crate::reaping::finish_locked(state, id) {
+        Ok(()) => Ok(()),
+        Err(_) => {
             let entry = state.reaping_entry(id);
             for (_, path) in mounts_under(host.mount_points(), &state.reaping()) {
                 if path.starts_with(&entry) && host.unmount_all(&path).is_ok() {
                     report.host.mounts_detached += 1;
                 }
             }
-            crate::reaping::finish_entry(state, id).unwrap_or(Ok(()))
+            crate::reaping::finish_locked(state, id)
         }
     };
     match finished {

@@ -60,8 +60,21 @@ pub struct PreviewRecord {
 /// Runs the forwarder when this process was started as one; `None` when
 /// it was not (then it is `corral-init` proper). For `corral-init`'s `main`.
 pub fn forwarder_main() -> Option<i32> {
-    let args: Vec<String> = std::env::args().collect();
-    (args.get(1).map(String::as_str) == Some(FORWARDER_FLAG)).then(|| forwarder::main(&args))
+    // Read as the OS gives them: an argument that is not UTF-8 (a reaper's
+    // entry under such a state directory) must not panic here, before the
+    // reaper or the init proper gets to read it.
+    let mut args = std::env::args_os();
+    if args.nth(1).as_deref() != Some(std::ffi::OsStr::new(FORWARDER_FLAG)) {
+        return None;
+    }
+    let args: Result<Vec<String>, _> = std::env::args_os().map(|a| a.into_string()).collect();
+    Some(match args {
+        Ok(args) => forwarder::main(&args),
+        Err(bad) => {
+            eprintln!("corral-init: a forwarder argument is not UTF-8: {bad:?}");
+            2
+        }
+    })
 }
 
 /// Publishes `ports` of the sandbox in `dir` (PID 1 `init_pid`, started at

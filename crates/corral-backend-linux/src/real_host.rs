@@ -125,7 +125,17 @@ impl Host for RealHost {
 
     fn move_to_reaping(&self, dir: &Path, entry: &Path) -> std::io::Result<()> {
         use rustix::fs::{CWD, RenameFlags};
-        rustix::fs::renameat_with(CWD, dir, CWD, entry, RenameFlags::NOREPLACE)?;
+        let rename = || rustix::fs::renameat_with(CWD, dir, CWD, entry, RenameFlags::NOREPLACE);
+        match rename() {
+            // `reaping/` itself was removed while the backend was open.
+            Err(rustix::io::Errno::NOENT) if std::fs::symlink_metadata(dir).is_ok() => {
+                if let Some(reaping) = entry.parent() {
+                    std::fs::create_dir_all(reaping)?;
+                }
+                rename()?;
+            }
+            moved => moved?,
+        }
         Ok(())
     }
 
@@ -142,12 +152,20 @@ impl Host for RealHost {
         crate::reaper::start(entry, &dirs)
     }
 
-    fn lock_entry(&self, entry: &Path) -> Option<EntryLock> {
+    fn lock_entry(&self, entry: &Path) -> std::io::Result<Option<EntryLock>> {
         use rustix::fs::{FlockOperation, Mode, OFlags};
+        use rustix::io::Errno;
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let dir = rustix::fs::open(entry, flags, Mode::empty()).ok()?;
-        rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).ok()?;
-        Some(EntryLock::new(Some(dir)))
+        let dir = match rustix::fs::open(entry, flags, Mode::empty()) {
+            Ok(dir) => dir,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        match rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(EntryLock::new(Some(dir)))),
+            Err(Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn release_key(&self, claim: &Path, id: &str) {

@@ -135,8 +135,14 @@ fn run(args: &[OsString]) -> i32 {
         }
     };
     let host = RealHost;
-    let Some(_lock) = host.lock_entry(&job.entry) else {
-        return 0;
+    let _lock = match host.lock_entry(&job.entry) {
+        Ok(Some(lock)) => lock,
+        // Someone else finishes it (or it is finished).
+        Ok(None) => return 0,
+        Err(e) => {
+            eprintln!("{NAME}: locking {}: {e}", job.entry.display());
+            return 1;
+        }
     };
     let finished = crate::reaping::finish(
         &host,

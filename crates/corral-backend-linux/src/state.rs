@@ -74,6 +74,11 @@ impl State {
         cgroups: Option<crate::cgroup::Cgroups>,
         host: Arc<H>,
     ) -> std::io::Result<Self> {
+        // Absolute once, here: a reaper started from another working
+        // directory (and gc's mount table, which names absolute paths)
+        // must find the same entries.
+        let state_dir = std::path::absolute(state_dir)?;
+        let state_dir = state_dir.as_path();
         let mut state = State {
             dir: state_dir.join("linux"),
             cgroups,

@@ -122,8 +122,10 @@ pub trait Host: Send + Sync + std::fmt::Debug {
 
     /// The lock of `entry` in `reaping/`, when no one else holds it (a
     /// reaper holds it while it works, and so does gc): `None` when it is
-    /// held, or the entry is gone. Released when dropped.
-    fn lock_entry(&self, entry: &Path) -> Option<EntryLock>;
+    /// held, or the entry is gone; an error when it cannot be taken for
+    /// any other reason (never read as "someone holds it", which would
+    /// leave the entry unfinished without a word). Released when dropped.
+    fn lock_entry(&self, entry: &Path) -> std::io::Result<Option<EntryLock>>;
 
     /// Releases the key claim in file `claim` when sandbox `id` holds it.
     fn release_key(&self, claim: &Path, id: &str);

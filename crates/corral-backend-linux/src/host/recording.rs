@@ -324,13 +324,13 @@ impl Host for RecordingHost {
 
     /// Held when listed by [`RecordingHost::set_held_entries`] or when the
     /// entry's directory is not there.
-    fn lock_entry(&self, entry: &Path) -> Option<EntryLock> {
+    fn lock_entry(&self, entry: &Path) -> std::io::Result<Option<EntryLock>> {
         let mut recorded = self.lock();
         recorded
             .calls
             .push(HostCall::LockEntry(entry.to_path_buf()));
         let free = entry.is_dir() && !recorded.held.iter().any(|h| h == entry);
-        free.then(|| EntryLock::new(None))
+        Ok(free.then(|| EntryLock::new(None)))
     }
 
     fn release_key(&self, claim: &Path, id: &str) {

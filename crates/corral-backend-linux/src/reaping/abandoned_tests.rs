@@ -101,7 +101,11 @@ fn gc_finishes_an_entry_whose_reaper_is_gone_and_leaves_a_live_reapers_alone() {
     for (at, live) in rows {
         let id = format!("{SANDBOX_PREFIX}{}", random_hex().unwrap());
         let entry = left_at(&state, &id, at);
-        let held = live.then(|| host.lock_entry(&entry).expect("the test takes the lock"));
+        let held = live.then(|| {
+            host.lock_entry(&entry)
+                .unwrap()
+                .expect("the test takes the lock")
+        });
         let report = crate::gc::gc(&state).unwrap();
         assert!(report.errors.is_empty(), "{at:?} live {live}: {report:?}");
         if live {

@@ -74,12 +74,36 @@ pub(crate) fn finish(
 /// `None` when someone else holds it (its reaper, or a gc pass), or it is
 /// gone.
 pub(crate) fn finish_entry(state: &State, id: &str) -> Option<Result<()>> {
+    let _lock = match lock(state, id) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(finish_locked(state, id))
+}
+
+/// The lock of sandbox `id`'s entry in `reaping/` ([`crate::host::Host::lock_entry`]),
+/// its failure as the backend's error.
+pub(crate) fn lock(state: &State, id: &str) -> Result<Option<crate::host::EntryLock>> {
+    state
+        .host
+        .lock_entry(&state.reaping_entry(id))
+        .map_err(|e| {
+            state_error(
+                format_args!("locking the reaping entry of sandbox {id}"),
+                &e,
+            )
+        })
+}
+
+/// Finishes the entry of sandbox `id` in `reaping/`; the caller holds its
+/// lock ([`lock`]).
+pub(crate) fn finish_locked(state: &State, id: &str) -> Result<()> {
     let host = state.host.as_ref();
     let entry = state.reaping_entry(id);
-    let _lock = host.lock_entry(&entry)?;
-    Some(finish(host, id, &entry, !state.rootless, || {
+    finish(host, id, &entry, !state.rootless, || {
         host.remove_cgroup(state.cgroups.as_ref(), id)
-    }))
+    })
 }
 
 /// The sandbox ids with an entry in `reaping/`, sorted.

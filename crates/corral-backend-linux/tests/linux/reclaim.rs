@@ -444,3 +444,62 @@ async fn gc_finishes_and_reports_a_destroyed_sandbox_whose_reaper_died() {
     let again = b.gc().await.unwrap();
     assert!(again.sandboxes.is_empty(), "{again:?}");
 }
+
+/// Issue 16, hand-off to the reaper under hostile conditions (attack →
+/// what must still hold: the sandbox finished, nothing mounted, nothing
+/// left in `sandboxes/` or `reaping/`):
+/// - `reaping/` removed while the backend is open (an operator, a tmp
+///   cleaner) → the hand-off makes it again, or the destroy finishes the
+///   sandbox itself; never an `Ok` that leaves the directory behind;
+/// - the backend opened on a relative state directory → the reaper,
+///   which refuses relative entries, is still handed an absolute one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destroy_finishes_its_sandbox_whatever_happened_to_the_reaping_directory() {
+    let test = "a_destroy_finishes_its_sandbox_whatever_happened_to_the_reaping_directory";
+    let Some((b, dir)) = backend(test) else {
+        return;
+    };
+    type Plant = fn(&Path);
+    let rows: [(&str, Plant); 2] = [
+        ("reaping/ removed while open", |state| {
+            std::fs::remove_dir(state.join("reaping")).unwrap()
+        }),
+        ("nothing done to it", |_| {}),
+    ];
+    let state = dir.path().join("linux");
+    for (attack, plant) in rows {
+        let id = b.create(CreateRequest::default()).await.unwrap().id;
+        plant(&state);
+        b.destroy(&id).await.unwrap();
+        assert!(
+            b.wait_reaped(common::REAPED),
+            "{attack}: the reapers finish"
+        );
+        assert!(!sandbox_dir(&b, &id).exists(), "{attack}: {id} is finished");
+        assert_eq!(mounts_under(dir.path()), 0, "{attack}: no mount is left");
+        assert!(
+            !state.join("reaping").join(&id).exists(),
+            "{attack}: no entry is left"
+        );
+    }
+
+    // A relative state directory: the same destroy, from a backend opened
+    // by a relative path (this test's process is its own: nextest runs one
+    // test per process, so changing its working directory moves no other).
+    let parent = tempfile::tempdir().unwrap();
+    std::env::set_current_dir(parent.path()).unwrap();
+    let relative = LinuxBackend::open("relative-state").unwrap();
+    let id = relative.create(CreateRequest::default()).await.unwrap().id;
+    relative.destroy(&id).await.unwrap();
+    assert!(
+        relative.wait_reaped(common::REAPED),
+        "relative state dir: the reaper finishes the entry"
+    );
+    assert_eq!(mounts_under(parent.path()), 0, "relative: no mount is left");
+    let left: Vec<_> = std::fs::read_dir(parent.path().join("relative-state/linux/reaping"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "relative: reaping/ holds {left:?}");
+    relative.destroy_all().unwrap();
+}
