@@ -201,8 +201,8 @@ fn start(state: &State, id: &str, spec: ProcessSpec) -> Result<StartedProcess> {
         .transpose()?;
     Ok(StartedProcess {
         stdin: Box::pin(ClosingStdin::new(stdin)),
-        stdout: Box::pin(spawned.stdout.into_receiver().map_err(reactor)?),
-        stderr: Box::pin(spawned.stderr.into_receiver().map_err(reactor)?),
+        stdout: Box::pin(spawned.stdout.into_reader().map_err(reactor)?),
+        stderr: Box::pin(spawned.stderr.into_reader().map_err(reactor)?),
         control: Arc::new(control),
     })
 }
