@@ -5,6 +5,8 @@
 //! - the signal dispositions: every signal PID 1 inherited as ignored is
 //!   set back to its default, but [`IGNORED_BY_PID1`], which each child
 //!   resets itself (`SIG_IGN` survives `execve`; a caught signal does not);
+//! - the execution domain (`personality(PER_LINUX)`) and the file mode
+//!   mask (`022`), whatever the creator ran under;
 //! - the capability bounding set ([`super::capabilities`]);
 //! - `PR_SET_NO_NEW_PRIVS` and the seccomp filter ([`super::filter`]).
 //!
@@ -54,6 +56,14 @@ pub fn apply(seccomp: &[u8]) -> Result<(), Failed> {
     let failed = |step| move |source| Failed { step, source };
     super::sys::default_ignored_signals(IGNORED_BY_PID1)
         .map_err(failed("setting ignored signals to their default"))?;
+    // What else a process hands down through `fork` and `execve`, set to
+    // the defaults whatever the creator ran under: the execution domain
+    // (`setarch -R` turns address-space randomization off, which the
+    // filter refuses a workload to ask for) and the file mode mask. The
+    // nice value and scheduling policy stay the creator's: `nice corral
+    // run` is an operator's choice, and the cgroup bounds the CPU anyway.
+    super::sys::default_personality().map_err(failed("setting the default personality"))?;
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
     super::capabilities::drop_bounding_set()
         .map_err(failed("dropping capabilities from the bounding set"))?;
     if !seccomp.is_empty() {

@@ -395,6 +395,19 @@ pub fn kill_every_other_process() {
     }
 }
 
+/// `personality(PER_LINUX)`: the default execution domain, without
+/// `ADDR_NO_RANDOMIZE`, `READ_IMPLIES_EXEC` or any other flag a creator
+/// may have run under (they survive `fork` and `execve`).
+pub fn default_personality() -> io::Result<()> {
+    // SAFETY: `personality` takes a plain integer and touches no memory of
+    // this process; PER_LINUX (0) is always a valid domain.
+    let previous = unsafe { libc::personality(0) };
+    match previous {
+        -1 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,6 +149,20 @@ const IGNORED_BY_THE_CREATOR: &[(&str, i32)] = &[
     ("a program that ignores a real-time signal", 36),
 ];
 
+/// `(attack, what the creator reports, what the workload must report)`:
+/// the rest of what `fork` and `execve` carry from a creator into the
+/// init, checked beside the signals: `/proc/self/personality`, and the
+/// `Umask` line of the status file.
+const CARRIED_BY_THE_CREATOR: &[(&str, &str, &str, &str)] = &[
+    (
+        "started under `setarch -R` (no address-space randomization)",
+        "personality",
+        "00040000",
+        "00000000",
+    ),
+    ("started with `umask 077`", "Umask", "0077", "0022"),
+];
+
 /// The status mask of `signals` (bit `n - 1` for signal `n`).
 fn mask(signals: impl IntoIterator<Item = i32>) -> u64 {
     signals.into_iter().fold(0, |m, s| m | 1 << (s - 1))
@@ -177,12 +191,15 @@ fn a_signal_the_creator_ignored_reaches_no_workload() {
         "--test-threads=1",
     ]);
     // SAFETY: the closure runs in the forked child before exec and only
-    // calls `signal`, which is async-signal-safe and allocates nothing.
+    // calls `signal`, `personality` and `umask`, which are
+    // async-signal-safe system calls that allocate nothing.
     unsafe {
         child.pre_exec(|| {
             for (_, signal) in IGNORED_BY_THE_CREATOR {
                 libc::signal(*signal, libc::SIG_IGN);
             }
+            libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+            libc::umask(0o077);
             Ok(())
         });
     }
@@ -203,6 +220,27 @@ fn a_signal_the_creator_ignored_reaches_no_workload() {
             .unwrap_or_else(|| panic!("the creator printed no {whose}: {stdout}"));
         u64::from_str_radix(hex.trim(), 16).unwrap()
     };
+    let text = |whose: &str| {
+        stdout
+            .lines()
+            .find_map(|l| {
+                l.split_once(&format!("{CREATOR} {whose}: "))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("the creator printed no {whose}: {stdout}"))
+    };
+    for (attack, what, creator, workload) in CARRIED_BY_THE_CREATOR {
+        assert_eq!(
+            text(&format!("creator {what}")),
+            *creator,
+            "{attack}: the creator does not run so, the row proves nothing"
+        );
+        assert_eq!(
+            text(&format!("workload {what}")),
+            *workload,
+            "{attack}: the workload's {what}"
+        );
+    }
     let creator = reported("creator SigIgn");
     for (attack, signal) in IGNORED_BY_THE_CREATOR {
         assert_ne!(
@@ -229,6 +267,16 @@ fn creator_that_ignores_signals() {
         "{CREATOR} creator SigIgn: {}",
         field(&own, "SigIgn").unwrap_or_default()
     );
+    println!(
+        "{CREATOR} creator Umask: {}",
+        field(&own, "Umask").unwrap_or_default()
+    );
+    println!(
+        "{CREATOR} creator personality: {}",
+        std::fs::read_to_string("/proc/self/personality")
+            .unwrap()
+            .trim()
+    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let Some(h) = Host::new("creator_that_ignores_signals").await else {
@@ -239,6 +287,17 @@ fn creator_that_ignores_signals() {
         println!(
             "{CREATOR} workload SigIgn: {}",
             field(&text, "SigIgn").unwrap_or_default()
+        );
+        println!(
+            "{CREATOR} workload Umask: {}",
+            field(&text, "Umask").unwrap_or_default()
+        );
+        let mut out = CollectedOutput::default();
+        let req = ExecRequest::new(Command::argv(["cat", "/proc/self/personality"]).unwrap());
+        h.backend.exec(&id, req, &mut out).await.unwrap();
+        println!(
+            "{CREATOR} workload personality: {}",
+            String::from_utf8_lossy(&out.stdout).trim()
         );
     });
 }
