@@ -183,30 +183,20 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    fn non_blocking(end: &OwnedFd) -> bool {
+        rustix::fs::fcntl_getfl(end)
+            .unwrap()
+            .contains(OFlags::NONBLOCK)
+    }
+
     #[test]
     fn the_host_end_is_non_blocking_and_the_process_end_is_not() {
         let (host, process) = output(OutputPipeSize::Default).unwrap();
-        assert!(
-            rustix::fs::fcntl_getfl(&host.0)
-                .unwrap()
-                .contains(OFlags::NONBLOCK)
-        );
-        assert!(
-            !rustix::fs::fcntl_getfl(&process)
-                .unwrap()
-                .contains(OFlags::NONBLOCK)
-        );
+        assert!(non_blocking(&host.0), "output: the host's end");
+        assert!(!non_blocking(&process), "output: the process's end");
         let (process, host) = input().unwrap();
-        assert!(
-            rustix::fs::fcntl_getfl(&host.0)
-                .unwrap()
-                .contains(OFlags::NONBLOCK)
-        );
-        assert!(
-            !rustix::fs::fcntl_getfl(&process)
-                .unwrap()
-                .contains(OFlags::NONBLOCK)
-        );
+        assert!(non_blocking(&host.0), "input: the host's end");
+        assert!(!non_blocking(&process), "input: the process's end");
     }
 
     #[test]

@@ -99,6 +99,20 @@ async fn others_in(b: &LinuxBackend, id: &str) -> String {
     common::run(b, id, script).await.1
 }
 
+/// [`others_in`] once it reads `wanted`, polling every 100 ms for at most
+/// 30 s: what it read last.
+async fn others_become(b: &LinuxBackend, id: &str, wanted: &str) -> String {
+    let mut seen = String::new();
+    for _ in 0..300 {
+        seen = others_in(b, id).await;
+        if seen == wanted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    seen
+}
+
 /// A reader that takes one chunk and goes away: the writer in the sandbox
 /// gets `SIGPIPE` or `EPIPE` instead of waiting for ever
 /// on a full pipe, and nothing of it is left.
@@ -287,14 +301,7 @@ async fn an_exec_dropped_half_way_leaves_nothing_running() {
     }
     assert!(started, "the command started");
     drop(exec);
-    let mut left = String::new();
-    for _ in 0..300 {
-        left = others_in(&b, &info.id).await;
-        if left.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let left = others_become(&b, &info.id, "").await;
     assert_eq!(left, "", "the dropped exec's group is gone");
     b.destroy(&info.id).await.unwrap();
 }
@@ -310,24 +317,10 @@ async fn a_live_process_dropped_while_it_runs_leaves_nothing_running() {
     };
     let info = b.create(CreateRequest::default()).await.unwrap();
     let p = start(&b, &info.id, &["sh", "-c", "sleep 1000 & exec sleep 1000"]).await;
-    let mut running = String::new();
-    for _ in 0..300 {
-        running = others_in(&b, &info.id).await;
-        if running == "sleep\nsleep\n" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let running = others_become(&b, &info.id, "sleep\nsleep\n").await;
     assert_eq!(running, "sleep\nsleep\n", "the process runs");
     drop(p);
-    let mut left = String::new();
-    for _ in 0..300 {
-        left = others_in(&b, &info.id).await;
-        if left.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let left = others_become(&b, &info.id, "").await;
     assert_eq!(left, "", "the dropped process's group is gone");
     b.destroy(&info.id).await.unwrap();
 }
