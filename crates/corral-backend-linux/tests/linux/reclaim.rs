@@ -484,11 +484,19 @@ async fn a_destroy_finishes_its_sandbox_whatever_happened_to_the_reaping_directo
     }
 
     // A relative state directory: the same destroy, from a backend opened
-    // by a relative path (this test's process is its own: nextest runs one
-    // test per process, so changing its working directory moves no other).
+    // by a path relative to this process's working directory (spelled with
+    // `..` up to `/`: changing the directory would move every other test
+    // of a process that runs several).
     let parent = tempfile::tempdir().unwrap();
-    std::env::set_current_dir(parent.path()).unwrap();
-    let relative = LinuxBackend::open("relative-state").unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    let mut relative_path = PathBuf::new();
+    for _ in cwd.components().skip(1) {
+        relative_path.push("..");
+    }
+    relative_path.push(parent.path().strip_prefix("/").unwrap());
+    relative_path.push("relative-state");
+    assert!(relative_path.is_relative(), "{}", relative_path.display());
+    let relative = LinuxBackend::open(&relative_path).unwrap();
     let id = relative.create(CreateRequest::default()).await.unwrap().id;
     relative.destroy(&id).await.unwrap();
     assert!(
