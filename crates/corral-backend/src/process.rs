@@ -28,6 +28,19 @@ pub struct ProcessSpec {
     pub run_as: Option<RunAs>,
 }
 
+impl ProcessSpec {
+    /// A process running `command` with nothing else set (the sandbox's
+    /// home, its environment, its default user), as [`crate::ExecRequest::new`].
+    pub fn new(command: Command) -> Self {
+        ProcessSpec {
+            command,
+            cwd: None,
+            env: Environment::new(),
+            run_as: None,
+        }
+    }
+}
+
 /// Control of a live process, shareable between tasks.
 #[async_trait]
 pub trait ProcessControl: Send + Sync {

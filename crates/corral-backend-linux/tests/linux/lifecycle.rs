@@ -159,12 +159,7 @@ async fn limits_contain_a_memory_hog_and_a_fork_bomb_and_leave_with_the_sandbox(
         .unwrap()
         .start_process(
             &info.id,
-            corral_backend::ProcessSpec {
-                command: Command::argv(["tail", "/dev/zero"]).unwrap(),
-                cwd: None,
-                env: Default::default(),
-                run_as: None,
-            },
+            corral_backend::ProcessSpec::new(Command::argv(["tail", "/dev/zero"]).unwrap()),
         )
         .await
         .unwrap();
@@ -230,12 +225,7 @@ async fn start_process_streams_stdio_and_kills_its_group() {
     };
     let info = b.create(CreateRequest::default()).await.unwrap();
     let ops = b.process_ops().expect("start_process is declared");
-    let spec = |cmd: Command| corral_backend::ProcessSpec {
-        command: cmd,
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    };
+    let spec = |cmd: Command| corral_backend::ProcessSpec::new(cmd);
     let mut p = ops
         .start_process(&info.id, spec(Command::argv(["cat"]).unwrap()))
         .await

@@ -15,12 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::common::{backend, run};
 
 fn spec(cmd: Command) -> ProcessSpec {
-    ProcessSpec {
-        command: cmd,
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    }
+    ProcessSpec::new(cmd)
 }
 
 /// One HTTP/1.0 GET of `path` through `connect_port` to `port` of `id`:

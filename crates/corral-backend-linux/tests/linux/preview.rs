@@ -52,12 +52,7 @@ async fn get_when_up(port: u16, path: &'static str) -> Option<String> {
 }
 
 fn spec(cmd: Command) -> ProcessSpec {
-    ProcessSpec {
-        command: cmd,
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    }
+    ProcessSpec::new(cmd)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

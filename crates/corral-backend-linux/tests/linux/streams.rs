@@ -38,12 +38,7 @@ fn seq_64_mib_digest() -> (u64, String) {
 }
 
 fn spec(argv: &[&str]) -> ProcessSpec {
-    ProcessSpec {
-        command: Command::argv(argv.iter().copied()).unwrap(),
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    }
+    ProcessSpec::new(Command::argv(argv.iter().copied()).unwrap())
 }
 
 async fn start(b: &LinuxBackend, id: &str, argv: &[&str]) -> StartedProcess {

@@ -284,12 +284,9 @@ async fn destroy_removes_locked_down_trees_and_kills_live_processes() {
     let p = ops
         .start_process(
             &info.id,
-            corral_backend::ProcessSpec {
-                command: corral_backend::Command::argv(["sleep", "30"]).unwrap(),
-                cwd: None,
-                env: Default::default(),
-                run_as: None,
-            },
+            corral_backend::ProcessSpec::new(
+                corral_backend::Command::argv(["sleep", "30"]).unwrap(),
+            ),
         )
         .await
         .unwrap();

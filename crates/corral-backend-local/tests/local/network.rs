@@ -109,12 +109,9 @@ async fn live_processes_of_a_none_network_sandbox_have_no_network_either() {
     let mut p = ops
         .start_process(
             &closed.id,
-            corral_backend::ProcessSpec {
-                command: corral_backend::Command::argv(["cat", "/proc/net/dev"]).unwrap(),
-                cwd: None,
-                env: Default::default(),
-                run_as: None,
-            },
+            corral_backend::ProcessSpec::new(
+                corral_backend::Command::argv(["cat", "/proc/net/dev"]).unwrap(),
+            ),
         )
         .await
         .unwrap();

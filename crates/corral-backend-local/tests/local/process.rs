@@ -11,12 +11,7 @@ use corral_backend::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn spec(argv: &[&str]) -> ProcessSpec {
-    ProcessSpec {
-        command: Command::argv(argv.iter().copied()).unwrap(),
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    }
+    ProcessSpec::new(Command::argv(argv.iter().copied()).unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -236,12 +236,7 @@ async fn destroy_through_another_instance_reaches_live_processes_too() {
         return;
     };
     let ops = b.process_ops().expect("start_process");
-    let spec = |argv: &[&str]| ProcessSpec {
-        command: Command::argv(argv.iter().copied()).unwrap(),
-        cwd: None,
-        env: Default::default(),
-        run_as: None,
-    };
+    let spec = |argv: &[&str]| ProcessSpec::new(Command::argv(argv.iter().copied()).unwrap());
     let starter = ops
         .start_process(&id, spec(&["sh", "-c", ESCAPE]))
         .await

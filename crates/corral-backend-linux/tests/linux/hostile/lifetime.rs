@@ -268,15 +268,7 @@ async fn a_script_whose_child_is_oom_killed_reports_oom_killed() {
         .backend
         .process_ops()
         .unwrap()
-        .start_process(
-            &id,
-            ProcessSpec {
-                command: Command::shell(script).unwrap(),
-                cwd: None,
-                env: Default::default(),
-                run_as: None,
-            },
-        )
+        .start_process(&id, ProcessSpec::new(Command::shell(script).unwrap()))
         .await
         .unwrap();
     let waited = tokio::time::timeout(Duration::from_secs(60), ran.control.wait())
