@@ -56,12 +56,7 @@ async fn a_lost_socket_is_replaced_and_nothing_is_lost_or_duplicated() {
     let mut live = runtime
         .open_process(OpenProcessRequest {
             instance_id: instance.instance_id.clone(),
-            process: SandboxProcessRequest {
-                executable: Executable::new("cat").unwrap(),
-                arguments: Arguments::new(Vec::<String>::new()).unwrap(),
-                working_directory: None,
-                environment: Environment::new(),
-            },
+            process: common::cat(),
         })
         .await
         .unwrap();
@@ -155,12 +150,7 @@ async fn a_replay_takes_over_a_socket_the_server_still_thinks_alive() {
     let open = Frame::Open {
         request: OpenProcessRequest {
             instance_id: instance.instance_id.clone(),
-            process: SandboxProcessRequest {
-                executable: Executable::new("cat").unwrap(),
-                arguments: Arguments::new(Vec::<String>::new()).unwrap(),
-                working_directory: None,
-                environment: Environment::new(),
-            },
+            process: common::cat(),
         },
     };
     let mut first = raw_socket(server.addr()).await;

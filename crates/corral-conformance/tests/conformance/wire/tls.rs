@@ -52,12 +52,7 @@ async fn a_process_streams_whole_over_tls_and_an_untrusted_client_is_refused() {
     let mut live = runtime
         .open_process(OpenProcessRequest {
             instance_id: instance.instance_id.clone(),
-            process: SandboxProcessRequest {
-                executable: Executable::new("cat").unwrap(),
-                arguments: Arguments::new(std::iter::empty::<&str>()).unwrap(),
-                working_directory: None,
-                environment: Environment::new(),
-            },
+            process: common::cat(),
         })
         .await
         .unwrap();

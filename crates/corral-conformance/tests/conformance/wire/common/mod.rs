@@ -176,6 +176,17 @@ impl<T: ConformanceTarget> ConformanceTarget for WireTarget<T> {
     }
 }
 
+/// `cat` with no arguments, in the sandbox's home and environment: the
+/// process the stream rows feed and read back.
+pub fn cat() -> SandboxProcessRequest {
+    SandboxProcessRequest {
+        executable: Executable::new("cat").unwrap(),
+        arguments: Arguments::new(std::iter::empty::<&str>()).unwrap(),
+        working_directory: None,
+        environment: Environment::new(),
+    }
+}
+
 pub fn in_seconds(seconds: i64) -> Timestamp {
     let now = Timestamp::from_system_time(SystemTime::now()).unwrap();
     now.checked_add_millis(seconds * 1000).unwrap()
